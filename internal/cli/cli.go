@@ -1,0 +1,149 @@
+// Package cli is oltplab's command line: it parses flags into one Options
+// struct per command, opens targets and the results store, calls the
+// domain packages (load, driver, tpcc, store, report) and renders their
+// results. Exit codes and user-facing error lines are decided here and
+// nowhere else (exitcode.go).
+//
+// Nothing below cli may import it.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	// Dialects register their URL schemes.
+	_ "github.com/oltplab/oltplab/internal/dialect/mysql"
+	_ "github.com/oltplab/oltplab/internal/dialect/postgres"
+	_ "github.com/oltplab/oltplab/internal/dialect/sqlite"
+)
+
+// Stdio is where a command reads and writes.
+type Stdio struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// Env is the process environment as a lookup.
+type Env map[string]string
+
+func envMap(kv []string) Env {
+	m := Env{}
+	for _, s := range kv {
+		if k, v, ok := strings.Cut(s, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, a *app, args []string) error
+}
+
+// app is what every command shares: streams, environment, logger, and the
+// secrets to scrub from any line printed.
+type app struct {
+	stdio   Stdio
+	env     Env
+	log     *slog.Logger
+	secrets []string
+}
+
+func commands() []command {
+	return []command{
+		{"quickstart", "build 1 warehouse on embedded SQLite, run a short profile, write a report", runQuickstart},
+		{"build", "create and load a TPC-C schema of W warehouses", runBuild},
+		{"run", "drive the workload with virtual users and measure it", runRun},
+		{"check", "evaluate the consistency conditions of TPC-C clause 3.3.2", runCheck},
+		{"compare", "compare profiles step by step, with ratios and confidence intervals", runCompare},
+		{"report", "render profiles as one self-contained HTML (or Markdown) report", runReport},
+		{"results", "list, show and export stored results", runResults},
+		{"version", "print the version", runVersion},
+	}
+}
+
+// Main runs oltplab with args (without the program name) and returns the
+// process exit code.
+func Main(ctx context.Context, args []string, environ []string, stdio Stdio) int {
+	a := &app{stdio: stdio, env: envMap(environ)}
+	level := slog.LevelInfo
+	if a.env["OLTPLAB_DEBUG"] != "" {
+		level = slog.LevelDebug
+	}
+	a.log = slog.New(slog.NewTextHandler(&scrubWriter{a: a, w: stdio.Err}, &slog.HandlerOptions{Level: level}))
+
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) > 1 && args[0] == "help" {
+			return a.exit(dispatch(ctx, a, []string{args[1], "--help"}))
+		}
+		a.usage(stdio.Out)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	return a.exit(dispatch(ctx, a, args))
+}
+
+func dispatch(ctx context.Context, a *app, args []string) error {
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, a, args[1:])
+		}
+	}
+	return usageErrorf("unknown command %q (run `oltplab --help`)", args[0])
+}
+
+func (a *app) usage(w io.Writer) {
+	fmt.Fprintf(w, `oltplab %s: what does this infrastructure do to my OLTP database?
+
+Usage: oltplab COMMAND [FLAGS]
+
+Commands:
+`, version())
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, `
+Targets: postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB, sqlite:PATH.
+Passwords: in the URL, PGPASSWORD or ~/.pgpass (PostgreSQL), MYSQL_PWD (MySQL),
+or --password-file; they never appear in output, logs or results.
+Results are stored in %s (override with --results or OLTPLAB_RESULTS).
+
+Run "oltplab COMMAND --help" for a command's flags.
+`, defaultResultsHint)
+}
+
+// scrubWriter removes known secrets from everything written through it.
+type scrubWriter struct {
+	a *app
+	w io.Writer
+}
+
+func (s *scrubWriter) Write(p []byte) (int, error) {
+	out := s.a.scrub(string(p))
+	if _, err := io.WriteString(s.w, out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (a *app) scrub(s string) string {
+	for _, sec := range a.secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, "REDACTED")
+		}
+	}
+	return s
+}
+
+// out is the writer for results (stdout), with secrets scrubbed.
+func (a *app) out() io.Writer { return &scrubWriter{a: a, w: a.stdio.Out} }
+
+// errw is the writer for diagnostics (stderr), with secrets scrubbed.
+func (a *app) errw() io.Writer { return &scrubWriter{a: a, w: a.stdio.Err} }

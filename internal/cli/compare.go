@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/oltplab/oltplab/internal/profile"
+	"github.com/oltplab/oltplab/internal/report"
+)
+
+const compareSynopsis = "compare PROFILE PROFILE... [--format text|md|json]"
+
+func runCompare(ctx context.Context, a *app, args []string) error {
+	var (
+		sf     storeFlags
+		format string
+	)
+	fs := newFlagSet("compare")
+	sf.register(fs, a.env)
+	fs.StringVar(&format, "format", "text", "text, md (Markdown tables) or json")
+	refs, err := a.parseWithArgs(fs, compareSynopsis, args)
+	if err != nil {
+		return helpOK(err)
+	}
+	if len(refs) < 2 {
+		return usageErrorf("compare: name at least two profiles (labels or ids; see `oltplab results list`)")
+	}
+	write := map[string]func(io.Writer, report.Input) error{"text": compareText, "md": report.Markdown, "json": report.JSON}[format]
+	if write == nil {
+		return usageErrorf("compare: unknown --format %q (want text, md or json)", format)
+	}
+	return a.renderProfiles(ctx, sf, refs, "", write)
+}
+
+// compareText prints, per step, each profile's mean NOPM and TPM with the
+// ratio to the first profile and its 95% confidence interval; then the
+// peaks and the context keys whose values differ.
+func compareText(w io.Writer, in report.Input) error {
+	ps := in.Profiles
+	base := ps[0]
+	for _, p := range ps {
+		printProfileTable(w, p)
+	}
+	fmt.Fprintf(w, "\nratio to %s (mean NOPM; 95%% CI by Fieller's method):\n", name(base))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	header := "VUs"
+	for _, p := range ps {
+		header += "\t" + name(p) + " NOPM"
+	}
+	for _, p := range ps[1:] {
+		header += "\t" + name(p) + "/" + name(base)
+	}
+	fmt.Fprintln(tw, header)
+	for _, vus := range allVUs(ps) {
+		line := fmt.Sprint(vus)
+		var den *report.Step
+		for _, p := range ps {
+			s := stepOf(p, vus)
+			if s == nil {
+				line += "\t-"
+				continue
+			}
+			if den == nil && p.ID == base.ID {
+				den = s
+			}
+			line += "\t" + thousands(s.NOPM.Mean)
+		}
+		for _, p := range ps[1:] {
+			s := stepOf(p, vus)
+			if s == nil || den == nil {
+				line += "\t-"
+				continue
+			}
+			line += "\t" + ratioText(profile.Ratio(s.NOPM, den.NOPM))
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+
+	fmt.Fprintf(w, "\npeaks:\n")
+	for _, p := range ps {
+		fmt.Fprintf(w, "  %-12s peak NOPM %s at %d VUs; %s\n", name(p), thousands(p.Verdict.PeakNOPM), p.Verdict.PeakVUs, p.Verdict.Reason)
+	}
+	ctxs := make([]map[string]string, len(ps))
+	for i, p := range ps {
+		ctxs[i] = p.Context
+	}
+	diff := profile.DiffKeys(ctxs)
+	if len(diff) == 0 {
+		fmt.Fprintf(w, "\nno differences in recorded context\n")
+		return nil
+	}
+	fmt.Fprintf(w, "\nwhat differs between them:\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	header = "  key"
+	for _, p := range ps {
+		header += "\t" + name(p)
+	}
+	fmt.Fprintln(tw, header)
+	for _, k := range diff {
+		if ignoredDiff(k) {
+			continue
+		}
+		line := "  " + k
+		for _, c := range ctxs {
+			v := c[k]
+			if len(v) > 40 {
+				v = v[:37] + "..."
+			}
+			if v == "" {
+				v = "-"
+			}
+			line += "\t" + v
+		}
+		fmt.Fprintln(tw, line)
+	}
+	return tw.Flush()
+}
+
+// ignoredDiff hides keys that always differ between two profiles.
+func ignoredDiff(k string) bool {
+	return k == "param.seed" || strings.HasSuffix(k, "built_at")
+}
+
+func ratioText(r profile.RatioCI) string {
+	switch {
+	case !r.Defined:
+		return "-"
+	case !r.HasCI:
+		return fmt.Sprintf("%.2fx (no CI: 1 repeat)", r.Ratio)
+	case r.Unbounded:
+		return fmt.Sprintf("%.2fx (CI unbounded, not significant)", r.Ratio)
+	case !r.Significant:
+		return fmt.Sprintf("%.2fx [%.2f-%.2f] not significant", r.Ratio, r.Lo, r.Hi)
+	}
+	return fmt.Sprintf("%.2fx [%.2f-%.2f]", r.Ratio, r.Lo, r.Hi)
+}
+
+func name(p report.Profile) string {
+	if p.Label != "" {
+		return p.Label
+	}
+	return fmt.Sprintf("#%d", p.ID)
+}
+
+func allVUs(ps []report.Profile) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, p := range ps {
+		for _, s := range p.Steps {
+			if !seen[s.VUs] {
+				seen[s.VUs] = true
+				out = append(out, s.VUs)
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+func stepOf(p report.Profile, vus int) *report.Step {
+	for i := range p.Steps {
+		if p.Steps[i].VUs == vus {
+			return &p.Steps[i]
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/tpcc"
+)
+
+// Exit codes. Each failure a user can act on has its own code, documented
+// in `oltplab --help` and README.
+const (
+	exitOK          = 0
+	exitFailure     = 1 // unexpected failure
+	exitUsage       = 2 // bad flags or values
+	exitConnect     = 3 // target unreachable
+	exitAuth        = 4 // authentication failed
+	exitSchema      = 5 // schema missing, incomplete, of another version, or already present
+	exitCheckFailed = 6 // a consistency condition failed
+	exitStore       = 7 // results store unusable
+	exitRunFailed   = 8 // the run could not continue (e.g. connection lost for good)
+	exitInterrupted = 130
+)
+
+// usageError is bad input on the command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// exitError carries an explicit exit code with its message.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
+// errSilent is returned when the command already printed what the user
+// needs (e.g. a failed check table) and only the exit code remains.
+type errSilent struct{ code int }
+
+func (e errSilent) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// exit prints err as one line on stderr and returns the exit code for it.
+func (a *app) exit(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var silent errSilent
+	if errors.As(err, &silent) {
+		return silent.code
+	}
+	code := exitCode(err)
+	msg := err.Error()
+	if code == exitUsage {
+		var u *usageError
+		if errors.As(err, &u) {
+			msg = u.msg
+		}
+	}
+	msg = strings.ReplaceAll(a.scrub(msg), "\n", " ")
+	fmt.Fprintf(a.stdio.Err, "oltplab: %s\n", msg)
+	return code
+}
+
+func exitCode(err error) int {
+	var e *exitError
+	if errors.As(err, &e) {
+		return e.code
+	}
+	var u *usageError
+	if errors.As(err, &u) {
+		return exitUsage
+	}
+	if errors.Is(err, context.Canceled) {
+		return exitInterrupted
+	}
+	var se *tpcc.SchemaError
+	if errors.As(err, &se) || errors.Is(err, load.ErrSchemaExists) || errors.Is(err, errNoSchema) {
+		return exitSchema
+	}
+	if errors.Is(err, store.ErrUnwritable) || errors.Is(err, store.ErrNewerSchema) {
+		return exitStore
+	}
+	if errors.Is(err, dialect.ErrUnknownScheme) {
+		return exitUsage
+	}
+	switch dialect.ClassOf(err) {
+	case dialect.ClassConnection:
+		return exitConnect
+	case dialect.ClassAuth:
+		return exitAuth
+	case dialect.ClassUndefinedObject:
+		return exitSchema
+	}
+	return exitFailure
+}
+
+var errNoSchema = errors.New("no oltplab TPC-C schema")

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/tpcc"
+)
+
+const quickstartSynopsis = "quickstart [--db PATH] [--vus 1,2,4] [--rampup 3s] [--duration 10s] [-o quickstart-report.html]"
+
+// runQuickstart is the README's first command: with no server and no
+// arguments it builds one warehouse in an embedded SQLite file (or reuses
+// the one a previous quickstart built), runs a short virtual-user profile,
+// checks consistency and writes an HTML report.
+func runQuickstart(ctx context.Context, a *app, args []string) error {
+	var (
+		dbPath string
+		output string
+		o      runOptions
+	)
+	fs := newFlagSet("quickstart")
+	o.register(fs, a)
+	fs.StringVar(&dbPath, "db", "quickstart.db", "SQLite database file to build (reused when it already holds a quickstart build)")
+	fs.StringVar(&output, "o", "quickstart-report.html", "where to write the HTML report")
+	// Short defaults: a demonstration, not a measurement to publish.
+	_ = fs.Set("vus", "1,2,4")
+	_ = fs.Set("rampup", "3s")
+	_ = fs.Set("duration", "10s")
+	_ = fs.Set("grace", "5s")
+	_ = fs.Set("label", "quickstart")
+	if err := a.parseFlags(fs, quickstartSynopsis, args); err != nil {
+		return helpOK(err)
+	}
+	if o.target.target != a.env["OLTPLAB_TARGET"] && o.target.target != "" {
+		return usageErrorf("quickstart: it always uses embedded SQLite (--db PATH); use build and run for other targets")
+	}
+	o.target.target = "sqlite:" + dbPath
+	if err := o.validate(); err != nil {
+		return err
+	}
+	o.quiet = true
+	st, err := a.openStore(ctx, o.results)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	tg, err := a.parseTarget(o.target)
+	if err != nil {
+		return err
+	}
+	ew := a.errw()
+	db, reuse, err := openQuickstartDB(ctx, tg)
+	if err != nil {
+		return err
+	}
+	defer func() { db.Close() }()
+	if reuse {
+		fmt.Fprintf(ew, "reusing the 1-warehouse TPC-C database in %s (delete it to rebuild)\n", dbPath)
+	} else {
+		bo := buildOptions{Options: load.Options{Warehouses: 1, Workers: 1, Seed: drawSeed(), Drop: true, ToolVersion: version()}}
+		if _, err := a.build(ctx, st, db, tg, bo, ew); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(ew, "running %s virtual users: %s ramp-up and %s measured each, no think time\n", o.vus, o.driver.Rampup, o.driver.Duration)
+	out, err := a.profile(ctx, st, db, tg, o)
+	if err != nil {
+		return err
+	}
+	if err := a.check(ctx, st, db, tg, false); err != nil {
+		return err
+	}
+	ps, err := loadProfiles(ctx, st, []string{fmt.Sprint(out.ID)})
+	if err != nil {
+		return err
+	}
+	in := report.Input{Title: "oltplab quickstart", Generated: time.Now().UTC(), Version: version(), Profiles: ps}
+	if err := writeFileAtomic(output, func(w io.Writer) error { return report.HTML(w, in) }); err != nil {
+		return err
+	}
+	abs, _ := filepath.Abs(output)
+	fmt.Fprintf(a.out(), "\nreport: %s\n", abs)
+	fmt.Fprintf(a.out(), "next: oltplab results list; oltplab build/run --target postgres://... for a real server\n")
+	return nil
+}
+
+// openQuickstartDB opens the quickstart file and says whether it already
+// holds a complete 1-warehouse build that can be reused.
+func openQuickstartDB(ctx context.Context, tg dialect.Target) (dialect.Database, bool, error) {
+	db, err := dialect.Open(ctx, tg)
+	if err != nil {
+		return nil, false, err
+	}
+	meta, err := readSchema(ctx, db, tg)
+	var se *tpcc.SchemaError
+	switch {
+	case err == nil && meta.Warehouses == 1:
+		return db, true, nil
+	case err == nil, errors.Is(err, errNoSchema), errors.As(err, &se):
+		return db, false, nil
+	}
+	// A missing file: SQLite's Open does not create it, the build will.
+	return db, false, nil
+}

@@ -1,0 +1,256 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/store"
+)
+
+const resultsSynopsis = `results list [--kind K] [--label L] [--limit N]
+       oltplab results show ID [--json]
+       oltplab results export PROFILE... [--format csv|json] [-o FILE]`
+
+func runResults(ctx context.Context, a *app, args []string) error {
+	if len(args) == 0 {
+		return usageErrorf("results: want a subcommand: list, show ID or export PROFILE... (see `oltplab results --help`)")
+	}
+	switch args[0] {
+	case "list":
+		return resultsList(ctx, a, args[1:])
+	case "show":
+		return resultsShow(ctx, a, args[1:])
+	case "export":
+		return resultsExport(ctx, a, args[1:])
+	case "-h", "--help", "help":
+		fmt.Fprintf(a.stdio.Out, "Usage: oltplab %s\n", resultsSynopsis)
+		return nil
+	}
+	return usageErrorf("results: unknown subcommand %q (want list, show or export)", args[0])
+}
+
+func resultsList(ctx context.Context, a *app, args []string) error {
+	var (
+		sf     storeFlags
+		kind   string
+		label  string
+		limit  int
+		asJSON bool
+	)
+	fs := newFlagSet("results list")
+	sf.register(fs, a.env)
+	fs.StringVar(&kind, "kind", "", "only results of this kind: build, run, check, monitor")
+	fs.StringVar(&label, "label", "", "only runs with this label")
+	fs.IntVar(&limit, "limit", 50, "at most `N` results, newest first (0: all)")
+	fs.BoolVar(&asJSON, "json", false, "print as JSON")
+	if err := a.parseFlags(fs, "results list [--kind K] [--label L] [--limit N]", args); err != nil {
+		return helpOK(err)
+	}
+	if kind != "" && !store.Kind(kind).Valid() {
+		return usageErrorf("results list: unknown kind %q (want build, run, check or monitor)", kind)
+	}
+	st, err := a.openStore(ctx, sf)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	runs, err := st.ListRuns(ctx, store.RunFilter{Kind: store.Kind(kind), Label: label, Limit: limit})
+	if err != nil {
+		return withCode(exitStore, fmt.Errorf("list results: %w", err))
+	}
+	if asJSON {
+		return writeJSON(a.out(), runs)
+	}
+	w := a.out()
+	if len(runs) == 0 {
+		fmt.Fprintf(w, "no results in %s yet\n", st.Path())
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tSTARTED\tSTATUS\tPROFILE\tLABEL\tVUS\tTARGET\tHEADLINE")
+	for _, r := range runs {
+		prof := ""
+		if r.ProfileID != 0 {
+			prof = fmt.Sprintf("%d (step %d, rep %d)", r.ProfileID, r.Step, r.Repeat)
+		}
+		vus := ""
+		if r.VUs > 0 {
+			vus = strconv.Itoa(r.VUs)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
+			r.Status, prof, r.Label, vus, r.Target, headline(r))
+	}
+	return tw.Flush()
+}
+
+// headline is the one figure that best describes a stored result.
+func headline(r store.Run) string {
+	if len(r.Summary) == 0 {
+		return r.Error
+	}
+	var s struct {
+		NOPM       *float64 `json:"nopm"`
+		TPM        float64  `json:"tpm"`
+		TotalRows  *int64   `json:"total_rows"`
+		TotalSecs  float64  `json:"total_seconds"`
+		Passed     *bool    `json:"passed"`
+		Warehouses int      `json:"warehouses"`
+	}
+	if json.Unmarshal(r.Summary, &s) != nil {
+		return ""
+	}
+	switch {
+	case s.NOPM != nil:
+		return fmt.Sprintf("NOPM %s, TPM %s", thousands(*s.NOPM), thousands(s.TPM))
+	case s.TotalRows != nil:
+		return fmt.Sprintf("%d warehouse(s), %d rows in %.1f s", s.Warehouses, *s.TotalRows, s.TotalSecs)
+	case s.Passed != nil && *s.Passed:
+		return "all conditions passed"
+	case s.Passed != nil:
+		return "CONDITIONS FAILED"
+	}
+	return ""
+}
+
+func resultsShow(ctx context.Context, a *app, args []string) error {
+	var (
+		sf     storeFlags
+		asJSON bool
+	)
+	fs := newFlagSet("results show")
+	sf.register(fs, a.env)
+	fs.BoolVar(&asJSON, "json", false, "print the whole stored result as JSON")
+	pos, err := a.parseWithArgs(fs, "results show ID [--json]", args)
+	if err != nil {
+		return helpOK(err)
+	}
+	if len(pos) != 1 {
+		return usageErrorf("results show: want exactly one result ID (see `oltplab results list`)")
+	}
+	id, err := strconv.ParseInt(pos[0], 10, 64)
+	if err != nil || id <= 0 {
+		return usageErrorf("results show: %q is not a result ID (a positive number)", pos[0])
+	}
+	st, err := a.openStore(ctx, sf)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	r, err := st.GetRun(ctx, id)
+	if err != nil {
+		return usageErrorf("results show: %v", err)
+	}
+	if asJSON {
+		return writeJSON(a.out(), r)
+	}
+	w := a.out()
+	fmt.Fprintf(w, "result %d: %s, %s\n", r.ID, r.Kind, r.Status)
+	fmt.Fprintf(w, "  started  %s\n", r.StartedAt.Local().Format(time.RFC3339))
+	if !r.EndedAt.IsZero() {
+		fmt.Fprintf(w, "  ended    %s (%.1f s)\n", r.EndedAt.Local().Format(time.RFC3339), r.EndedAt.Sub(r.StartedAt).Seconds())
+	}
+	fmt.Fprintf(w, "  target   %s (%s)\n  tool     %s\n", r.Target, r.Dialect, r.ToolVersion)
+	if r.Label != "" {
+		fmt.Fprintf(w, "  label    %s\n", r.Label)
+	}
+	if r.ProfileID != 0 {
+		fmt.Fprintf(w, "  profile  %d, step %d, repeat %d, %d virtual user(s)\n", r.ProfileID, r.Step, r.Repeat, r.VUs)
+	}
+	if r.Seed != nil {
+		fmt.Fprintf(w, "  seed     %d\n", *r.Seed)
+	}
+	if r.Error != "" {
+		fmt.Fprintf(w, "  error    %s\n", r.Error)
+	}
+	if h := headline(r); h != "" {
+		fmt.Fprintf(w, "  result   %s\n", h)
+	}
+	printFlat(w, "parameters", flatten(r.Params))
+	printFlat(w, "context", flatten(r.Context))
+	fmt.Fprintf(w, "(the full result: oltplab results show %d --json)\n", r.ID)
+	return nil
+}
+
+func printFlat(w io.Writer, title string, m map[string]string) {
+	if len(m) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  %s:\n", title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, k := range sortedKeys(m) {
+		fmt.Fprintf(tw, "    %s\t%s\n", k, m[k])
+	}
+	tw.Flush()
+}
+
+func resultsExport(ctx context.Context, a *app, args []string) error {
+	var (
+		sf     storeFlags
+		format string
+		output string
+	)
+	fs := newFlagSet("results export")
+	sf.register(fs, a.env)
+	fs.StringVar(&format, "format", "csv", "csv (one row per profile, step and repeat) or json")
+	fs.StringVar(&output, "o", "", "write to `FILE` instead of standard output")
+	refs, err := a.parseWithArgs(fs, "results export PROFILE... [--format csv|json] [-o FILE]", args)
+	if err != nil {
+		return helpOK(err)
+	}
+	write := map[string]func(io.Writer, report.Input) error{"csv": report.CSV, "json": report.JSON}[format]
+	if write == nil {
+		return usageErrorf("results export: unknown --format %q (want csv or json)", format)
+	}
+	return a.renderProfiles(ctx, sf, refs, output, write)
+}
+
+// renderProfiles loads profiles and writes them with one renderer, to a
+// file (written whole, then renamed) or to stdout.
+func (a *app) renderProfiles(ctx context.Context, sf storeFlags, refs []string, output string, write func(io.Writer, report.Input) error) error {
+	st, err := a.openStore(ctx, sf)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ps, err := loadProfiles(ctx, st, refs)
+	if err != nil {
+		return err
+	}
+	in := report.Input{Title: "oltplab performance profiles", Generated: time.Now().UTC(), Version: version(), Profiles: ps}
+	if output == "" {
+		return write(a.out(), in)
+	}
+	return writeFileAtomic(output, func(w io.Writer) error { return write(w, in) })
+}
+
+// writeFileAtomic writes a file through a temporary sibling and a rename,
+// so a failure never leaves half a file where a good one was.
+func writeFileAtomic(path string, fill func(io.Writer) error) error {
+	f, err := os.CreateTemp(dirOf(path), ".oltplab-*")
+	if err != nil {
+		return usageErrorf("cannot write %s: %v", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if err := fill(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+// Package dbtest gives tests a fresh, private database on the servers that
+// scripts/testservers.sh started (PostgreSQL, MariaDB) or in a temporary
+// SQLite file. It never touches another server: it only reads the admin URLs
+// the script exported (OLTPLAB_TEST_POSTGRES, OLTPLAB_TEST_MYSQL).
+//
+// Without those variables a server test is skipped on a developer machine,
+// but fails under CI (CI set) or OLTPLAB_REQUIRE_SERVERS=1: CI must not
+// skip the PostgreSQL and MariaDB tests.
+//
+// Only _test.go files import this package. It must not import internal/cli.
+package dbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+)
+
+func required() bool {
+	return os.Getenv("CI") != "" || os.Getenv("OLTPLAB_REQUIRE_SERVERS") == "1"
+}
+
+func adminURL(t testing.TB, env string) string {
+	t.Helper()
+	u := os.Getenv(env)
+	if u == "" {
+		if required() {
+			t.Fatalf("%s is not set and CI requires server tests: run them through `make test` (scripts/testservers.sh)", env)
+		}
+		t.Skipf("%s not set: run `make test` to start private servers", env)
+	}
+	return u
+}
+
+func uniqueName() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "t_" + hex.EncodeToString(b[:])
+}
+
+// Postgres creates an empty database on the private PostgreSQL server and
+// returns a target for it (password included, as a user would give it). The
+// database is dropped when the test ends.
+func Postgres(t testing.TB) dialect.Target {
+	t.Helper()
+	admin := adminURL(t, "OLTPLAB_TEST_POSTGRES")
+	name := uniqueName()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatalf("connect to the private PostgreSQL server: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create test database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if c, err := pgx.Connect(ctx, admin); err == nil {
+			_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			_ = c.Close(ctx)
+		}
+	})
+	return parse(t, withPath(admin, "/"+name))
+}
+
+// MySQL creates an empty database on the private MariaDB server and returns
+// a target for it. The database is dropped when the test ends.
+func MySQL(t testing.TB) dialect.Target {
+	t.Helper()
+	admin := adminURL(t, "OLTPLAB_TEST_MYSQL")
+	name := uniqueName()
+	db := openMySQLAdmin(t, admin)
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create test database: %v", err)
+	}
+	t.Cleanup(func() {
+		db := openMySQLAdmin(t, admin)
+		defer db.Close()
+		_, _ = db.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name)
+	})
+	return parse(t, withPath(admin, "/"+name))
+}
+
+func openMySQLAdmin(t testing.TB, admin string) *sql.DB {
+	t.Helper()
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatalf("parse OLTPLAB_TEST_MYSQL: not a URL")
+	}
+	cfg := mysql.NewConfig()
+	cfg.User = u.User.Username()
+	cfg.Passwd, _ = u.User.Password()
+	cfg.Net = "tcp"
+	cfg.Addr = u.Host
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatalf("open the private MariaDB server: %v", err)
+	}
+	return db
+}
+
+// SQLite returns a target for a new database file in the test's temporary directory.
+func SQLite(t testing.TB) dialect.Target {
+	t.Helper()
+	return parse(t, "sqlite:"+filepath.Join(t.TempDir(), "tpcc.db"))
+}
+
+// Password returns the password of a server target, for tests that prove it
+// never appears in any output.
+func Password(t dialect.Target) string { return t.Password.Reveal() }
+
+// RawURL returns the target as a user would type it, password included.
+func RawURL(t dialect.Target) string {
+	if !t.PasswordSet || t.URL == nil {
+		return t.String()
+	}
+	u := *t.URL
+	u.User = url.UserPassword(u.User.Username(), t.Password.Reveal())
+	return u.String()
+}
+
+func withPath(raw, path string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	u.Path = path
+	return u.String()
+}
+
+func parse(t testing.TB, raw string) dialect.Target {
+	t.Helper()
+	tg, err := dialect.ParseTarget(raw, "")
+	if err != nil {
+		t.Fatalf("parse test target: %v", strings.ReplaceAll(err.Error(), raw, "<target>"))
+	}
+	return tg
+}

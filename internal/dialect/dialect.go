@@ -1,0 +1,135 @@
+// Package dialect is the contract between oltplab's database-neutral code
+// (build, run, check, samplers) and one database product. A dialect package
+// (postgres, mysql, sqlite) supplies a Database: DDL, bulk load, statement
+// text, stored procedures, an error classifier and the database's own
+// counters. Differences between products are data inside those packages;
+// shared code never compares dialect names.
+//
+// Optional abilities are separate interfaces found by type assertion
+// (ProcedureInstaller, TxCounter, and later Checkpointer, Resetter,
+// WaitSampler).
+//
+// This package must not import internal/driver, internal/load, internal/store,
+// internal/cli or any database driver; dialect subpackages must not import
+// each other.
+package dialect
+
+import (
+	"context"
+
+	"github.com/oltplab/oltplab/internal/tpcc"
+)
+
+// Style is how the five transactions execute.
+type Style int
+
+const (
+	// StyleProcedures calls server-side stored procedures, one round trip per
+	// transaction (the HammerDB default).
+	StyleProcedures Style = iota
+	// StyleClientSQL sends each statement from the client inside an explicit
+	// transaction (tpcc.ClientSession).
+	StyleClientSQL
+)
+
+func (s Style) String() string {
+	if s == StyleClientSQL {
+		return "client-sql"
+	}
+	return "procedures"
+}
+
+// Capabilities is what shared code may know about a dialect, as data.
+type Capabilities struct {
+	// Procedures: the dialect can run the transactions as stored procedures.
+	Procedures bool
+	// MaxLoadWorkers bounds parallel load connections (SQLite: 1); 0 means no limit.
+	MaxLoadWorkers int
+	// MoneyTolerance is the absolute difference under which two money sums are
+	// equal in consistency checks: 0 where money is exact (NUMERIC/DECIMAL).
+	MoneyTolerance float64
+}
+
+// Database is one target database opened by a dialect. It is safe for
+// concurrent use; each Connect/NewLoader/NewSession returns a value owned by
+// one goroutine.
+type Database interface {
+	// Name is the dialect name recorded with results: "postgres", "mysql", "sqlite".
+	Name() string
+	Caps() Capabilities
+	// Classify maps an error returned by this dialect to a class, by SQLSTATE
+	// or server error number, never by message text. nil is ClassNone.
+	Classify(err error) ErrClass
+	// Version is the server's own version string.
+	Version(ctx context.Context) (string, error)
+	// Settings returns the key server settings recorded with every result
+	// (shared_buffers, synchronous_commit, innodb_flush_log_at_trx_commit, ...).
+	Settings(ctx context.Context) (map[string]string, error)
+
+	// Connect opens a plain connection for metadata, NOPM and similar queries.
+	Connect(ctx context.Context) (Conn, error)
+	// Snapshot runs fn inside one read-only transaction that sees a single
+	// consistent snapshot (clause 3.3.2 checks).
+	Snapshot(ctx context.Context, fn func(q tpcc.Querier) error) error
+
+	// HasTable reports whether a table of that name exists in the target
+	// database (used to tell "schema not built" apart from other errors).
+	HasTable(ctx context.Context, name string) (bool, error)
+	// DropSchema removes the nine tables, the metadata table and procedures, if present.
+	DropSchema(ctx context.Context) error
+	// CreateTables creates the nine tables and tpcc.MetaTable without
+	// secondary indexes (primary keys only where the engine needs them to load).
+	CreateTables(ctx context.Context) error
+	// NewLoader opens one load connection.
+	NewLoader(ctx context.Context) (Loader, error)
+	// CreateIndexes adds the remaining keys and indexes after the data is in.
+	CreateIndexes(ctx context.Context) error
+	// Analyze refreshes planner statistics.
+	Analyze(ctx context.Context) error
+
+	// NewSession opens one virtual user's connection.
+	NewSession(ctx context.Context, style Style) (Session, error)
+	Close() error
+}
+
+// Conn is a plain connection.
+type Conn interface {
+	tpcc.Querier
+	Close() error
+}
+
+// Loader accepts generated rows of any table, in any order, and makes them
+// durable no later than Close. Rows are reused by the generator: Add must
+// encode or copy what it needs before returning.
+type Loader interface {
+	Add(ctx context.Context, r tpcc.Row) error
+	// Close flushes what was added and closes the connection.
+	Close(ctx context.Context) error
+}
+
+// Session runs the five transactions for one virtual user. NewOrder returns
+// tpcc.ErrRollback for the expected rollback (clause 2.4.2.3). Outputs are
+// written into the inputs (Delivery.Skipped, StockLevel.LowStock).
+type Session interface {
+	NewOrder(ctx context.Context, in *tpcc.NewOrder) error
+	Payment(ctx context.Context, in *tpcc.Payment) error
+	OrderStatus(ctx context.Context, in *tpcc.OrderStatus) error
+	Delivery(ctx context.Context, in *tpcc.Delivery) error
+	StockLevel(ctx context.Context, in *tpcc.StockLevel) error
+	Close() error
+}
+
+// ProcedureInstaller is implemented by dialects with stored procedures;
+// build calls it after CreateIndexes.
+type ProcedureInstaller interface {
+	InstallProcedures(ctx context.Context) error
+}
+
+// TxCounter reads the database's own transaction counter (commits plus
+// rollbacks of the target database), from which TPM is computed.
+type TxCounter interface {
+	TxCount(ctx context.Context) (int64, error)
+	// TxCountSource labels the counter in results, e.g.
+	// "pg_stat_database xact_commit+xact_rollback".
+	TxCountSource() string
+}

@@ -1,0 +1,75 @@
+package mysql
+
+import (
+	"context"
+	"strings"
+)
+
+// settingNames are the server variables recorded with every result, as
+// named in results. Both products' spellings are listed in settingAliases.
+var settingNames = []string{
+	"innodb_buffer_pool_size",
+	"innodb_flush_log_at_trx_commit",
+	"innodb_flush_method",
+	"innodb_log_file_size",
+	"innodb_redo_log_capacity", // MySQL 8.0.30+
+	"innodb_doublewrite",
+	"sync_binlog",
+	"log_bin",
+	"transaction_isolation",
+	"max_connections",
+	"datadir",
+}
+
+// settingAliases maps a server's variable name to the recorded one:
+// MariaDB before 11.1 calls the isolation level tx_isolation, MySQL 8
+// transaction_isolation.
+var settingAliases = map[string]string{"tx_isolation": "transaction_isolation"}
+
+// Version is VERSION() and @@version_comment, e.g.
+// "10.11.19-MariaDB-0+deb12u1 (Debian 12)".
+func (d *DB) Version(ctx context.Context) (string, error) {
+	var version, comment string
+	if err := d.db.QueryRowContext(ctx, "SELECT VERSION(), @@version_comment").Scan(&version, &comment); err != nil {
+		return "", d.wrap("read server version", err)
+	}
+	if comment == "" {
+		return version, nil
+	}
+	return version + " (" + comment + ")", nil
+}
+
+// Settings returns the key InnoDB, binary log and connection settings.
+func (d *DB) Settings(ctx context.Context) (map[string]string, error) {
+	names := make([]string, 0, len(settingNames)+len(settingAliases))
+	for _, n := range settingNames {
+		names = append(names, "'"+n+"'")
+	}
+	for n := range settingAliases {
+		names = append(names, "'"+n+"'")
+	}
+	rows, err := d.db.QueryContext(ctx, "SHOW GLOBAL VARIABLES WHERE Variable_name IN ("+strings.Join(names, ", ")+")")
+	if err != nil {
+		return nil, d.wrap("read server settings", err)
+	}
+	defer rows.Close()
+	out := make(map[string]string, len(settingNames))
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			return nil, d.wrap("read server settings", err)
+		}
+		name = strings.ToLower(name)
+		if a, ok := settingAliases[name]; ok {
+			if _, set := out[a]; set {
+				continue // the server has both spellings
+			}
+			name = a
+		}
+		out[name] = value
+	}
+	if err := rows.Err(); err != nil {
+		return nil, d.wrap("read server settings", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,147 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+)
+
+func init() { dialect.Register("postgres", Open) }
+
+// Compile-time checks of the abilities this dialect offers.
+var (
+	_ dialect.Database           = (*Database)(nil)
+	_ dialect.TxCounter          = (*Database)(nil)
+	_ dialect.ProcedureInstaller = (*Database)(nil)
+)
+
+// Database is one PostgreSQL database. Every Connect, NewLoader and
+// NewSession opens its own connection from cfg.
+type Database struct {
+	cfg    *pgx.ConnConfig // password included; never formatted
+	target string          // the target without its password, for errors
+
+	// meta is a lazily opened connection for the counters that samplers
+	// read every second (TxCount), so they do not fork a backend each time.
+	metaMu sync.Mutex
+	meta   *pgx.Conn
+}
+
+// Open parses the target and checks that the database accepts a
+// connection. Errors are *dialect.Error with the class of the failure
+// (connection, auth, undefined object for a missing database); they never
+// carry the password.
+func Open(ctx context.Context, t dialect.Target) (dialect.Database, error) {
+	d, err := open(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func open(ctx context.Context, t dialect.Target) (*Database, error) {
+	target := redactedTarget(t)
+	op := "connect to " + target
+	if t.URL == nil {
+		return nil, &dialect.Error{Class: dialect.ClassOther, Op: op, Err: errors.New("no URL in target")}
+	}
+	// t.URL holds no password: pgx's own PGPASSWORD and ~/.pgpass handling
+	// applies unless the user gave one.
+	cfg, err := pgx.ParseConfig(t.URL.String())
+	if err != nil {
+		// pgx's error quotes the connection string; keep only its cause.
+		msg := "target is not a valid PostgreSQL URL"
+		if inner := errors.Unwrap(err); inner != nil {
+			msg += ": " + inner.Error()
+		}
+		return nil, &dialect.Error{Class: dialect.ClassOther, Op: op, Err: errors.New(msg)}
+	}
+	if t.PasswordSet {
+		cfg.Password = t.Password.Reveal()
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 30 * time.Second
+	}
+	d := &Database{cfg: cfg, target: target}
+	conn, err := d.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if err := conn.Ping(ctx); err != nil {
+		return nil, &dialect.Error{Class: classify(err), Op: op, Err: err}
+	}
+	return d, nil
+}
+
+// redactedTarget is the target as errors show it: no password, also not
+// one given as a "password" query parameter (which pgx accepts).
+func redactedTarget(t dialect.Target) string {
+	if t.URL == nil {
+		return ""
+	}
+	u := *t.URL
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "REDACTED")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// connect opens one connection; its error is a *dialect.Error.
+func (d *Database) connect(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, d.cfg)
+	if err != nil {
+		return nil, &dialect.Error{Class: classify(err), Op: "connect to " + d.target, Err: err}
+	}
+	return conn, nil
+}
+
+// Name is the dialect name recorded with results.
+func (d *Database) Name() string { return "postgres" }
+
+// Caps: stored procedures, unlimited load workers, exact NUMERIC money.
+func (d *Database) Caps() dialect.Capabilities {
+	return dialect.Capabilities{Procedures: true, MaxLoadWorkers: 0, MoneyTolerance: 0}
+}
+
+// Close closes the metadata connection, if one was opened.
+func (d *Database) Close() error {
+	d.metaMu.Lock()
+	defer d.metaMu.Unlock()
+	if d.meta == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := d.meta.Close(ctx)
+	d.meta = nil
+	if err != nil {
+		return fmt.Errorf("close metadata connection: %w", err)
+	}
+	return nil
+}
+
+// withMeta runs fn on the shared metadata connection, reopening it when it
+// was lost.
+func (d *Database) withMeta(ctx context.Context, fn func(c *pgx.Conn) error) error {
+	d.metaMu.Lock()
+	defer d.metaMu.Unlock()
+	if d.meta != nil && d.meta.IsClosed() {
+		d.meta = nil
+	}
+	if d.meta == nil {
+		c, err := d.connect(ctx)
+		if err != nil {
+			return err
+		}
+		d.meta = c
+	}
+	return fn(d.meta)
+}

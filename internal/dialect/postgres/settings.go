@@ -1,0 +1,94 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/tpcc"
+)
+
+// recordedSettings are the server settings recorded with every result.
+// pg_settings hides those the user may not read (data_directory without
+// pg_read_all_settings); they are left out.
+var recordedSettings = []string{
+	"shared_buffers", "synchronous_commit", "wal_sync_method", "fsync", "full_page_writes",
+	"wal_level", "max_wal_size", "checkpoint_timeout", "max_connections", "effective_cache_size",
+	"work_mem", "data_directory",
+}
+
+// Version is `SHOW server_version` followed by version().
+func (d *Database) Version(ctx context.Context) (string, error) {
+	var short, long string
+	err := d.withMeta(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, "SELECT current_setting('server_version'), version()").Scan(&short, &long)
+	})
+	if err != nil {
+		return "", fmt.Errorf("read server version: %w", err)
+	}
+	return short + "; " + long, nil
+}
+
+// Settings returns the recorded settings in SHOW form ("256MB", "on").
+func (d *Database) Settings(ctx context.Context) (map[string]string, error) {
+	m := make(map[string]string, len(recordedSettings))
+	err := d.withMeta(ctx, func(c *pgx.Conn) error {
+		rows, err := c.Query(ctx,
+			"SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY($1)", recordedSettings)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k, v string
+			if err := rows.Scan(&k, &v); err != nil {
+				return err
+			}
+			m[k] = v
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read server settings: %w", err)
+	}
+	return m, nil
+}
+
+// Connect opens a plain connection in autocommit.
+func (d *Database) Connect(ctx context.Context) (dialect.Conn, error) {
+	c, err := d.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pc := &plainConn{conn: c}
+	pc.q, pc.sqls = c, make(map[string]string)
+	return pc, nil
+}
+
+// snapshotOptions give one consistent read-only snapshot.
+var snapshotOptions = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+
+// Snapshot runs fn inside one REPEATABLE READ READ ONLY transaction, which
+// sees one snapshot of the whole database (TPC-C 3.3.2 checks).
+func (d *Database) Snapshot(ctx context.Context, fn func(q tpcc.Querier) error) error {
+	c, err := d.connect(ctx)
+	if err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	tx, err := c.BeginTx(ctx, snapshotOptions)
+	if err != nil {
+		return fmt.Errorf("begin snapshot: %w", err)
+	}
+	q := &querier{q: tx, sqls: make(map[string]string)}
+	if err := fn(q); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("end snapshot: %w", err)
+	}
+	return nil
+}

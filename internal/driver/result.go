@@ -1,0 +1,212 @@
+package driver
+
+import (
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/tpcc"
+)
+
+// NOPMSource labels how NOPM is measured, as HammerDB defines it.
+const NOPMSource = "delta of SUM(d_next_o_id) FROM district"
+
+// DriverTPMSource labels TPM taken from the driver's own counts, for
+// dialects without a server transaction counter.
+const DriverTPMSource = "driver commits (no server counter)"
+
+// Result is a run's measurements. Every count, rate, percentile and audit
+// figure covers only the transactions that ended inside the measured
+// window. It is stored as JSON; field names are stable.
+type Result struct {
+	Options      Options        `json:"options"`
+	Dialect      string         `json:"dialect"`
+	Warehouses   int            `json:"warehouses"`
+	Window       Window         `json:"window"`
+	RunConstants tpcc.Constants `json:"run_constants"`
+
+	// TPM is database transactions (commits plus rollbacks) per minute
+	// from TPMSource; NOPM is New-Orders per minute from NOPMSource.
+	TPM        float64 `json:"tpm"`
+	NOPM       float64 `json:"nopm"`
+	TPMSource  string  `json:"tpm_source"`
+	NOPMSource string  `json:"nopm_source"`
+	// DBTransactions and DBNewOrders are the deltas behind TPM and NOPM.
+	DBTransactions int64 `json:"db_transactions"`
+	DBNewOrders    int64 `json:"db_new_orders"`
+
+	// DriverTPM and DriverNOPM are the same rates from the driver's own
+	// counts: completed transactions (committed or rolled back as asked)
+	// and committed New-Orders.
+	DriverTPM  float64 `json:"driver_tpm"`
+	DriverNOPM float64 `json:"driver_nopm"`
+
+	Kinds []KindResult `json:"kinds"`
+	// MixPct is the realised mix: each kind's share of completed
+	// transactions, in percent.
+	MixPct map[string]float64 `json:"mix_pct"`
+	// Audit holds the raw counts (mergeable across shards); AuditFigures
+	// the clause 9.2 and 5.2.3 figures computed from them.
+	Audit        tpcc.Audit    `json:"audit_counts"`
+	AuditFigures []tpcc.Figure `json:"audit_figures"`
+	// ErrorsByClass counts failed transactions by error class, all kinds.
+	ErrorsByClass map[string]int64 `json:"errors_by_class"`
+
+	// DriverCPUSeconds is this process's CPU time (user+system) over the
+	// window; DriverCPUMicrosPerTx divides it by DBTransactions. With an
+	// embedded database it includes the database's own work.
+	DriverCPUSeconds     float64 `json:"driver_cpu_seconds"`
+	DriverCPUMicrosPerTx float64 `json:"driver_cpu_micros_per_tx"`
+	// SchedLagMaxMillis and SchedLagMeanMillis: how late a 100 ms ticker
+	// fired during the window.
+	SchedLagMaxMillis  float64 `json:"sched_lag_max_millis"`
+	SchedLagMeanMillis float64 `json:"sched_lag_mean_millis"`
+
+	// Partial: the run was interrupted (or failed) before the measured
+	// window ended; everything measured so far is kept.
+	Partial bool `json:"partial"`
+
+	// Series is one sample per second of the measured window.
+	Series []SecondSample `json:"series"`
+
+	hists [tpcc.NumTxKinds]*hdrhistogram.Histogram
+}
+
+// Window is the measured window: from the moment the start counters were
+// read to the moment the driver stopped measuring.
+type Window struct {
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	Seconds float64   `json:"seconds"`
+}
+
+// KindResult is one transaction kind's measurements.
+type KindResult struct {
+	Kind string `json:"kind"`
+	// Completed counts committed transactions plus, for New-Order, the
+	// rollbacks the specification asks for (included in RolledBack).
+	Completed  int64 `json:"completed"`
+	RolledBack int64 `json:"rolled_back"`
+	// Retried counts retries (not transactions) after retryable failures.
+	Retried int64 `json:"retried"`
+	// Failed counts transactions that ended in an error, by class.
+	Failed        map[string]int64 `json:"failed"`
+	LatencyMicros Latency          `json:"latency_micros"`
+}
+
+// Latency summarises a histogram, in microseconds.
+type Latency struct {
+	P50  int64   `json:"p50"`
+	P90  int64   `json:"p90"`
+	P95  int64   `json:"p95"`
+	P99  int64   `json:"p99"`
+	P999 int64   `json:"p999"`
+	Max  int64   `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+func summarise(h *hdrhistogram.Histogram) Latency {
+	if h.TotalCount() == 0 {
+		return Latency{}
+	}
+	return Latency{
+		P50:  h.ValueAtQuantile(50),
+		P90:  h.ValueAtQuantile(90),
+		P95:  h.ValueAtQuantile(95),
+		P99:  h.ValueAtQuantile(99),
+		P999: h.ValueAtQuantile(99.9),
+		Max:  h.Max(),
+		Mean: h.Mean(),
+	}
+}
+
+// SecondSample is one second of the measured window (the last one may be
+// shorter). Rates are scaled to per minute over IntervalSeconds.
+type SecondSample struct {
+	// T is the end of the sample, since the window's start.
+	T               time.Duration `json:"t_ns"`
+	IntervalSeconds float64       `json:"interval_seconds"`
+	Transactions    int64         `json:"transactions"`
+	NewOrders       int64         `json:"new_orders"`
+	TPM             float64       `json:"tpm"`
+	NOPM            float64       `json:"nopm"`
+	Errors          int64         `json:"errors"`
+	P50Micros       int64         `json:"p50_micros"`
+	P99Micros       int64         `json:"p99_micros"`
+}
+
+// Histograms returns the merged latency histogram of each kind (in
+// microseconds) for the results store, which keeps them so that runs and
+// shards merge exactly. The caller must not modify them.
+func (r *Result) Histograms() map[tpcc.TxKind]*hdrhistogram.Histogram {
+	m := make(map[tpcc.TxKind]*hdrhistogram.Histogram, tpcc.NumTxKinds)
+	for k, h := range r.hists {
+		if h != nil {
+			m[tpcc.TxKind(k)] = h
+		}
+	}
+	return m
+}
+
+// merge fills the per-kind figures, the audit, the mix and the driver's
+// own rates from the virtual users' statistics.
+func (r *Result) merge(stats []*vuStats, warehouses int) {
+	r.Audit = tpcc.NewAudit(warehouses)
+	var errs [dialect.NumErrClasses]int64
+	var completed, newOrders int64
+	r.Kinds = make([]KindResult, tpcc.NumTxKinds)
+	for k := range tpcc.NumTxKinds {
+		h := newLatencyHistogram()
+		kr := KindResult{Kind: tpcc.TxKind(k).String(), Failed: map[string]int64{}}
+		for _, s := range stats {
+			ks := &s.kinds[k]
+			kr.Completed += ks.completed
+			kr.RolledBack += ks.rolledBack
+			kr.Retried += ks.retried
+			for c, n := range ks.failed {
+				if n > 0 {
+					kr.Failed[dialect.ErrClass(c).String()] += n
+					errs[c] += n
+				}
+			}
+			h.Merge(ks.latency)
+		}
+		kr.LatencyMicros = summarise(h)
+		r.hists[k] = h
+		r.Kinds[k] = kr
+		completed += kr.Completed
+		if tpcc.TxKind(k) == tpcc.NewOrderTx {
+			newOrders = kr.Completed - kr.RolledBack
+		}
+	}
+	for _, s := range stats {
+		r.Audit.Merge(s.audit)
+	}
+	r.AuditFigures = r.Audit.Figures()
+	r.MixPct = map[string]float64{}
+	for _, kr := range r.Kinds {
+		if completed > 0 {
+			r.MixPct[kr.Kind] = 100 * float64(kr.Completed) / float64(completed)
+		}
+	}
+	r.ErrorsByClass = map[string]int64{}
+	for c, n := range errs {
+		if n > 0 {
+			r.ErrorsByClass[dialect.ErrClass(c).String()] = n
+		}
+	}
+	if minutes := r.Window.Seconds / 60; minutes > 0 {
+		r.DriverTPM = float64(completed) / minutes
+		r.DriverNOPM = float64(newOrders) / minutes
+	}
+}
+
+// completed is the number of completed transactions of every kind.
+func (r *Result) completed() int64 {
+	var n int64
+	for _, k := range r.Kinds {
+		n += k.Completed
+	}
+	return n
+}

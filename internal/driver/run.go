@@ -1,0 +1,419 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/tpcc"
+)
+
+// Live is a report on a running run, every Options.LiveEvery. Its rates
+// are the driver's own counts over the last interval, whatever the phase.
+type Live struct {
+	Elapsed time.Duration // since the run started (ramp-up included)
+	Phase   Phase
+	TPM     float64 // completed transactions per minute over the interval
+	NOPM    float64 // committed New-Orders per minute over the interval
+	Errors  int64   // failed transactions in the interval
+}
+
+// counterReadTimeout bounds the reads of the window's end counters when
+// the run's context is already canceled (Ctrl-C).
+const counterReadTimeout = 10 * time.Second
+
+// openSessionsAtOnce bounds the sessions opened in parallel at start.
+const openSessionsAtOnce = 8
+
+// Run drives the workload on db, a database built as meta describes, and
+// returns what the measured window measured. live, when not nil, is called
+// every o.LiveEvery from one goroutine.
+//
+// When ctx is canceled (Ctrl-C) Run stops the virtual users, reads the end
+// counters with a fresh short context and returns the partial Result
+// (Partial set) with a nil error. When a virtual user cannot go on (a
+// connection that does not come back, a missing schema object) or the
+// counters cannot be read, Run returns the Result measured so far, marked
+// Partial, together with the error.
+func Run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, live func(Live)) (*Result, error) {
+	return run(ctx, db, meta, o, live, realClock{})
+}
+
+func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, live func(Live), clk clock) (*Result, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if meta.Warehouses < 1 {
+		return nil, fmt.Errorf("database metadata holds %d warehouses: build the schema first", meta.Warehouses)
+	}
+	// TPC-C 2.1.6.1: the run-time C constants are drawn once per run and
+	// must be valid against the load-time ones recorded by build.
+	rc := tpcc.NewRunConstants(tpcc.NewRand(o.Seed, tpcc.ConstantsStream), meta.Load)
+	if err := tpcc.ValidRunConstants(meta.Load, rc); err != nil {
+		return nil, fmt.Errorf("draw run-time NURand constants: %w", err)
+	}
+
+	r := &runner{
+		db: db, o: o, clk: clk, liveFn: live,
+		res: &Result{
+			Options: o, Dialect: db.Name(), Warehouses: meta.Warehouses, RunConstants: rc,
+			NOPMSource: NOPMSource, TPMSource: DriverTPMSource,
+		},
+		lag:          lagMeter{clk: clk},
+		secondMerged: newSecondHistogram(),
+	}
+	if tc, ok := db.(dialect.TxCounter); ok {
+		r.txc = tc
+		r.res.TPMSource = tc.TxCountSource()
+	}
+	conn, err := db.Connect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("connect to read the NOPM and TPM counters: %w", err)
+	}
+	r.conn = conn
+	defer func() { _ = r.conn.Close() }()
+
+	r.vus = make([]*vu, o.VUs)
+	for i := range r.vus {
+		r.vus[i] = newVU(i, db, o, rc, meta.Warehouses, clk, &r.gate)
+	}
+	if err := r.openSessions(ctx); err != nil {
+		return nil, err
+	}
+
+	// vuCtx ends in-flight transactions: canceled by Ctrl-C (ctx), at the
+	// end of the grace period (abandon) or when a virtual user fails.
+	vuCtx, abandon := context.WithCancel(ctx)
+	defer abandon()
+	r.abandonFn = abandon
+	g, gctx := errgroup.WithContext(vuCtx)
+	for _, v := range r.vus {
+		g.Go(func() error {
+			defer v.close()
+			return v.loop(gctx)
+		})
+	}
+	vusDone := make(chan struct{})
+	var vuErr error
+	go func() {
+		vuErr = g.Wait()
+		close(vusDone)
+	}()
+
+	// schedCtx lets the runner cut the schedule short when it cannot read
+	// the counters.
+	schedCtx, cancelSched := context.WithCancel(ctx)
+	defer cancelSched()
+	r.cancelSched = cancelSched
+	r.readCtx = ctx
+	r.t0 = clk.Now()
+	r.lastLive = r.t0
+	sched := schedule{clk: clk, rampup: o.Rampup, duration: o.Duration, grace: o.Grace, liveEvery: o.LiveEvery}
+	sched.run(schedCtx, vusDone, r)
+	<-vusDone
+
+	r.drainSeconds()
+	res := r.res
+	res.merge(r.stats(), meta.Warehouses)
+	if r.txc == nil {
+		// No server counter: TPM counts what the driver completed.
+		res.DBTransactions = res.completed()
+		if minutes := res.Window.Seconds / 60; minutes > 0 {
+			res.TPM = float64(res.DBTransactions) / minutes
+		}
+	}
+	if res.DBTransactions > 0 {
+		res.DriverCPUMicrosPerTx = res.DriverCPUSeconds * 1e6 / float64(res.DBTransactions)
+	}
+	res.Partial = !r.windowComplete
+
+	var errs []error
+	if r.readErr != nil {
+		errs = append(errs, r.readErr)
+	}
+	if vuErr != nil && !errors.Is(vuErr, context.Canceled) {
+		errs = append(errs, fmt.Errorf("run stopped: %w", vuErr))
+	}
+	if len(errs) > 0 {
+		res.Partial = true
+		return res, errors.Join(errs...)
+	}
+	return res, nil
+}
+
+// runner is the run's state outside the virtual users; its events
+// methods are called from the schedule's goroutine only.
+type runner struct {
+	db     dialect.Database
+	o      Options
+	clk    clock
+	liveFn func(Live)
+	res    *Result
+
+	vus  []*vu
+	gate gate
+
+	conn        dialect.Conn
+	txc         dialect.TxCounter
+	readCtx     context.Context // the run's context; replaced by a fresh one once canceled
+	readErr     error
+	cancelSched context.CancelFunc
+	abandonFn   context.CancelFunc
+
+	t0             time.Time
+	windowStarted  bool
+	windowComplete bool
+	startNOPM      int64
+	startTx        int64
+	startCPU       float64
+
+	lag lagMeter
+
+	lastSample   time.Time
+	secondMerged *hdrhistogram.Histogram
+
+	lastLive                     time.Time
+	liveDone, liveNO, liveErrors int64
+}
+
+func (r *runner) stats() []*vuStats {
+	s := make([]*vuStats, len(r.vus))
+	for i, v := range r.vus {
+		s[i] = v.stats
+	}
+	return s
+}
+
+// openSessions opens every virtual user's session before the clock
+// starts; on failure it closes those opened.
+func (r *runner) openSessions(ctx context.Context) error {
+	var g errgroup.Group
+	g.SetLimit(openSessionsAtOnce)
+	for _, v := range r.vus {
+		g.Go(func() error {
+			s, err := r.db.NewSession(ctx, r.o.Style)
+			if err != nil {
+				return fmt.Errorf("open the session of virtual user %d (%s): %w", v.id+1, r.o.Style, err)
+			}
+			v.sess = s
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		for _, v := range r.vus {
+			v.close()
+		}
+		return err
+	}
+	return nil
+}
+
+// counterCtx returns the context for reading counters: the run's own, or
+// once that is canceled, a fresh one bounded by counterReadTimeout.
+func (r *runner) counterCtx() (context.Context, context.CancelFunc) {
+	if r.readCtx.Err() == nil {
+		return r.readCtx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(r.readCtx), counterReadTimeout)
+}
+
+// readCounters reads the NOPM source and, when the dialect has one, the
+// server's transaction counter. Both are idempotent reads: after a lost
+// connection each is tried once more (the counter connection reopened).
+func (r *runner) readCounters(ctx context.Context) (nopm, tx int64, err error) {
+	if nopm, err = r.readNOPM(ctx); err != nil && r.lostConnection(ctx, err) {
+		_ = r.conn.Close()
+		conn, cerr := r.db.Connect(ctx)
+		if cerr != nil {
+			return 0, 0, fmt.Errorf("%w (reconnect: %w)", err, cerr)
+		}
+		r.conn = conn
+		nopm, err = r.readNOPM(ctx)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if r.txc == nil {
+		return nopm, 0, nil
+	}
+	if tx, err = r.txc.TxCount(ctx); err != nil && r.lostConnection(ctx, err) {
+		tx, err = r.txc.TxCount(ctx)
+	}
+	if err != nil {
+		return 0, 0, err // the dialect says what it read
+	}
+	return nopm, tx, nil
+}
+
+func (r *runner) lostConnection(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && r.db.Classify(err) == dialect.ClassConnection
+}
+
+// readNOPM reads HammerDB's NOPM source: the sum of D_NEXT_O_ID grows by
+// one per committed New-Order.
+func (r *runner) readNOPM(ctx context.Context) (int64, error) {
+	var n int64
+	if err := r.conn.QueryRow(ctx, "SELECT SUM(d_next_o_id) FROM district").Scan(&n); err != nil {
+		return 0, fmt.Errorf("read SUM(d_next_o_id): %w", err)
+	}
+	return n, nil
+}
+
+func (r *runner) startWindow(time.Time) {
+	ctx, cancel := r.counterCtx()
+	defer cancel()
+	cpu := processCPUSeconds()
+	nopm, tx, err := r.readCounters(ctx)
+	if err != nil {
+		r.readErr = fmt.Errorf("read counters at the start of the measured window: %w", err)
+		r.cancelSched()
+		return
+	}
+	r.startNOPM, r.startTx, r.startCPU = nopm, tx, cpu
+	now := r.clk.Now()
+	r.res.Window.Start = now
+	r.lastSample = now
+	r.windowStarted = true
+	r.gate.measuring.Store(true)
+	r.lag.start()
+}
+
+func (r *runner) endWindow(_ time.Time, complete bool) {
+	if !r.windowStarted {
+		return
+	}
+	r.gate.measuring.Store(false)
+	now := r.clk.Now()
+	r.lag.end()
+	cpu := processCPUSeconds()
+	r.sample(now, true)
+	w := &r.res.Window
+	w.End = now
+	w.Seconds = now.Sub(w.Start).Seconds()
+	r.windowComplete = complete
+	r.res.DriverCPUSeconds = cpu - r.startCPU
+	r.res.SchedLagMaxMillis = r.lag.maxMillis()
+	r.res.SchedLagMeanMillis = r.lag.meanMillis()
+
+	ctx, cancel := r.counterCtx()
+	defer cancel()
+	nopm, tx, err := r.readCounters(ctx)
+	if err != nil {
+		r.readErr = fmt.Errorf("read counters at the end of the measured window: %w", err)
+		return
+	}
+	res := r.res
+	res.DBNewOrders = nopm - r.startNOPM
+	if minutes := w.Seconds / 60; minutes > 0 {
+		res.NOPM = float64(res.DBNewOrders) / minutes
+		if r.txc != nil {
+			res.DBTransactions = tx - r.startTx
+			res.TPM = float64(res.DBTransactions) / minutes
+		}
+	}
+}
+
+func (r *runner) second(now time.Time) { r.sample(now, false) }
+
+// minSample is the shortest interval kept as its own sample; a shorter
+// last one (the window's end a moment after a tick) joins the previous.
+const minSample = 100 * time.Millisecond
+
+// sample takes every virtual user's share of the current second.
+func (r *runner) sample(now time.Time, last bool) {
+	var c secondCounts
+	r.secondMerged.Reset()
+	for _, v := range r.vus {
+		sc, h := v.stats.second.take()
+		c.done += sc.done
+		c.newOrders += sc.newOrders
+		c.errors += sc.errors
+		r.secondMerged.Merge(h)
+	}
+	interval := now.Sub(r.lastSample)
+	r.lastSample = now
+	series := r.res.Series
+	if last && interval < minSample && len(series) > 0 {
+		r.fold(c, interval)
+		return
+	}
+	s := SecondSample{
+		T:               now.Sub(r.res.Window.Start),
+		IntervalSeconds: interval.Seconds(),
+		Transactions:    c.done,
+		NewOrders:       c.newOrders,
+		Errors:          c.errors,
+	}
+	if r.secondMerged.TotalCount() > 0 {
+		s.P50Micros = r.secondMerged.ValueAtQuantile(50)
+		s.P99Micros = r.secondMerged.ValueAtQuantile(99)
+	}
+	s.rates()
+	r.res.Series = append(series, s)
+}
+
+// fold adds counts to the last sample, keeping its percentiles.
+func (r *runner) fold(c secondCounts, interval time.Duration) {
+	series := r.res.Series
+	if len(series) == 0 {
+		return
+	}
+	s := &series[len(series)-1]
+	s.T += interval
+	s.IntervalSeconds += interval.Seconds()
+	s.Transactions += c.done
+	s.NewOrders += c.newOrders
+	s.Errors += c.errors
+	s.rates()
+}
+
+func (s *SecondSample) rates() {
+	if s.IntervalSeconds > 0 {
+		s.TPM = float64(s.Transactions) * 60 / s.IntervalSeconds
+		s.NOPM = float64(s.NewOrders) * 60 / s.IntervalSeconds
+	}
+}
+
+// drainSeconds folds into the last sample what virtual users recorded
+// after the window's last sample was taken (a transaction that ended just
+// before the window closed), so the series adds up to the totals.
+func (r *runner) drainSeconds() {
+	var c secondCounts
+	for _, v := range r.vus {
+		sc, _ := v.stats.second.take()
+		c.done += sc.done
+		c.newOrders += sc.newOrders
+		c.errors += sc.errors
+	}
+	if c != (secondCounts{}) {
+		r.fold(c, 0)
+	}
+}
+
+func (r *runner) live(now time.Time, p Phase) {
+	var done, no, errs int64
+	for _, v := range r.vus {
+		done += v.stats.live.done.Load()
+		no += v.stats.live.newOrders.Load()
+		errs += v.stats.live.errors.Load()
+	}
+	interval := now.Sub(r.lastLive)
+	l := Live{Elapsed: now.Sub(r.t0), Phase: p, Errors: errs - r.liveErrors}
+	if m := interval.Minutes(); m > 0 {
+		l.TPM = float64(done-r.liveDone) / m
+		l.NOPM = float64(no-r.liveNO) / m
+	}
+	r.lastLive, r.liveDone, r.liveNO, r.liveErrors = now, done, no, errs
+	if r.liveFn != nil {
+		r.liveFn(l)
+	}
+}
+
+func (r *runner) stopStarting() { r.gate.stopping.Store(true) }
+
+func (r *runner) abandon() { r.abandonFn() }

@@ -1,0 +1,233 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/oltplab/oltplab/internal/profile"
+)
+
+// chartSpec is one chart as the page script hands it to uPlot: x values
+// (virtual users) and one value per x for each series, null where a
+// profile has no figure.
+type chartSpec struct {
+	ID     string       `json:"id"`
+	Title  string       `json:"title"`
+	YLabel string       `json:"y_label"`
+	X      []float64    `json:"x"`
+	Series []seriesSpec `json:"series"`
+	// Bands fill between two series (indexes into Series, 0-based) to
+	// draw a confidence interval.
+	Bands []bandSpec `json:"bands"`
+	// ZeroY starts the y axis at 0 (throughput), so that curves of
+	// different profiles are compared from the same origin.
+	ZeroY bool `json:"zero_y"`
+}
+
+type seriesSpec struct {
+	Label  string     `json:"label"`
+	Color  string     `json:"color"`
+	Values []*float64 `json:"values"`
+	// Role is "value" (a mean or percentile, drawn with filled points in
+	// exactly Color), "ci" (a bound of a confidence interval, thin) or
+	// "ref" (a reference line).
+	Role string `json:"role"`
+	Dash bool   `json:"dash"`
+}
+
+type bandSpec struct {
+	Hi   int    `json:"hi"`
+	Lo   int    `json:"lo"`
+	Fill string `json:"fill"`
+}
+
+// palette is Okabe and Ito's colour-blind safe palette (without its
+// yellow, too pale on white).
+var palette = []string{"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#999999"}
+
+func color(i int) string { return palette[i%len(palette)] }
+
+func num(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+func xs(vus []int) []float64 {
+	out := make([]float64, len(vus))
+	for i, v := range vus {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+// addWithCI appends a value series and, when drawn point has an interval,
+// its two bounds and the band between them.
+func (c *chartSpec) addWithCI(label, col string, mean, lo, hi []*float64) {
+	c.Series = append(c.Series, seriesSpec{Label: label, Color: col, Values: mean, Role: "value"})
+	hasCI := false
+	for _, p := range lo {
+		hasCI = hasCI || p != nil
+	}
+	if !hasCI {
+		return
+	}
+	c.Series = append(c.Series,
+		seriesSpec{Label: label + " 95% CI high", Color: col, Values: hi, Role: "ci"},
+		seriesSpec{Label: label + " 95% CI low", Color: col, Values: lo, Role: "ci"})
+	n := len(c.Series)
+	c.Bands = append(c.Bands, bandSpec{Hi: n - 2, Lo: n - 1, Fill: col + "2e"})
+}
+
+// summaryChart plots one summarised figure of every profile against
+// virtual users, with its confidence band.
+func (v *view) summaryChart(id, title, yLabel string, pick func(Step) profile.Summary) chartSpec {
+	c := chartSpec{ID: id, Title: title, YLabel: yLabel, X: xs(v.vus), ZeroY: true}
+	for pi, p := range v.profiles {
+		mean := make([]*float64, len(v.vus))
+		lo := make([]*float64, len(v.vus))
+		hi := make([]*float64, len(v.vus))
+		for i, vus := range v.vus {
+			s, ok := v.step(pi, vus)
+			if !ok {
+				continue
+			}
+			sum := pick(s)
+			if sum.N == 0 {
+				continue
+			}
+			mean[i] = num(sum.Mean)
+			if sum.HasCI() {
+				lo[i], hi[i] = num(sum.CILo), num(sum.CIHi)
+			}
+		}
+		c.addWithCI(p.Name, color(pi), mean, lo, hi)
+	}
+	return c
+}
+
+// ratioChart plots every profile's mean NOPM over the first profile's,
+// with the Fieller interval, at the steps both ran.
+func (v *view) ratioChart() chartSpec {
+	base := v.profiles[0]
+	c := chartSpec{ID: "chart-ratio", Title: "NOPM ratio to " + base.Name, YLabel: "ratio"}
+	var vus []int
+	for _, n := range v.vus {
+		if _, ok := v.step(0, n); ok {
+			vus = append(vus, n)
+		}
+	}
+	c.X = xs(vus)
+	for pi := 1; pi < len(v.profiles); pi++ {
+		r := make([]*float64, len(vus))
+		lo := make([]*float64, len(vus))
+		hi := make([]*float64, len(vus))
+		for i, n := range vus {
+			rn, _, ok := v.ratios(pi, n)
+			if !ok || !rn.Defined {
+				continue
+			}
+			r[i] = num(rn.Ratio)
+			if rn.HasCI && !rn.Unbounded {
+				lo[i], hi[i] = num(rn.Lo), num(rn.Hi)
+			}
+		}
+		c.addWithCI(v.profiles[pi].Name+"/"+base.Name, color(pi), r, lo, hi)
+	}
+	one := make([]*float64, len(vus))
+	for i := range one {
+		one[i] = num(1)
+	}
+	c.Series = append(c.Series, seriesSpec{Label: "1.0 (no difference)", Color: "#777777", Values: one, Role: "ref", Dash: true})
+	return c
+}
+
+// lighten mixes a #rrggbb colour 45% towards white: the p95 line of a
+// profile is a paler, dashed version of its p99 line.
+func lighten(hex string) string {
+	v, err := strconv.ParseUint(strings.TrimPrefix(hex, "#"), 16, 32)
+	if err != nil {
+		return hex
+	}
+	mix := func(c uint64) uint64 { return c + (255-c)*45/100 }
+	r, g, b := mix(v>>16&0xff), mix(v>>8&0xff), mix(v&0xff)
+	return fmt.Sprintf("#%02x%02x%02x", r, g, b)
+}
+
+// latencyChart plots p95 (dashed, paler) and p99 latency of one transaction
+// kind for every profile.
+func (v *view) latencyChart(i int, kind string) chartSpec {
+	c := chartSpec{ID: "chart-latency-" + strconv.Itoa(i), Title: kind + " latency p95 / p99", YLabel: "ms", X: xs(v.vus)}
+	for pi, p := range v.profiles {
+		p95 := make([]*float64, len(v.vus))
+		p99 := make([]*float64, len(v.vus))
+		drawn := false
+		for xi, vus := range v.vus {
+			s, ok := v.step(pi, vus)
+			if !ok {
+				continue
+			}
+			if l, ok := s.Latency[kind]; ok {
+				if l.P95Millis > 0 {
+					p95[xi], drawn = num(l.P95Millis), true
+				}
+				if l.P99Millis > 0 {
+					p99[xi], drawn = num(l.P99Millis), true
+				}
+			}
+		}
+		if !drawn {
+			continue
+		}
+		c.Series = append(c.Series,
+			seriesSpec{Label: p.Name + " p95", Color: lighten(color(pi)), Values: p95, Role: "value", Dash: true},
+			seriesSpec{Label: p.Name + " p99", Color: color(pi), Values: p99, Role: "value"})
+	}
+	return c
+}
+
+// charts returns every chart of the report, leaving out those with
+// nothing to draw.
+func (v *view) charts() []chartSpec {
+	if len(v.profiles) == 0 || len(v.vus) == 0 {
+		return nil
+	}
+	all := []chartSpec{
+		v.summaryChart("chart-nopm", "NOPM vs virtual users", "NOPM", func(s Step) profile.Summary { return s.NOPM }),
+		v.summaryChart("chart-tpm", "TPM vs virtual users", "TPM", func(s Step) profile.Summary { return s.TPM }),
+		v.summaryChart("chart-tpm-per-vu", "TPM per virtual user", "TPM / VU", func(s Step) profile.Summary { return s.TPMPerVU }),
+	}
+	if len(v.profiles) > 1 {
+		all = append(all, v.ratioChart())
+	}
+	for i, k := range v.kinds {
+		all = append(all, v.latencyChart(i, k))
+	}
+	out := all[:0]
+	for _, c := range all {
+		if c.Bands == nil {
+			c.Bands = []bandSpec{}
+		}
+		if len(c.X) > 0 && hasValue(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func hasValue(c chartSpec) bool {
+	for _, s := range c.Series {
+		if s.Role != "value" {
+			continue
+		}
+		for _, p := range s.Values {
+			if p != nil {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,86 @@
+package report
+
+import (
+	"time"
+
+	"github.com/oltplab/oltplab/internal/profile"
+)
+
+// fixtureSecret is a password placed in a target: it must appear in no
+// output.
+const fixtureSecret = "s3cret-Pa55"
+
+// fixture is the Input every golden and browser test renders: two
+// profiles (NVMe, SATA) of 4 steps with 3 repeats each. It exercises a
+// knee, a high-variation step, a partial repeat, a ratio whose CI
+// contains 1 (1 VU) and ratios whose CI excludes it, differing and
+// missing context keys, and strings that need escaping.
+func fixture() Input {
+	type rep struct{ nopm, tpm float64 }
+	type stepData struct {
+		vus     int
+		repeats []rep
+		partial []rep
+		lat     map[string]LatencyFigures
+	}
+	mk := func(id int64, label, target string, ctx map[string]string, firstRun int64, data []stepData) Profile {
+		p := Profile{ID: id, Label: label, Target: target, Dialect: "postgres", Context: ctx}
+		run := firstRun
+		for _, d := range data {
+			var rs []Repeat
+			for _, r := range d.repeats {
+				rs = append(rs, Repeat{RunID: run, NOPM: r.nopm, TPM: r.tpm})
+				run++
+			}
+			for _, r := range d.partial {
+				rs = append(rs, Repeat{RunID: run, NOPM: r.nopm, TPM: r.tpm, Partial: true})
+				run++
+			}
+			p.Steps = append(p.Steps, NewStep(d.vus, rs, d.lat))
+		}
+		p.Verdict = profile.Analyze(p.StepFigures("new_order"), 0)
+		return p
+	}
+	lat := func(no95, no99, pay95, pay99 float64) map[string]LatencyFigures {
+		return map[string]LatencyFigures{
+			"new_order": {P95Millis: no95, P99Millis: no99},
+			"payment":   {P95Millis: pay95, P99Millis: pay99},
+		}
+	}
+	host := func(storage string) map[string]string {
+		return map[string]string{
+			"host.cpu":           "Intel Xeon Gold 6338 @ 2.00GHz",
+			"host.cores":         "16",
+			"host.memory":        "32 GiB",
+			"host.storage":       storage,
+			"db.version":         "PostgreSQL 15.8",
+			"db.shared_buffers":  "8GB",
+			"param.warehouses":   "100",
+			"param.vus":          "1,2,4,8",
+			"param.duration":     "5m0s",
+			"param.rampup":       "2m0s",
+			"param.stored_procs": "true",
+		}
+	}
+	sataCtx := host("sda (Samsung 870 EVO) <SATA>")
+	sataCtx["db.wal_compression"] = "on"
+
+	nvme := mk(1, "nvme", "postgres://bench:"+fixtureSecret+"@127.0.0.1:5432/tpcc", host("nvme0n1 (Samsung PM9A3)"), 101, []stepData{
+		{1, []rep{{9800, 22600}, {10000, 23000}, {10200, 23400}}, nil, lat(4.1, 6.0, 2.0, 3.1)},
+		{2, []rep{{19000, 43700}, {19500, 44850}, {19900, 45770}}, nil, lat(4.3, 6.4, 2.1, 3.3)},
+		{4, []rep{{35000, 80500}, {36000, 82800}, {35500, 81650}}, nil, lat(4.9, 7.8, 2.5, 4.0)},
+		{8, []rep{{36500, 83950}, {36900, 84870}, {37200, 85560}}, nil, lat(9.8, 15.6, 5.1, 8.2)},
+	})
+	sata := mk(2, "sata", "host=127.0.0.1 user=bench password="+fixtureSecret+" dbname=tpcc", sataCtx, 201, []stepData{
+		{1, []rep{{9700, 22300}, {10100, 23230}, {9900, 22770}}, nil, lat(4.3, 6.6, 2.2, 3.5)},
+		{2, []rep{{15000, 34500}, {15800, 36340}, {15400, 35420}}, nil, lat(5.4, 8.8, 2.9, 4.8)},
+		{4, []rep{{20000, 46000}, {24000, 55200}, {28000, 64400}}, nil, lat(9.9, 19.5, 5.0, 9.9)},
+		{8, []rep{{21000, 48300}, {21500, 49450}}, []rep{{9000, 20700}}, lat(21.0, 42.0, 10.2, 20.5)},
+	})
+	return Input{
+		Title:     "NVMe vs SATA <ssd> & co",
+		Generated: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Version:   "v0.1.0-test",
+		Profiles:  []Profile{nvme, sata},
+	}
+}

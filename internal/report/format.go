@@ -1,0 +1,114 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/oltplab/oltplab/internal/profile"
+)
+
+// dash stands for a figure that does not exist (no repeats, no
+// interval, a step the other profile did not run).
+const dash = "—"
+
+// formatNumber formats a throughput figure for people: thousands
+// separators, and decimals only where the number is small enough to need
+// them (41,200; 412; 41.2; 4.12).
+func formatNumber(x float64) string {
+	switch a := math.Abs(x); {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return dash
+	case a >= 100:
+		return thousands(x)
+	case a >= 10:
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(x, 'f', 2, 64)
+	}
+}
+
+// thousands formats x rounded to an integer with comma separators.
+func thousands(x float64) string {
+	s := strconv.FormatFloat(math.Abs(math.Round(x)), 'f', 0, 64)
+	var b strings.Builder
+	if x < 0 && s != "0" {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// formatPercent formats a fraction as a percentage with one decimal.
+func formatPercent(f float64) string { return fmt.Sprintf("%.1f%%", f*100) }
+
+// formatMillis formats a latency in milliseconds.
+func formatMillis(ms float64) string {
+	switch {
+	case ms <= 0 || math.IsNaN(ms) || math.IsInf(ms, 0):
+		return dash
+	case ms >= 100:
+		return strconv.FormatFloat(ms, 'f', 0, 64)
+	case ms >= 10:
+		return strconv.FormatFloat(ms, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(ms, 'f', 2, 64)
+	}
+}
+
+// summaryCells are the printable parts of a profile.Summary.
+type summaryCells struct {
+	Mean, SD, Range, CV, CI string
+}
+
+func formatSummary(s profile.Summary) summaryCells {
+	if s.N == 0 {
+		return summaryCells{dash, dash, dash, dash, dash}
+	}
+	c := summaryCells{Mean: formatNumber(s.Mean), SD: dash, Range: formatNumber(s.Min) + "–" + formatNumber(s.Max), CV: dash, CI: dash}
+	if s.HasCI() {
+		c.SD = formatNumber(s.StdDev)
+		c.CV = formatPercent(s.CV)
+		c.CI = formatNumber(s.CILo) + " – " + formatNumber(s.CIHi)
+	}
+	return c
+}
+
+// formatRatio formats a ratio with its interval and significance:
+// "2.31× (2.10–2.55)", "1.04× (0.90–1.20) not significant".
+func formatRatio(r profile.RatioCI) string {
+	switch {
+	case !r.Defined:
+		return dash
+	case !r.HasCI:
+		return fmt.Sprintf("%.2f× (no CI: one repeat)", r.Ratio)
+	case r.Unbounded:
+		return fmt.Sprintf("%.2f× (CI unbounded) not significant", r.Ratio)
+	case !r.Significant:
+		return fmt.Sprintf("%.2f× (%.2f–%.2f) not significant", r.Ratio, r.Lo, r.Hi)
+	default:
+		return fmt.Sprintf("%.2f× (%.2f–%.2f)", r.Ratio, r.Lo, r.Hi)
+	}
+}
+
+var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('[^']*'|\S+)`)
+
+// redactTarget blanks a password left in a target's display form, as a
+// last line of defence: callers pass an already redacted form.
+func redactTarget(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "REDACTED")
+			s = u.String()
+		}
+	}
+	return kvPassword.ReplaceAllString(s, "${1}REDACTED")
+}

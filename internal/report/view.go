@@ -1,0 +1,367 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/oltplab/oltplab/internal/profile"
+)
+
+// view is the Input prepared for rendering: steps sorted by virtual
+// users, display names made unique, the union of step sizes and latency
+// kinds, ratios to the first profile and the context keys that differ.
+// Every writer renders from it, so all formats show the same figures.
+type view struct {
+	in       Input
+	profiles []profView
+	vus      []int    // union of all steps' VUs, ascending
+	kinds    []string // union of latency kinds, sorted
+	ctxKeys  []string // union of context keys, sorted
+	diff     map[string]bool
+}
+
+type profView struct {
+	Profile
+	Name  string
+	byVUs map[int]int // VUs -> index in Steps
+}
+
+func newView(in Input) *view {
+	v := &view{in: in, diff: map[string]bool{}}
+	names := map[string]int{}
+	for _, p := range in.Profiles {
+		names[baseName(p)]++
+	}
+	vus := map[int]bool{}
+	kinds := map[string]bool{}
+	ctxs := make([]map[string]string, 0, len(in.Profiles))
+	for _, p := range in.Profiles {
+		p.Target = redactTarget(p.Target)
+		p.Steps = slices.Clone(p.Steps)
+		slices.SortStableFunc(p.Steps, func(a, b Step) int { return a.VUs - b.VUs })
+		pv := profView{Profile: p, Name: baseName(p), byVUs: map[int]int{}}
+		if names[pv.Name] > 1 {
+			pv.Name = fmt.Sprintf("%s (#%d)", pv.Name, p.ID)
+		}
+		for i, s := range p.Steps {
+			if _, dup := pv.byVUs[s.VUs]; !dup {
+				pv.byVUs[s.VUs] = i
+			}
+			vus[s.VUs] = true
+			for k := range s.Latency {
+				kinds[k] = true
+			}
+		}
+		v.profiles = append(v.profiles, pv)
+		ctxs = append(ctxs, p.Context)
+	}
+	v.vus = slices.Sorted(maps.Keys(vus))
+	v.kinds = slices.Sorted(maps.Keys(kinds))
+	v.ctxKeys = profile.Keys(ctxs)
+	for _, k := range profile.DiffKeys(ctxs) {
+		v.diff[k] = true
+	}
+	return v
+}
+
+func baseName(p Profile) string {
+	if p.Label != "" {
+		return p.Label
+	}
+	return "profile " + strconv.FormatInt(p.ID, 10)
+}
+
+// step returns the step of profile pi with vus virtual users.
+func (v *view) step(pi, vus int) (Step, bool) {
+	i, ok := v.profiles[pi].byVUs[vus]
+	if !ok {
+		return Step{}, false
+	}
+	return v.profiles[pi].Steps[i], true
+}
+
+// ratios returns profile pi's NOPM and TPM at vus over the first
+// profile's; ok is false when either profile lacks the step.
+func (v *view) ratios(pi, vus int) (nopm, tpm profile.RatioCI, ok bool) {
+	base, ok0 := v.step(0, vus)
+	s, ok1 := v.step(pi, vus)
+	if !ok0 || !ok1 {
+		return profile.RatioCI{}, profile.RatioCI{}, false
+	}
+	return profile.Ratio(s.NOPM, base.NOPM), profile.Ratio(s.TPM, base.TPM), true
+}
+
+// table is a rendered table shared by the HTML and Markdown writers.
+type table struct {
+	ID     string
+	Title  string
+	Note   string
+	Header []string
+	Right  []bool // right-align column i (numbers)
+	Rows   []row
+}
+
+type row struct {
+	Cells []cell
+	Diff  bool // a context key whose values differ
+}
+
+type cell struct {
+	Text string
+	Warn bool // high variation, partial repeats
+	Dim  bool // not significant
+}
+
+func texts(ss ...string) []cell {
+	out := make([]cell, len(ss))
+	for i, s := range ss {
+		out[i] = cell{Text: s}
+	}
+	return out
+}
+
+func (v *view) profilesTable() table {
+	t := table{ID: "profiles", Title: "Profiles",
+		Header: []string{"#", "Profile", "Target", "Dialect", "Virtual users", "Repeats", "Partial"},
+		Right:  []bool{true, false, false, false, false, true, true}}
+	for _, p := range v.profiles {
+		var vus []string
+		minRep, maxRep, partial := -1, 0, 0
+		for _, s := range p.Steps {
+			vus = append(vus, strconv.Itoa(s.VUs))
+			n := len(s.Repeats)
+			if minRep < 0 || n < minRep {
+				minRep = n
+			}
+			maxRep = max(maxRep, n)
+			for _, r := range s.Repeats {
+				if r.Partial {
+					partial++
+				}
+			}
+		}
+		reps := dash
+		switch {
+		case minRep < 0:
+		case minRep == maxRep:
+			reps = strconv.Itoa(minRep)
+		default:
+			reps = fmt.Sprintf("%d–%d", minRep, maxRep)
+		}
+		cells := texts(strconv.FormatInt(p.ID, 10), p.Name, p.Target, p.Dialect, strings.Join(vus, ","), reps, strconv.Itoa(partial))
+		cells[6].Warn = partial > 0
+		t.Rows = append(t.Rows, row{Cells: cells})
+	}
+	return t
+}
+
+func (v *view) verdictTable() table {
+	t := table{ID: "verdicts", Title: "Peaks and knees",
+		Note:   "Knee: the first step after which adding users no longer pays: the next step adds less than the threshold of NOPM, or raises p99 latency by a larger fraction than NOPM.",
+		Header: []string{"Profile", "Peak NOPM", "at VUs", "Knee at VUs", "Verdict"},
+		Right:  []bool{false, true, true, true, false}}
+	for _, p := range v.profiles {
+		peak, at, knee := dash, dash, dash
+		if p.Verdict.PeakVUs > 0 {
+			peak, at = formatNumber(p.Verdict.PeakNOPM), strconv.Itoa(p.Verdict.PeakVUs)
+		}
+		if p.Verdict.KneeVUs > 0 {
+			knee = strconv.Itoa(p.Verdict.KneeVUs)
+		}
+		t.Rows = append(t.Rows, row{Cells: texts(p.Name, peak, at, knee, p.Verdict.Reason)})
+	}
+	return t
+}
+
+// comparisonTable lists, per step, each profile's mean NOPM and TPM and
+// the ratio of every other profile to the first. It is empty with fewer
+// than two profiles.
+func (v *view) comparisonTable() table {
+	if len(v.profiles) < 2 {
+		return table{}
+	}
+	base := v.profiles[0].Name
+	t := table{ID: "comparison", Title: "Comparison with " + base,
+		Note: "Ratios of mean NOPM and TPM to " + base + " with their 95% confidence interval (Fieller's theorem, Welch degrees of freedom). " +
+			"\"not significant\": the interval contains 1 (or is unbounded), so the difference may be noise.",
+		Header: []string{"VUs"}, Right: []bool{true}}
+	for _, metric := range []string{"NOPM", "TPM"} {
+		for i, p := range v.profiles {
+			t.Header = append(t.Header, p.Name+" "+metric)
+			t.Right = append(t.Right, true)
+			if i > 0 {
+				t.Header = append(t.Header, p.Name+"/"+base+" "+metric)
+				t.Right = append(t.Right, true)
+			}
+		}
+	}
+	for _, vus := range v.vus {
+		cells := texts(strconv.Itoa(vus))
+		for _, metric := range []string{"NOPM", "TPM"} {
+			for i := range v.profiles {
+				mean := dash
+				if s, ok := v.step(i, vus); ok {
+					sum := s.NOPM
+					if metric == "TPM" {
+						sum = s.TPM
+					}
+					if sum.N > 0 {
+						mean = formatNumber(sum.Mean)
+					}
+				}
+				cells = append(cells, cell{Text: mean})
+				if i == 0 {
+					continue
+				}
+				rn, rt, ok := v.ratios(i, vus)
+				r := rn
+				if metric == "TPM" {
+					r = rt
+				}
+				if !ok {
+					cells = append(cells, cell{Text: dash})
+					continue
+				}
+				cells = append(cells, cell{Text: formatRatio(r), Dim: r.Defined && !r.Significant})
+			}
+		}
+		t.Rows = append(t.Rows, row{Cells: cells})
+	}
+	return t
+}
+
+// stepTable lists the per-step figures of profile pi.
+func (v *view) stepTable(pi int) table {
+	p := v.profiles[pi]
+	t := table{ID: fmt.Sprintf("steps-%d", pi), Title: "Per-step figures: " + p.Name,
+		Note: fmt.Sprintf("Mean over the complete repeats; sd is the sample standard deviation, CV = sd/mean, "+
+			"95%% CI of the mean by Student's t. High variation: CV above %s.", formatPercent(profile.DefaultHighVariationCV)),
+		Header: []string{"VUs", "n",
+			"NOPM", "NOPM sd", "NOPM min–max", "NOPM CV", "NOPM 95% CI",
+			"TPM", "TPM sd", "TPM min–max", "TPM CV", "TPM 95% CI",
+			"TPM/VU", "TPM/VU 95% CI", "Flags"},
+		Right: []bool{true, true, true, true, true, true, true, true, true, true, true, true, true, true, false}}
+	for _, s := range p.Steps {
+		n, c, pv := formatSummary(s.NOPM), formatSummary(s.TPM), formatSummary(s.TPMPerVU)
+		var flags []string
+		if s.NOPM.HighVariation {
+			flags = append(flags, "high NOPM variation")
+		}
+		if s.TPM.HighVariation {
+			flags = append(flags, "high TPM variation")
+		}
+		partial := 0
+		for _, r := range s.Repeats {
+			if r.Partial {
+				partial++
+			}
+		}
+		if partial > 0 {
+			flags = append(flags, fmt.Sprintf("%d of %d repeats partial", partial, len(s.Repeats)))
+		}
+		if s.NOPM.N == 1 {
+			flags = append(flags, "single repeat")
+		}
+		cells := texts(strconv.Itoa(s.VUs), strconv.Itoa(s.NOPM.N),
+			n.Mean, n.SD, n.Range, n.CV, n.CI,
+			c.Mean, c.SD, c.Range, c.CV, c.CI,
+			pv.Mean, pv.CI, strings.Join(flags, "; "))
+		cells[5].Warn = s.NOPM.HighVariation
+		cells[10].Warn = s.TPM.HighVariation
+		cells[14].Warn = len(flags) > 0
+		t.Rows = append(t.Rows, row{Cells: cells})
+	}
+	return t
+}
+
+// latencyTable lists p95 and p99 latency per transaction kind of
+// profile pi; it is empty when no step has latency figures.
+func (v *view) latencyTable(pi int) table {
+	p := v.profiles[pi]
+	var kinds []string
+	for _, k := range v.kinds {
+		for _, s := range p.Steps {
+			if _, ok := s.Latency[k]; ok {
+				kinds = append(kinds, k)
+				break
+			}
+		}
+	}
+	if len(kinds) == 0 {
+		return table{}
+	}
+	t := table{ID: fmt.Sprintf("latency-%d", pi), Title: "Latency (ms): " + p.Name, Header: []string{"VUs"}, Right: []bool{true}}
+	for _, k := range kinds {
+		t.Header = append(t.Header, k+" p95", k+" p99")
+		t.Right = append(t.Right, true, true)
+	}
+	for _, s := range p.Steps {
+		cells := texts(strconv.Itoa(s.VUs))
+		for _, k := range kinds {
+			l, ok := s.Latency[k]
+			if !ok {
+				cells = append(cells, cell{Text: dash}, cell{Text: dash})
+				continue
+			}
+			cells = append(cells, cell{Text: formatMillis(l.P95Millis)}, cell{Text: formatMillis(l.P99Millis)})
+		}
+		t.Rows = append(t.Rows, row{Cells: cells})
+	}
+	return t
+}
+
+// contextTable lists every context key with each profile's value; keys
+// whose values differ are marked.
+func (v *view) contextTable() table {
+	if len(v.ctxKeys) == 0 {
+		return table{}
+	}
+	t := table{ID: "context", Title: "Context", Header: []string{"Key"}, Right: []bool{false}}
+	if len(v.profiles) > 1 {
+		t.Note = fmt.Sprintf("%d of %d keys differ between the profiles (marked ≠).", len(v.diff), len(v.ctxKeys))
+	}
+	for _, p := range v.profiles {
+		t.Header = append(t.Header, p.Name)
+		t.Right = append(t.Right, false)
+	}
+	multi := len(v.profiles) > 1
+	if multi {
+		t.Header = append(t.Header, "Differs")
+		t.Right = append(t.Right, false)
+	}
+	for _, k := range v.ctxKeys {
+		cells := texts(k)
+		for _, p := range v.profiles {
+			val, ok := p.Context[k]
+			if !ok {
+				val = dash
+			}
+			cells = append(cells, cell{Text: val})
+		}
+		if multi {
+			mark := ""
+			if v.diff[k] {
+				mark = "≠"
+			}
+			cells = append(cells, cell{Text: mark})
+		}
+		t.Rows = append(t.Rows, row{Cells: cells, Diff: v.diff[k]})
+	}
+	return t
+}
+
+// tables returns every table in report order, leaving out empty ones.
+func (v *view) tables() []table {
+	all := []table{v.profilesTable(), v.verdictTable(), v.comparisonTable()}
+	for i := range v.profiles {
+		all = append(all, v.stepTable(i))
+	}
+	for i := range v.profiles {
+		all = append(all, v.latencyTable(i))
+	}
+	all = append(all, v.contextTable())
+	return slices.DeleteFunc(all, func(t table) bool { return len(t.Header) == 0 })
+}

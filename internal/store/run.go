@@ -1,0 +1,300 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Kind is what a run did.
+type Kind string
+
+const (
+	KindBuild   Kind = "build"   // schema build and initial population
+	KindRun     Kind = "run"     // a timed workload run
+	KindCheck   Kind = "check"   // consistency checks (TPC-C 3.3.2)
+	KindMonitor Kind = "monitor" // sampling only, no workload
+)
+
+// Valid reports whether k is a kind this store knows.
+func (k Kind) Valid() bool {
+	switch k {
+	case KindBuild, KindRun, KindCheck, KindMonitor:
+		return true
+	}
+	return false
+}
+
+// Status is where a run or profile stands. A process that crashed leaves
+// StatusRunning behind; the store shows it as stored.
+type Status string
+
+const (
+	StatusRunning Status = "running"
+	StatusOK      Status = "ok"
+	StatusPartial Status = "partial" // finished, but some of it failed or was cut short
+	StatusFailed  Status = "failed"
+)
+
+// Valid reports whether s is a status this store knows.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusRunning, StatusOK, StatusPartial, StatusFailed:
+		return true
+	}
+	return false
+}
+
+// Run is one measuring command's result.
+type Run struct {
+	ID    int64
+	Kind  Kind
+	Label string
+	// ProfileID is the profile (virtual-user sweep) the run belongs to; 0
+	// when it belongs to none.
+	ProfileID int64
+	// Step and Repeat place the run in its profile, both numbered from 1;
+	// 0 when not part of a profile.
+	Step, Repeat int
+	// VUs is the number of virtual users; 0 when not applicable.
+	VUs       int
+	Status    Status
+	StartedAt time.Time
+	EndedAt   time.Time // zero while running
+	// Target is the database target, already redacted by the caller.
+	Target      string
+	Dialect     string
+	ToolVersion string
+	Seed        *int64          // nil when the run used no randomness
+	Params      json.RawMessage // all parameters; "{}" when none
+	Context     json.RawMessage // host, storage, database version and settings; "{}" when none
+	Summary     json.RawMessage // nil until finished (or when finished without one)
+	Error       string          // why it failed; empty otherwise
+}
+
+// CreateRun stores a new run with status running and returns its id.
+// StartedAt defaults to now. The target must already be redacted.
+func (s *Store) CreateRun(ctx context.Context, r Run) (int64, error) {
+	if !r.Kind.Valid() {
+		return 0, fmt.Errorf("create run: unknown kind %q", r.Kind)
+	}
+	if err := checkNoSecret(r.Target); err != nil {
+		return 0, fmt.Errorf("create run: %w", err)
+	}
+	params, err := jsonObject("params", r.Params)
+	if err != nil {
+		return 0, fmt.Errorf("create run: %w", err)
+	}
+	runCtx, err := jsonObject("context", r.Context)
+	if err != nil {
+		return 0, fmt.Errorf("create run: %w", err)
+	}
+	if r.StartedAt.IsZero() {
+		r.StartedAt = s.now()
+	}
+	var seed sql.NullInt64
+	if r.Seed != nil {
+		seed = sql.NullInt64{Int64: *r.Seed, Valid: true}
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO runs
+		(kind, label, profile_id, step, repeat, vus, status, started_at, target, dialect, tool_version, seed, params, context)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		string(r.Kind), r.Label, nullZero(r.ProfileID), nullZero(int64(r.Step)), nullZero(int64(r.Repeat)),
+		nullZero(int64(r.VUs)), string(StatusRunning), formatTime(r.StartedAt), r.Target, r.Dialect,
+		r.ToolVersion, seed, params, runCtx)
+	if err != nil {
+		return 0, fmt.Errorf("create %s run %q: %w", r.Kind, r.Label, err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("create %s run %q: %w", r.Kind, r.Label, err)
+	}
+	return id, nil
+}
+
+// FinishRun records how a running run ended. status must not be running;
+// summary may be nil; errText is stored when not empty. Finishing a run
+// twice is refused with ErrFinished, so a summary is never overwritten.
+func (s *Store) FinishRun(ctx context.Context, id int64, status Status, summary json.RawMessage, errText string) error {
+	if !status.Valid() || status == StatusRunning {
+		return fmt.Errorf("finish run %d: status %q is not a final status", id, status)
+	}
+	var sum sql.NullString
+	if summary != nil {
+		if !json.Valid(summary) {
+			return fmt.Errorf("finish run %d: summary is not valid JSON", id)
+		}
+		sum = sql.NullString{String: string(summary), Valid: true}
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, ended_at = ?, summary = ?, error = ?
+		WHERE id = ? AND status = ?`,
+		string(status), formatTime(s.now()), sum, sql.NullString{String: errText, Valid: errText != ""},
+		id, string(StatusRunning))
+	if err != nil {
+		return fmt.Errorf("finish run %d: %w", id, err)
+	}
+	return s.checkUpdated(ctx, res, "runs", id, "finish run")
+}
+
+// UpdateRunContext replaces a run's context (for facts learnt after it
+// started, such as the server version).
+func (s *Store) UpdateRunContext(ctx context.Context, id int64, runCtx json.RawMessage) error {
+	c, err := jsonObject("context", runCtx)
+	if err != nil {
+		return fmt.Errorf("update context of run %d: %w", id, err)
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET context = ? WHERE id = ?`, c, id)
+	if err != nil {
+		return fmt.Errorf("update context of run %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("update context of run %d: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("update context of run %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// checkUpdated turns "no row updated" into ErrNotFound or ErrFinished.
+func (s *Store) checkUpdated(ctx context.Context, res sql.Result, table string, id int64, doing string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("%s %d: %w", doing, id, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	var st string
+	err = s.db.QueryRowContext(ctx, `SELECT status FROM `+table+` WHERE id = ?`, id).Scan(&st)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("%s %d: %w", doing, id, ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("%s %d: %w", doing, id, err)
+	}
+	return fmt.Errorf("%s %d: %w with status %s", doing, id, ErrFinished, st)
+}
+
+// RunFilter selects runs; zero fields match everything.
+type RunFilter struct {
+	Kind      Kind
+	Label     string
+	ProfileID int64
+	Status    Status
+	Limit     int // 0: no limit
+}
+
+const runColumns = `id, kind, label, profile_id, step, repeat, vus, status, started_at, ended_at,
+	target, dialect, tool_version, seed, params, context, summary, error`
+
+// ListRuns returns the runs matching f, newest first.
+func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
+	var where []string
+	var args []any
+	if f.Kind != "" {
+		where, args = append(where, "kind = ?"), append(args, string(f.Kind))
+	}
+	if f.Label != "" {
+		where, args = append(where, "label = ?"), append(args, f.Label)
+	}
+	if f.ProfileID != 0 {
+		where, args = append(where, "profile_id = ?"), append(args, f.ProfileID)
+	}
+	if f.Status != "" {
+		where, args = append(where, "status = ?"), append(args, string(f.Status))
+	}
+	q := `SELECT ` + runColumns + ` FROM runs`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	q += ` ORDER BY id DESC`
+	if f.Limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var runs []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		runs = append(runs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return runs, nil
+}
+
+// GetRun returns one run, or an error wrapping ErrNotFound.
+func (s *Store) GetRun(ctx context.Context, id int64) (Run, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Run{}, fmt.Errorf("get run %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("get run %d: %w", id, err)
+	}
+	return r, nil
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRun(sc scanner) (Run, error) {
+	var (
+		r                             Run
+		kind, status, started, params string
+		runCtx                        string
+		profileID, step, repeat, vus  sql.NullInt64
+		seed                          sql.NullInt64
+		ended, summary, errText       sql.NullString
+	)
+	if err := sc.Scan(&r.ID, &kind, &r.Label, &profileID, &step, &repeat, &vus, &status, &started, &ended,
+		&r.Target, &r.Dialect, &r.ToolVersion, &seed, &params, &runCtx, &summary, &errText); err != nil {
+		return Run{}, err
+	}
+	r.Kind, r.Status = Kind(kind), Status(status)
+	r.ProfileID, r.Step, r.Repeat, r.VUs = profileID.Int64, int(step.Int64), int(repeat.Int64), int(vus.Int64)
+	if seed.Valid {
+		v := seed.Int64
+		r.Seed = &v
+	}
+	var err error
+	if r.StartedAt, err = parseTime(started); err != nil {
+		return Run{}, fmt.Errorf("run %d: %w", r.ID, err)
+	}
+	if r.EndedAt, err = nullTime(ended); err != nil {
+		return Run{}, fmt.Errorf("run %d: %w", r.ID, err)
+	}
+	r.Params, r.Context = json.RawMessage(params), json.RawMessage(runCtx)
+	if summary.Valid {
+		r.Summary = json.RawMessage(summary.String)
+	}
+	r.Error = errText.String
+	return r, nil
+}
+
+// nullZero stores 0 as NULL (an absent profile, step, repeat or VU count).
+func nullZero(v int64) sql.NullInt64 { return sql.NullInt64{Int64: v, Valid: v != 0} }
+
+// jsonObject checks a caller's JSON and gives "{}" for none.
+func jsonObject(what string, m json.RawMessage) (string, error) {
+	if len(m) == 0 {
+		return "{}", nil
+	}
+	if !json.Valid(m) {
+		return "", fmt.Errorf("%s is not valid JSON", what)
+	}
+	return string(m), nil
+}

@@ -1,0 +1,205 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+var (
+	// ErrUnwritable: the store file cannot be created or written (missing
+	// directory, no permission, read-only file system).
+	ErrUnwritable = errors.New("results store is not writable")
+	// ErrNewerSchema: the store was written by a newer oltplab. It is left
+	// untouched.
+	ErrNewerSchema = errors.New("results store was written by a newer oltplab")
+	// ErrNotStore: the file is not an oltplab results store (not SQLite, or
+	// a SQLite database of something else, such as a TPC-C database).
+	ErrNotStore = errors.New("not an oltplab results store")
+	// ErrNotFound: no run or profile with that id or label.
+	ErrNotFound = errors.New("not found")
+	// ErrFinished: FinishRun or FinishProfile on something already finished.
+	ErrFinished = errors.New("already finished")
+	// ErrSecretInTarget: CreateRun got a target that still holds a password.
+	ErrSecretInTarget = errors.New("target holds a password; redact it before storing")
+)
+
+// busyTimeoutMillis is how long a writer waits for another process's write
+// transaction before giving up with SQLITE_BUSY.
+const busyTimeoutMillis = 15000
+
+// timeLayout is RFC 3339 in UTC with a fixed nine-digit fraction, so stored
+// times sort as text. time.RFC3339Nano parses it.
+const timeLayout = "2006-01-02T15:04:05.000000000Z"
+
+// Store is an open results store. It is safe for concurrent use.
+type Store struct {
+	db   *sql.DB
+	path string
+	now  func() time.Time // injected in tests
+}
+
+// DefaultPath is where the results store lives when the user names none:
+// $OLTPLAB_RESULTS if set, else $XDG_DATA_HOME/oltplab/results.db, else
+// $HOME/.local/share/oltplab/results.db. getenv reads the environment
+// (os.Getenv when nil).
+func DefaultPath(getenv func(string) string) (string, error) {
+	p, _, err := defaultPath(getenv)
+	return p, err
+}
+
+// defaultPath also reports whether the directory is ours to create (the
+// XDG location), as opposed to one the user named in $OLTPLAB_RESULTS.
+func defaultPath(getenv func(string) string) (path string, ownDir bool, err error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if p := getenv("OLTPLAB_RESULTS"); p != "" {
+		return p, false, nil
+	}
+	if d := getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "oltplab", "results.db"), true, nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", false, fmt.Errorf("locate default results store: no $OLTPLAB_RESULTS, $XDG_DATA_HOME or home directory: %w", err)
+		}
+		home = h
+	}
+	return filepath.Join(home, ".local", "share", "oltplab", "results.db"), true, nil
+}
+
+// OpenDefault opens (creating if needed) the store at DefaultPath,
+// creating the XDG data directory when that is where it lives.
+func OpenDefault(ctx context.Context, getenv func(string) string) (*Store, error) {
+	path, ownDir, err := defaultPath(getenv)
+	if err != nil {
+		return nil, err
+	}
+	if ownDir {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("create results store directory %s: %w: %w", filepath.Dir(path), ErrUnwritable, err)
+		}
+	}
+	return Open(ctx, path)
+}
+
+// Open opens the results store at path, creating the file (never its
+// directory) and bringing its schema up to date. A missing or unwritable
+// directory or file gives an error wrapping ErrUnwritable; a store from a
+// newer oltplab gives ErrNewerSchema and is not modified.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("open results store: empty path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open results store %s: %w", path, err)
+	}
+	if err := checkWritable(abs); err != nil {
+		return nil, err
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMillis))
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate") // writers take the lock up front: no upgrade deadlock
+	dsn := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String() + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open results store %s: %w", abs, err)
+	}
+	// One connection per process: the process's own writers queue in Go
+	// instead of sleeping in SQLite's busy handler; other processes are
+	// what busy_timeout is for. Nothing here holds rows open across calls.
+	db.SetMaxOpenConns(1)
+	s := &Store{db: db, path: abs, now: time.Now}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open results store %s: %w", abs, classify(err))
+	}
+	return s, nil
+}
+
+// checkWritable gives a clear ErrUnwritable before SQLite gives an opaque
+// "unable to open database file". WAL mode also needs to create files next
+// to the store, so the directory must be writable too.
+func checkWritable(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("results store %s: directory %s does not exist: %w", path, dir, ErrUnwritable)
+	case err != nil:
+		return fmt.Errorf("results store %s: %w: %w", path, ErrUnwritable, err)
+	case !st.IsDir():
+		return fmt.Errorf("results store %s: %s is not a directory: %w", path, dir, ErrUnwritable)
+	}
+	probe, err := os.CreateTemp(dir, ".oltplab-probe-*")
+	if err != nil {
+		return fmt.Errorf("results store %s: cannot create files in %s: %w: %w", path, dir, ErrUnwritable, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("results store %s: %w: %w", path, ErrUnwritable, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("results store %s: %w: %w", path, ErrUnwritable, err)
+	}
+	return nil
+}
+
+// classify maps SQLite result codes (never message text) to our sentinels.
+func classify(err error) error {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	switch se.Code() & 0xff { // primary result code
+	case sqlite3.SQLITE_NOTADB:
+		return fmt.Errorf("%w: %w", ErrNotStore, err)
+	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
+		return fmt.Errorf("%w: %w", ErrUnwritable, err)
+	}
+	return err
+}
+
+// Path is the absolute path of the store file.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the store.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close results store %s: %w", s.path, err)
+	}
+	return nil
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("stored time %q: %w", s, err)
+	}
+	return t, nil
+}
+
+func nullTime(ns sql.NullString) (time.Time, error) {
+	if !ns.Valid {
+		return time.Time{}, nil
+	}
+	return parseTime(ns.String)
+}

@@ -1,0 +1,334 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// openTest opens a fresh store in a temporary directory with a clock that
+// advances one second per reading.
+func openTest(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "results.db"))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	var mu sync.Mutex
+	clock := time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.UTC)
+	s.now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		clock = clock.Add(time.Second)
+		return clock
+	}
+	return s
+}
+
+// rawDB opens the file behind the store's back, as another tool would.
+func rawDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatalf("raw open: %v", err)
+	}
+	return db
+}
+
+func fileHash(t *testing.T, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	return sha256.Sum256(b)
+}
+
+func TestOpenMigratesEmptyFile(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+
+	var versions []int
+	rows, err := s.db.QueryContext(ctx, `SELECT version FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		versions = append(versions, v)
+	}
+	rows.Close()
+	if got, want := len(versions), len(migrations); got != want {
+		t.Fatalf("got %d migrations recorded (%v), want %d", got, versions, want)
+	}
+	if got, want := versions[len(versions)-1], SchemaVersion(); got != want {
+		t.Errorf("got schema version %d, want %d", got, want)
+	}
+	for _, table := range []string{"runs", "profiles", "histograms", "samples"} {
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Errorf("table %s: got %d, want 1", table, n)
+		}
+	}
+	var mode string
+	if err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	if mode != "wal" {
+		t.Errorf("journal mode: got %q, want wal", mode)
+	}
+	var appID int64
+	if err := s.db.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&appID); err != nil {
+		t.Fatal(err)
+	}
+	if appID != applicationID {
+		t.Errorf("application id: got %#x, want %#x", appID, applicationID)
+	}
+}
+
+func TestOpenTwiceIsIdempotent(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "results.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.CreateRun(ctx, Run{Kind: KindRun, Label: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	for i := range 2 {
+		s, err := Open(ctx, path)
+		if err != nil {
+			t.Fatalf("reopen %d: %v", i, err)
+		}
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != len(migrations) {
+			t.Errorf("reopen %d: got %d schema_migrations rows, want %d", i, n, len(migrations))
+		}
+		r, err := s.GetRun(ctx, id)
+		if err != nil {
+			t.Fatalf("reopen %d: %v", i, err)
+		}
+		if r.Label != "first" {
+			t.Errorf("reopen %d: got label %q, want first", i, r.Label)
+		}
+		s.Close()
+	}
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "results.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateRun(ctx, Run{Kind: KindBuild, Label: "kept"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	newer := SchemaVersion() + 7
+	db := rawDB(t, path)
+	if _, err := db.Exec(`INSERT INTO schema_migrations(version, applied_at) VALUES (?, '2030-01-01T00:00:00Z')`, newer); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	before := fileHash(t, path)
+
+	_, err = Open(ctx, path)
+	if !errors.Is(err, ErrNewerSchema) {
+		t.Fatalf("Open: got %v, want ErrNewerSchema", err)
+	}
+	if after := fileHash(t, path); after != before {
+		t.Errorf("the store file changed although it was refused")
+	}
+
+	db = rawDB(t, path)
+	defer db.Close()
+	var runs, version int
+	if err := db.QueryRow(`SELECT count(*) FROM runs WHERE label = 'kept'`).Scan(&runs); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT max(version) FROM schema_migrations`).Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	if runs != 1 || version != newer {
+		t.Errorf("after refusal: got %d runs and version %d, want 1 and %d", runs, version, newer)
+	}
+}
+
+func TestOpenRefusesOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "tpcc.db")
+	db := rawDB(t, foreign)
+	if _, err := db.Exec(`CREATE TABLE warehouse (w_id INTEGER PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	text := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(text, []byte("these are not the results you are looking for, padded to be longer than a header.........................................."), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{foreign, text} {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			before := fileHash(t, path)
+			_, err := Open(context.Background(), path)
+			if !errors.Is(err, ErrNotStore) {
+				t.Fatalf("got %v, want ErrNotStore", err)
+			}
+			if fileHash(t, path) != before {
+				t.Errorf("file changed although it was refused")
+			}
+		})
+	}
+}
+
+func TestOpenUnwritable(t *testing.T) {
+	tmp := t.TempDir()
+	readOnly := filepath.Join(tmp, "ro")
+	if err := os.Mkdir(readOnly, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(readOnly, 0o700) })
+	cases := []struct {
+		name     string
+		path     string
+		needUser bool // root writes anywhere
+	}{
+		{"missing directory", filepath.Join(tmp, "no", "such", "dir", "results.db"), false},
+		{"read-only directory", filepath.Join(readOnly, "results.db"), true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.needUser && os.Geteuid() == 0 {
+				t.Skip("running as root: permissions do not stop root")
+			}
+			_, err := Open(context.Background(), c.path)
+			if !errors.Is(err, ErrUnwritable) {
+				t.Fatalf("got %v, want ErrUnwritable", err)
+			}
+			if _, err := os.Stat(filepath.Dir(c.path)); c.name == "missing directory" && err == nil {
+				t.Errorf("Open created the directory %s", filepath.Dir(c.path))
+			}
+		})
+	}
+}
+
+func TestDefaultPath(t *testing.T) {
+	cases := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"OLTPLAB_RESULTS": "/data/r.db", "XDG_DATA_HOME": "/x", "HOME": "/h"}, "/data/r.db"},
+		{map[string]string{"XDG_DATA_HOME": "/x", "HOME": "/h"}, "/x/oltplab/results.db"},
+		{map[string]string{"XDG_DATA_HOME": "relative", "HOME": "/h"}, "/h/.local/share/oltplab/results.db"},
+		{map[string]string{"HOME": "/h"}, "/h/.local/share/oltplab/results.db"},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.env), func(t *testing.T) {
+			got, err := DefaultPath(func(k string) string { return c.env[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestOpenDefault(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	t.Run("creates the XDG directory", func(t *testing.T) {
+		env := map[string]string{"XDG_DATA_HOME": filepath.Join(tmp, "xdg")}
+		s, err := OpenDefault(ctx, func(k string) string { return env[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if got, want := s.Path(), filepath.Join(tmp, "xdg", "oltplab", "results.db"); got != want {
+			t.Errorf("got %s, want %s", got, want)
+		}
+	})
+	t.Run("does not create the OLTPLAB_RESULTS directory", func(t *testing.T) {
+		env := map[string]string{"OLTPLAB_RESULTS": filepath.Join(tmp, "missing", "r.db")}
+		_, err := OpenDefault(ctx, func(k string) string { return env[k] })
+		if !errors.Is(err, ErrUnwritable) {
+			t.Fatalf("got %v, want ErrUnwritable", err)
+		}
+	})
+}
+
+// TestTwoWritersShareAStore stands in for two oltplab processes: two
+// independent connection pools on one file, writing at the same time.
+func TestTwoWritersShareAStore(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "results.db")
+	const stores, workers, perWorker = 2, 4, 10
+	var all []*Store
+	for range stores {
+		s, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		all = append(all, s)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, stores*workers)
+	for i, s := range all {
+		for w := range workers {
+			wg.Go(func() {
+				for n := range perWorker {
+					id, err := s.CreateRun(ctx, Run{Kind: KindRun, Label: fmt.Sprintf("s%d-w%d-%d", i, w, n)})
+					if err != nil {
+						errs <- err
+						return
+					}
+					if err := s.AddSamples(ctx, id, []Sample{{TMillis: 0, Source: SourceHost, Metric: "m", Value: 1}, {TMillis: 1000, Source: SourceHost, Metric: "m", Value: 2}}); err != nil {
+						errs <- err
+						return
+					}
+					if err := s.FinishRun(ctx, id, StatusOK, nil, ""); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("writer: %v", err)
+	}
+	runs, err := all[0].ListRuns(ctx, RunFilter{Status: StatusOK})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(runs), stores*workers*perWorker; got != want {
+		t.Errorf("got %d finished runs, want %d", got, want)
+	}
+}

@@ -1,0 +1,39 @@
+package tpcc
+
+import (
+	"context"
+	"errors"
+)
+
+// Querier runs SQL on one connection or inside one transaction. SQL text in
+// this package uses '?' placeholders; dialects whose drivers want another
+// form rewrite it. Scan destinations are *int64, *float64, *string,
+// *time.Time and *any (for NULL-able columns); money scans into *float64.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (rowsAffected int64, err error)
+	QueryRow(ctx context.Context, sql string, args ...any) RowScanner
+	Query(ctx context.Context, sql string, args ...any) (Rows, error)
+}
+
+// RowScanner is the single-row result of QueryRow. Scan returns ErrNoRows
+// (wrapped or not) when the query returned no row.
+type RowScanner interface {
+	Scan(dest ...any) error
+}
+
+// Rows is a multi-row result.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}
+
+// ErrNoRows is returned by RowScanner.Scan when there is no row. Dialects
+// translate their driver's own value to it.
+var ErrNoRows = errors.New("no rows in result set")
+
+// ErrRollback reports the New-Order rollback the specification asks for
+// (clause 2.4.2.3: an unused item number). It is an expected outcome, not a
+// failure; dialects translate their stored procedures' signal to it.
+var ErrRollback = errors.New("new-order rolled back on an unused item number (clause 2.4.2.3)")

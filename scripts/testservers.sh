@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Private PostgreSQL and MariaDB servers for oltplab's tests and benchmarks.
+#
+#   scripts/testservers.sh run CMD [ARGS...]
+#
+# installs the Debian packages when they are missing (as root; Chromium too,
+# for the report's browser test), starts one
+# PostgreSQL 15 and one MariaDB server in a fresh temporary directory on free
+# loopback ports, exports their admin URLs to CMD as OLTPLAB_TEST_POSTGRES and
+# OLTPLAB_TEST_MYSQL, then stops both servers and removes the directory,
+# whatever CMD's outcome. It never touches a server it did not start.
+#
+# OLTPLAB_SERVER_PROFILE=bench starts servers configured for measurement
+# (fsync on, larger buffers); the default "test" profile trades durability
+# for speed (fsync off), which tests do not measure.
+set -euo pipefail
+
+profile=${OLTPLAB_SERVER_PROFILE:-test}
+servers=${OLTPLAB_SERVERS:-postgres mysql}
+pgbin=/usr/lib/postgresql/15/bin
+
+log() { echo "testservers: $*" >&2; }
+
+install_missing() {
+	local pkgs=()
+	[[ $servers == *postgres* && ! -x $pgbin/initdb ]] && pkgs+=(postgresql-15)
+	[[ $servers == *mysql* ]] && ! command -v mariadbd >/dev/null && pkgs+=(mariadb-server mariadb-client)
+	# The HTML report is tested in a real headless browser.
+	[[ ${OLTPLAB_NEEDS_BROWSER:-1} == 1 ]] && ! command -v chromium >/dev/null && pkgs+=(chromium)
+	((${#pkgs[@]})) || return 0
+	if [[ $(id -u) != 0 ]]; then
+		log "missing ${pkgs[*]}: install them (apt-get install ${pkgs[*]}) or run as root"
+		exit 1
+	fi
+	log "installing ${pkgs[*]}"
+	# Keep the packages' own services from starting: we run private servers only.
+	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+	chmod +x /usr/sbin/policy-rc.d
+	trap 'rm -f /usr/sbin/policy-rc.d' RETURN
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+}
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# as_owner runs a command as the unprivileged owner of the data directories.
+as_owner() {
+	if [[ $(id -u) == 0 ]]; then runuser -u "$owner" -- "$@"; else "$@"; fi
+}
+
+start_postgres() {
+	local port pw
+	port=$(free_port)
+	pw=$(head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 20)
+	mkdir -p "$dir/pg"
+	echo "$pw" >"$dir/pgpw"
+	chown -R "$owner" "$dir/pg" "$dir/pgpw" 2>/dev/null || true
+	as_owner "$pgbin/initdb" -D "$dir/pg/data" -U oltplab --pwfile="$dir/pgpw" -A scram-sha-256 \
+		-E UTF8 --locale=C.UTF-8 >"$dir/pg/initdb.log" 2>&1 || { cat "$dir/pg/initdb.log" >&2; exit 1; }
+	local conf="$dir/pg/data/postgresql.conf"
+	{
+		echo "listen_addresses = '127.0.0.1'"
+		echo "port = $port"
+		echo "unix_socket_directories = '$dir/pg'"
+		echo "max_connections = 200"
+		echo "shared_buffers = 256MB"
+		echo "max_wal_size = 4GB"
+		echo "track_io_timing = on"
+		echo "log_min_messages = warning"
+		if [[ $profile == test ]]; then
+			echo "fsync = off"
+			echo "synchronous_commit = off"
+			echo "full_page_writes = off"
+		else
+			echo "shared_buffers = 1GB"
+			echo "checkpoint_timeout = 15min"
+		fi
+	} >>"$conf"
+	as_owner "$pgbin/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/server.log" -w -t 60 start >/dev/null ||
+		{ cat "$dir/pg/server.log" >&2; exit 1; }
+	export OLTPLAB_TEST_POSTGRES="postgres://oltplab:$pw@127.0.0.1:$port/postgres?sslmode=disable"
+	log "PostgreSQL $("$pgbin/postgres" -V | awk '{print $3}') on 127.0.0.1:$port ($profile profile)"
+}
+
+start_mysql() {
+	local port pw
+	port=$(free_port)
+	pw=$(head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 20)
+	mkdir -p "$dir/my"
+	chown -R "$owner" "$dir/my" 2>/dev/null || true
+	local flags=(--no-defaults --datadir="$dir/my/data" --socket="$dir/my/sock" --port="$port"
+		--bind-address=127.0.0.1 --pid-file="$dir/my/pid" --log-error="$dir/my/error.log"
+		--skip-name-resolve --local-infile=1 --max-connections=300
+		--innodb-buffer-pool-size=512M --innodb-log-file-size=512M --skip-log-bin)
+	if [[ $profile == test ]]; then
+		flags+=(--innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 --sync-binlog=0)
+	else
+		flags+=(--innodb-buffer-pool-size=1G)
+	fi
+	[[ $(id -u) == 0 ]] && flags+=(--user="$owner")
+	mariadb-install-db --no-defaults --datadir="$dir/my/data" --auth-root-authentication-method=socket \
+		${owner:+--user="$owner"} >"$dir/my/install.log" 2>&1 || { cat "$dir/my/install.log" >&2; exit 1; }
+	mariadbd "${flags[@]}" >/dev/null 2>&1 &
+	echo $! >"$dir/my/launcher.pid"
+	for _ in $(seq 1 120); do
+		mariadb-admin --no-defaults --socket="$dir/my/sock" -uroot ping >/dev/null 2>&1 && break
+		sleep 0.5
+	done
+	mariadb-admin --no-defaults --socket="$dir/my/sock" -uroot ping >/dev/null 2>&1 ||
+		{ cat "$dir/my/error.log" >&2; exit 1; }
+	mariadb --no-defaults --socket="$dir/my/sock" -uroot -e "
+		CREATE USER 'oltplab'@'127.0.0.1' IDENTIFIED BY '$pw';
+		GRANT ALL PRIVILEGES ON *.* TO 'oltplab'@'127.0.0.1' WITH GRANT OPTION;
+		FLUSH PRIVILEGES;"
+	export OLTPLAB_TEST_MYSQL="mysql://oltplab:$pw@127.0.0.1:$port/"
+	log "MariaDB $(mariadbd --version | awk '{print $3}') on 127.0.0.1:$port ($profile profile)"
+}
+
+stop_all() {
+	set +e
+	if [[ -f $dir/pg/data/postmaster.pid ]]; then
+		as_owner "$pgbin/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1
+	fi
+	if [[ -S $dir/my/sock ]]; then
+		mariadb-admin --no-defaults --socket="$dir/my/sock" -uroot shutdown >/dev/null 2>&1
+	fi
+	[[ -f $dir/my/launcher.pid ]] && wait "$(cat "$dir/my/launcher.pid")" 2>/dev/null
+	rm -rf "$dir"
+}
+
+case ${1:-} in
+run)
+	shift
+	install_missing
+	owner=$(id -un)
+	[[ $(id -u) == 0 ]] && owner=postgres
+	dir=$(mktemp -d /tmp/oltplab-servers.XXXXXX)
+	chmod 755 "$dir"
+	trap stop_all EXIT
+	trap 'exit 130' INT TERM
+	if [[ $servers == *postgres* ]]; then start_postgres; fi
+	if [[ $servers == *mysql* ]]; then
+		[[ $(id -u) == 0 ]] && owner=mysql
+		start_mysql
+	fi
+	set +e
+	"$@"
+	rc=$?
+	exit $rc
+	;;
+*)
+	echo "usage: scripts/testservers.sh run CMD [ARGS...]" >&2
+	exit 2
+	;;
+esac
