@@ -71,6 +71,12 @@ func commands() []command {
 // process exit code.
 func Main(ctx context.Context, args []string, environ []string, stdio Stdio) int {
 	a := &app{stdio: stdio, env: envMap(environ)}
+	// Passwords the drivers read from the environment are scrubbed too.
+	for _, k := range []string{"PGPASSWORD", "MYSQL_PWD"} {
+		if v := a.env[k]; v != "" {
+			a.secrets = append(a.secrets, v)
+		}
+	}
 	level := slog.LevelInfo
 	if a.env["OLTPLAB_DEBUG"] != "" {
 		level = slog.LevelDebug

@@ -58,7 +58,7 @@ func (cc *clientConn) Close() error {
 	for _, st := range cc.stmts {
 		st.Close()
 	}
-	return cc.c.Close()
+	return discard(cc.c)
 }
 
 // Begin starts a transaction: with autocommit off there is nothing to send.

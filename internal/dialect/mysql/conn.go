@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 
 	"github.com/oltplab/oltplab/internal/tpcc"
@@ -55,3 +56,14 @@ func (r rows) Next() bool             { return r.r.Next() }
 func (r rows) Scan(dest ...any) error { return r.r.Scan(dest...) }
 func (r rows) Err() error             { return r.r.Err() }
 func (r rows) Close()                 { _ = r.r.Close() }
+
+// discard closes c's connection instead of returning it to the pool.
+// Sessions and loaders change session state (autocommit, unique_checks,
+// ...) that must not leak into connections the pool hands out later.
+func discard(c *sql.Conn) error {
+	err := c.Raw(func(any) error { return driver.ErrBadConn })
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
+		return nil
+	}
+	return err
+}

@@ -122,7 +122,7 @@ func (d *DB) NewLoader(ctx context.Context) (dialect.Loader, error) {
 		return nil, d.wrap("open load connection", err)
 	}
 	if _, err := c.ExecContext(ctx, "SET SESSION unique_checks = 0, foreign_key_checks = 0"); err != nil {
-		c.Close()
+		discard(c)
 		return nil, d.wrap("set load session", err)
 	}
 	if _, err := c.ExecContext(ctx, "SET SESSION sql_log_bin = 0"); err != nil {
@@ -131,14 +131,14 @@ func (d *DB) NewLoader(ctx context.Context) (dialect.Loader, error) {
 	}
 	mode, err := d.probeLoadMode(ctx, c)
 	if err != nil {
-		c.Close()
+		discard(c)
 		return nil, err
 	}
 	l := &loader{d: d, c: c, mode: mode, maxStmt: insertSize, free: make(chan []byte, 8)}
 	if mode == loadInsert {
 		var maxPacket int64
 		if err := c.QueryRowContext(ctx, "SELECT @@max_allowed_packet").Scan(&maxPacket); err != nil {
-			c.Close()
+			discard(c)
 			return nil, d.wrap("read max_allowed_packet", err)
 		}
 		l.maxStmt = int(min(int64(insertSize), maxPacket/2))
@@ -377,7 +377,7 @@ func (l *loader) Close(ctx context.Context) error {
 			err = e
 		}
 	}
-	if e := l.c.Close(); err == nil && e != nil {
+	if e := discard(l.c); err == nil && e != nil {
 		err = l.d.wrap("close load connection", e)
 	}
 	return err

@@ -48,7 +48,7 @@ func (d *DB) newProcSession(ctx context.Context) (*procSession, error) {
 	s := &procSession{d: d, c: c, buf: make([]byte, 0, 256)}
 	for k, q := range callSQL {
 		if s.calls[k], err = c.PrepareContext(ctx, q); err != nil {
-			c.Close()
+			discard(c)
 			return nil, d.wrap("prepare "+tpcc.TxKind(k).String()+" call", err)
 		}
 	}
@@ -74,7 +74,7 @@ func (s *procSession) Close() error {
 			st.Close()
 		}
 	}
-	return s.c.Close()
+	return discard(s.c)
 }
 
 func boolArg(b bool) int64 {

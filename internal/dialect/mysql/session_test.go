@@ -363,3 +363,47 @@ func delivery(t *testing.T, d *DB, s dialect.Session, in *tpcc.Delivery) {
 		}
 	}
 }
+
+// TestSessionStateDoesNotLeak: sessions and loaders change session
+// variables; their connections must not go back to the pool.
+func TestSessionStateDoesNotLeak(t *testing.T) {
+	d := smallDB(t)
+	ctx := context.Background()
+	d.db.SetMaxOpenConns(1) // the next query gets the closed one's connection, if pooled
+	defer d.db.SetMaxOpenConns(0)
+	tests := []struct {
+		name  string
+		open  func() (func() error, error)
+		query string
+		want  int64
+	}{
+		{"client-sql session autocommit", func() (func() error, error) {
+			s, err := d.NewSession(ctx, dialect.StyleClientSQL)
+			if err != nil {
+				return nil, err
+			}
+			return s.Close, nil
+		}, "SELECT @@autocommit", 1},
+		{"loader unique_checks", func() (func() error, error) {
+			l, err := d.NewLoader(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return func() error { return l.Close(ctx) }, nil
+		}, "SELECT @@unique_checks", 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			closeFn, err := tc.open()
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			if err := closeFn(); err != nil {
+				t.Fatalf("close: %v", err)
+			}
+			if got := queryInt(t, d, tc.query); got != tc.want {
+				t.Errorf("%s on the next pooled connection: got %d, want %d", tc.query, got, tc.want)
+			}
+		})
+	}
+}

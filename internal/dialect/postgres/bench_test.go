@@ -100,6 +100,28 @@ func BenchmarkSession(b *testing.B) {
 	if _, err := build(ctx, d, n, 2); err != nil {
 		b.Fatalf("build: %v", err)
 	}
+	// The floor: one round trip of the cheapest statement on a pgx
+	// connection, the same way (prepared, binary), so the figures below can
+	// be read against what any one round trip costs on this host.
+	b.Run("floor/select-1", func(b *testing.B) {
+		c, err := d.connect(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close(ctx)
+		var v int32
+		b.ReportAllocs()
+		b.ResetTimer()
+		u0, s0 := cpuUserSys(b)
+		for range b.N {
+			if err := c.QueryRow(ctx, "SELECT $1::int", int32(1)).Scan(&v); err != nil {
+				b.Fatal(err)
+			}
+		}
+		u1, s1 := cpuUserSys(b)
+		b.ReportMetric((u1-u0+s1-s0)/float64(b.N)*1e6, "cpu-us/tx")
+		b.ReportMetric((s1-s0)/float64(b.N)*1e6, "sys-us/tx")
+	})
 	for _, style := range []dialect.Style{dialect.StyleProcedures, dialect.StyleClientSQL} {
 		for _, c := range []struct {
 			name     string

@@ -2,7 +2,10 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"testing"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/tpcc"
@@ -33,12 +36,46 @@ func TestBuiltDatabase(t *testing.T) {
 	for _, style := range []dialect.Style{dialect.StyleProcedures, dialect.StyleClientSQL} {
 		t.Run(style.String(), func(t *testing.T) { testTransactions(t, d, c, style) })
 	}
+	t.Run("mix batch", func(t *testing.T) { testMixBatch(t, d) })
 	t.Run("consistency after transactions", func(t *testing.T) { testConsistency(t, d, false) })
 	t.Run("tx counter", func(t *testing.T) { testTxCount(t, d) })
 	for _, style := range []dialect.Style{dialect.StyleProcedures, dialect.StyleClientSQL} {
 		t.Run("delivery skips an empty district/"+style.String(), func(t *testing.T) { testDeliverySkips(t, d, c, style) })
 	}
 	t.Run("drop schema", func(t *testing.T) { testDropSchema(t, d) })
+}
+
+// testMixBatch runs the transaction mix from four sessions at once, two of
+// each style, on both warehouses.
+func testMixBatch(t *testing.T, d *Database) {
+	ctx := context.Background()
+	const sessions, perSession = 4, 150
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range sessions {
+		style := dialect.StyleProcedures
+		if i%2 == 1 {
+			style = dialect.StyleClientSQL
+		}
+		s, err := d.NewSession(ctx, style)
+		if err != nil {
+			t.Fatalf("NewSession: %v", err)
+		}
+		defer s.Close()
+		r := tpcc.NewRand(testSeed, tpcc.TerminalStream(i))
+		vu := &benchVU{s: s, mix: true,
+			term: tpcc.NewTerminal(r, tpcc.NewRunConstants(r, testLoad), testWarehouses, i%testWarehouses+1, i+1)}
+		g.Go(func() error {
+			for range perSession {
+				if err := vu.next(gctx); err != nil {
+					return fmt.Errorf("%v session: %w", style, err)
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatalf("mix: %v", err)
+	}
 }
 
 func testRowCounts(t *testing.T, c tpcc.Querier, emitted buildCounts) {

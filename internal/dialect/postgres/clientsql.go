@@ -165,16 +165,3 @@ func (t *txAdapter) Query(ctx context.Context, sql string, args ...any) (tpcc.Ro
 
 func (t *txAdapter) Commit(ctx context.Context) error   { return t.tx.Commit(ctx) }
 func (t *txAdapter) Rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
-
-// plainConn is a tpcc.Querier in autocommit on its own connection
-// (dialect.Conn).
-type plainConn struct {
-	conn *pgx.Conn
-	querier
-}
-
-func (c *plainConn) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-	defer cancel()
-	return c.conn.Close(ctx)
-}

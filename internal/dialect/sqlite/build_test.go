@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -280,17 +281,22 @@ func BenchmarkLoadOneWarehouse(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		var before, after syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
 		start := time.Now()
 		counts, err := build(ctx, d, 1)
 		if err != nil {
 			b.Fatal(err)
 		}
 		el := time.Since(start)
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+		cpu := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
 		var n int64
 		for _, c := range counts {
 			n += c
 		}
 		b.ReportMetric(float64(n)/el.Seconds(), "rows/s")
+		b.ReportMetric(cpu.Seconds(), "cpu-s/warehouse")
 		_ = d.Close()
 	}
 }

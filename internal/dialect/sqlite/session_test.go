@@ -370,33 +370,59 @@ func TestBusyIsLockTimeout(t *testing.T) {
 
 // TestCancelWhileWaitingForLock: a transaction waiting for the write lock
 // ends when its context does (the driver's grace period), long before
-// busy_timeout, and is classified as canceled.
+// busy_timeout, and is classified as canceled. The lock is held by another
+// connection (SQLite's lock, another process's view) or by another session
+// of this Database (the in-process gate).
 func TestCancelWhileWaitingForLock(t *testing.T) {
-	d := openBuilt(t)
-	holder, err := d.db.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name string
+		hold func(t *testing.T, d *Database) (release func())
+	}{
+		{"sqlite lock", func(t *testing.T, d *Database) func() {
+			holder, err := d.db.Conn(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := holder.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+				t.Fatal(err)
+			}
+			return func() {
+				if _, err := holder.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+					t.Error(err)
+				}
+				_ = holder.Close()
+			}
+		}},
+		{"session gate", func(t *testing.T, d *Database) func() {
+			q := newSession(t, d).(*session).q
+			tx, err := q.Begin(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return func() {
+				if err := tx.Rollback(context.Background()); err != nil {
+					t.Error(err)
+				}
+			}
+		}},
 	}
-	defer holder.Close()
-	if _, err := holder.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	defer holder.ExecContext(context.Background(), "ROLLBACK")
-
-	s := newSession(t, d)
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	err = s.Delivery(ctx, &tpcc.Delivery{WID: 1, CarrierID: 1, DeliveryD: runTime})
-	if got, want := d.Classify(err), dialect.ClassCanceled; got != want {
-		t.Errorf("Classify(%v): got %v, want %v", err, got, want)
-	}
-	// The session's connection is clean: the next transaction works once
-	// the lock is free.
-	if _, err := holder.ExecContext(context.Background(), "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Delivery(context.Background(), &tpcc.Delivery{WID: 1, CarrierID: 1, DeliveryD: runTime}); err != nil {
-		t.Errorf("Delivery after a canceled one: %v", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := openBuilt(t)
+			release := tt.hold(t, d)
+			s := newSession(t, d)
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			err := s.Delivery(ctx, &tpcc.Delivery{WID: 1, CarrierID: 1, DeliveryD: runTime})
+			if got, want := d.Classify(err), dialect.ClassCanceled; got != want {
+				t.Errorf("Classify(%v): got %v, want %v", err, got, want)
+			}
+			// The session is clean: its next transaction runs once the lock is free.
+			release()
+			if err := s.Delivery(context.Background(), &tpcc.Delivery{WID: 1, CarrierID: 1, DeliveryD: runTime}); err != nil {
+				t.Errorf("Delivery after a canceled one: %v", err)
+			}
+		})
 	}
 }
 
@@ -465,4 +491,61 @@ func BenchmarkSessionMix(b *testing.B) {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
 	cpu := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/tx")
+}
+
+// BenchmarkConcurrentMix runs the standard mix from eight sessions on one
+// warehouse, b.N transactions in all: the throughput of the write lock's
+// hand-over between virtual users.
+func BenchmarkConcurrentMix(b *testing.B) {
+	d := openBuilt(b)
+	ctx := context.Background()
+	const sessions = 8
+	run := tpcc.NewRunConstants(tpcc.NewRand(testSeed, 999), testLoad)
+	var g errgroup.Group
+	per := b.N/sessions + 1
+	b.ResetTimer()
+	for i := range sessions {
+		s, err := d.NewSession(ctx, dialect.StyleClientSQL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		term := tpcc.NewTerminal(tpcc.NewRand(testSeed, tpcc.TerminalStream(i)), run, 1, 1, i%10+1)
+		g.Go(func() error {
+			var (
+				no tpcc.NewOrder
+				pa tpcc.Payment
+				os tpcc.OrderStatus
+				de tpcc.Delivery
+				sl tpcc.StockLevel
+			)
+			for range per {
+				var err error
+				switch term.NextKind() {
+				case tpcc.NewOrderTx:
+					term.NewOrder(&no, runTime)
+					err = s.NewOrder(ctx, &no)
+				case tpcc.PaymentTx:
+					term.Payment(&pa, runTime)
+					err = s.Payment(ctx, &pa)
+				case tpcc.OrderStatusTx:
+					term.OrderStatus(&os)
+					err = s.OrderStatus(ctx, &os)
+				case tpcc.DeliveryTx:
+					term.Delivery(&de, runTime)
+					err = s.Delivery(ctx, &de)
+				case tpcc.StockLevelTx:
+					term.StockLevel(&sl)
+					err = s.StockLevel(ctx, &sl)
+				}
+				if err != nil && !errors.Is(err, tpcc.ErrRollback) {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
 }

@@ -1,0 +1,381 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/oltplab/oltplab/internal/dbtest"
+	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/driver"
+	"github.com/oltplab/oltplab/internal/tpcc"
+)
+
+// result is one invocation of oltplab.
+type result struct {
+	code     int
+	out, err string
+}
+
+// oltplab runs the CLI in-process with a private results store.
+func oltplab(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), args, env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
+	t.Logf("oltplab %s -> %d\nstdout:\n%s\nstderr:\n%s", strings.Join(redactArgs(args), " "), code, out.String(), errb.String())
+	return result{code, out.String(), errb.String()}
+}
+
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if tg, err := dialect.ParseTarget(a, ""); err == nil && tg.PasswordSet {
+			out[i] = tg.String()
+			continue
+		}
+		out[i] = a
+	}
+	return out
+}
+
+func storeEnv(t *testing.T) []string {
+	return []string{"OLTPLAB_RESULTS=" + filepath.Join(t.TempDir(), "results.db"), "HOME=" + t.TempDir()}
+}
+
+func closedPort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
+}
+
+// TestBadInput: every mistake a user can make gets one line on stderr and
+// its own non-zero exit code, never a stack trace.
+func TestBadInput(t *testing.T) {
+	env := storeEnv(t)
+	missing := "sqlite:" + filepath.Join(t.TempDir(), "nope.db")
+	port := closedPort(t)
+	cases := []struct {
+		args []string
+		want int
+	}{
+		{[]string{}, exitUsage},
+		{[]string{"frobnicate"}, exitUsage},
+		{[]string{"build", "--target", "sqlite:x.db", "--warehouses", "0"}, exitUsage},
+		{[]string{"build", "--target", "sqlite:x.db", "--warehouses", "-3"}, exitUsage},
+		{[]string{"build", "--target", "sqlite:x.db", "--warehouses", "many"}, exitUsage},
+		{[]string{"build", "--warehouses", "1"}, exitUsage},
+		{[]string{"run", "--target", missing, "--vus", "0"}, exitUsage},
+		{[]string{"run", "--target", missing, "--vus", "fib:0"}, exitUsage},
+		{[]string{"run", "--target", missing, "--duration", "0s"}, exitUsage},
+		{[]string{"run", "--target", "oracle://scott@127.0.0.1/orcl"}, exitUsage},
+		{[]string{"run", "--target", missing, "--vus", "2", "--duration", "5s"}, exitSchema},
+		{[]string{"check", "--target", missing}, exitSchema},
+		{[]string{"check", "--target", fmt.Sprintf("postgres://bench:s3cret@127.0.0.1:%d/tpcc", port)}, exitConnect},
+		{[]string{"check", "--target", fmt.Sprintf("mysql://bench:s3cret@127.0.0.1:%d/tpcc", port)}, exitConnect},
+		{[]string{"results", "show", "12345"}, exitUsage},
+		{[]string{"results", "show", "abc"}, exitUsage},
+		{[]string{"results", "frob"}, exitUsage},
+		{[]string{"compare", "onlyone"}, exitUsage},
+		{[]string{"report", "nosuchlabel", "-o", filepath.Join(t.TempDir(), "r.html")}, exitUsage},
+		{[]string{"results", "list", "--results", filepath.Join(t.TempDir(), "no", "such", "dir", "r.db")}, exitStore},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, "_"), func(t *testing.T) {
+			r := oltplab(t, env, c.args...)
+			if r.code != c.want {
+				t.Errorf("exit code: got %d, want %d", r.code, c.want)
+			}
+			lines := strings.Split(strings.TrimRight(r.err, "\n"), "\n")
+			if c.want != exitUsage || len(c.args) > 0 {
+				if len(lines) != 1 || !strings.HasPrefix(lines[0], "oltplab: ") {
+					t.Errorf("stderr: got %q, want one line starting with \"oltplab: \"", r.err)
+				}
+			}
+			for _, bad := range []string{"goroutine ", "panic", "s3cret"} {
+				if strings.Contains(r.out+r.err, bad) {
+					t.Errorf("output contains %q", bad)
+				}
+			}
+		})
+	}
+}
+
+// TestHelp: --help of every command exits 0 and explains the flags.
+func TestHelp(t *testing.T) {
+	for _, c := range commands() {
+		t.Run(c.name, func(t *testing.T) {
+			r := oltplab(t, storeEnv(t), c.name, "--help")
+			if r.code != 0 {
+				t.Errorf("exit code: got %d, want 0", r.code)
+			}
+			if !strings.Contains(r.out, "Usage: oltplab "+c.name) {
+				t.Errorf("help does not start with the synopsis: %q", r.out)
+			}
+		})
+	}
+}
+
+// workflow builds, checks, runs and checks again through the CLI, and
+// returns the stored run result.
+func workflow(t *testing.T, env []string, target string, warehouses int, runArgs ...string) *driver.Result {
+	t.Helper()
+	r := oltplab(t, env, "build", "--target", target, "--warehouses", fmt.Sprint(warehouses), "--workers", "2", "--seed", "7")
+	if r.code != 0 {
+		t.Fatalf("build: exit %d", r.code)
+	}
+	if r := oltplab(t, env, "build", "--target", target, "--warehouses", "1"); r.code != exitSchema {
+		t.Errorf("second build without --drop: exit %d, want %d", r.code, exitSchema)
+	}
+	r = oltplab(t, env, "check", "--target", target, "--json")
+	assertChecks(t, r, true)
+	args := append([]string{"run", "--target", target, "--json", "--seed", "11"}, runArgs...)
+	r = oltplab(t, env, args...)
+	if r.code != 0 {
+		t.Fatalf("run: exit %d", r.code)
+	}
+	var got struct {
+		RunID  int64          `json:"run_id"`
+		Result *driver.Result `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
+		t.Fatalf("run --json output: %v", err)
+	}
+	r = oltplab(t, env, "check", "--target", target, "--json")
+	assertChecks(t, r, false)
+	r = oltplab(t, env, "results", "show", fmt.Sprint(got.RunID))
+	if r.code != 0 || !strings.Contains(r.out, "NOPM") {
+		t.Errorf("results show %d: exit %d, no NOPM headline", got.RunID, r.code)
+	}
+	return got.Result
+}
+
+func assertChecks(t *testing.T, r result, afterBuild bool) {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("check: exit %d, want 0", r.code)
+	}
+	var got struct {
+		Result checkOutcome `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
+		t.Fatalf("check --json: %v", err)
+	}
+	if got.Result.AfterBuild != afterBuild {
+		t.Errorf("after build: got %v, want %v", got.Result.AfterBuild, afterBuild)
+	}
+	if len(got.Result.Conditions) != 12 {
+		t.Errorf("conditions: got %d, want 12", len(got.Result.Conditions))
+	}
+	for _, c := range got.Result.Conditions {
+		if !c.Passed && !c.Skipped {
+			t.Errorf("condition %s failed: %s", c.Clause, c.Detail)
+		}
+		if c.Clause == "3.3.2.11" && c.Skipped == afterBuild {
+			t.Errorf("condition 3.3.2.11: skipped=%v right after build=%v", c.Skipped, afterBuild)
+		}
+	}
+}
+
+// assertRun checks what every run must show: every kind ran, NOPM and TPM
+// are positive, the clause 9.2 figures are within bounds wherever the
+// number of samples makes the bound at least four standard errors wide.
+func assertRun(t *testing.T, res *driver.Result) {
+	t.Helper()
+	if res.NOPM <= 0 || res.TPM <= 0 {
+		t.Errorf("NOPM %v, TPM %v: want both positive", res.NOPM, res.TPM)
+	}
+	for _, k := range res.Kinds {
+		if k.Completed == 0 {
+			t.Errorf("%s: no transaction completed", k.Kind)
+		}
+	}
+	if res.Partial {
+		t.Errorf("run marked partial")
+	}
+	for _, f := range res.AuditFigures {
+		if f.NotApplicable || f.Clause == "5.2.3" || strings.HasPrefix(f.Name, "mix_") || f.Name == "average_order_lines" || f.Name == "delivery_skipped_pct" {
+			continue
+		}
+		p := (f.Lo + f.Hi) / 200 // nominal share
+		se := 100 * math.Sqrt(p*(1-p)/float64(f.Samples))
+		if (f.Hi-f.Lo)/2 < 4*se {
+			t.Logf("%s: %d samples are too few to assert the bound (%.3f within [%g, %g]?)", f.Name, f.Samples, f.Value, f.Lo, f.Hi)
+			continue
+		}
+		if !f.OK {
+			t.Errorf("audit %s = %.3f, outside [%g, %g] with %d samples", f.Name, f.Value, f.Lo, f.Hi, f.Samples)
+		}
+	}
+	for _, f := range res.AuditFigures {
+		if f.Name == "average_order_lines" && !f.OK {
+			t.Errorf("average order lines %.3f outside [%g, %g]", f.Value, f.Lo, f.Hi)
+		}
+	}
+}
+
+func TestWorkflowSQLite(t *testing.T) {
+	env := storeEnv(t)
+	res := workflow(t, env, "sqlite:"+filepath.Join(t.TempDir(), "tpcc.db"), 1, "--vus", "4", "--rampup", "1s", "--duration", "5s")
+	assertRun(t, res)
+	if res.TPMSource != driver.DriverTPMSource {
+		t.Errorf("SQLite TPM source: got %q, want the driver's own label", res.TPMSource)
+	}
+}
+
+func TestWorkflowPostgres(t *testing.T) {
+	tg := dbtest.Postgres(t)
+	env := storeEnv(t)
+	res := workflow(t, env, dbtest.RawURL(tg), 2, "--vus", "8", "--rampup", "2s", "--duration", "20s")
+	assertRun(t, res)
+	if res.Options.Style != dialect.StyleProcedures {
+		t.Errorf("default style on PostgreSQL: got %s, want procedures", res.Options.Style)
+	}
+	r := oltplab(t, env, "run", "--target", dbtest.RawURL(tg), "--client-sql", "--vus", "4", "--rampup", "1s", "--duration", "5s", "--json")
+	if r.code != 0 {
+		t.Fatalf("client-sql run: exit %d", r.code)
+	}
+	assertChecks(t, oltplab(t, env, "check", "--target", dbtest.RawURL(tg), "--json"), false)
+}
+
+func TestWorkflowMySQL(t *testing.T) {
+	tg := dbtest.MySQL(t)
+	env := storeEnv(t)
+	res := workflow(t, env, dbtest.RawURL(tg), 2, "--vus", "8", "--rampup", "2s", "--duration", "20s")
+	assertRun(t, res)
+	r := oltplab(t, env, "run", "--target", dbtest.RawURL(tg), "--client-sql", "--vus", "4", "--rampup", "1s", "--duration", "5s", "--json")
+	if r.code != 0 {
+		t.Fatalf("client-sql run: exit %d", r.code)
+	}
+	assertChecks(t, oltplab(t, env, "check", "--target", dbtest.RawURL(tg), "--json"), false)
+}
+
+// TestSecretsNeverAppear: the password given in the URL, in a password
+// file or in PGPASSWORD never appears in any output, in the results store,
+// or in the report, including when authentication fails.
+func TestSecretsNeverAppear(t *testing.T) {
+	tg := dbtest.Postgres(t)
+	pw := dbtest.Password(tg)
+	if len(pw) < 8 {
+		t.Fatalf("test password too short to grep for")
+	}
+	dir := t.TempDir()
+	storePath := filepath.Join(dir, "results.db")
+	env := []string{"OLTPLAB_RESULTS=" + storePath, "HOME=" + dir}
+	pwFile := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pwFile, []byte(pw+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	noPw := tg.String() // the target without its password
+	wrong := strings.Replace(dbtest.RawURL(tg), pw, pw+"x", 1)
+	var all strings.Builder
+	runs := []struct {
+		env  []string
+		args []string
+		want int
+	}{
+		{env, []string{"build", "--target", dbtest.RawURL(tg), "--warehouses", "1"}, 0},
+		{env, []string{"check", "--target", noPw, "--password-file", pwFile}, 0},
+		{append(env, "PGPASSWORD="+pw), []string{"run", "--target", noPw, "--vus", "2", "--rampup", "0s", "--duration", "2s", "--label", "sec"}, 0}, // PGPASSWORD, as pgx reads it (set below)
+		{env, []string{"run", "--target", dbtest.RawURL(tg), "--vus", "1", "--rampup", "0s", "--duration", "1s", "--label", "sec", "--json"}, 0},
+		{env, []string{"check", "--target", wrong}, exitAuth},
+		{append(env, "OLTPLAB_DEBUG=1"), []string{"check", "--target", wrong}, exitAuth},
+		{env, []string{"results", "list"}, 0},
+		{env, []string{"results", "list", "--json"}, 0},
+		{env, []string{"results", "show", "1", "--json"}, 0},
+		{env, []string{"results", "show", "2", "--json"}, 0},
+		{env, []string{"results", "export", "sec", "--format", "json"}, 0},
+		{env, []string{"report", "sec", "--format", "md"}, 0},
+	}
+	for _, r := range runs {
+		if strings.Contains(strings.Join(r.env, " "), "PGPASSWORD=") {
+			t.Setenv("PGPASSWORD", pw) // the driver reads the process environment
+		} else {
+			os.Unsetenv("PGPASSWORD")
+		}
+		got := oltplab(t, r.env, r.args...)
+		if got.code != r.want {
+			t.Errorf("oltplab %s: exit %d, want %d", redactArgs(r.args)[0], got.code, r.want)
+		}
+		all.WriteString(got.out + got.err)
+	}
+	if strings.Contains(all.String(), pw) {
+		t.Errorf("the password appears in the output")
+	}
+	for _, f := range []string{storePath, storePath + "-wal"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if bytes.Contains(b, []byte(pw)) {
+			t.Errorf("the password appears in %s", filepath.Base(f))
+		}
+	}
+}
+
+// TestPartialOnInterrupt: a canceled run is stored, marked partial, with
+// what was measured, and the exit code says so.
+func TestPartialOnInterrupt(t *testing.T) {
+	env := storeEnv(t)
+	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
+	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
+		t.Fatalf("build: exit %d", r.code)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- Main(ctx, []string{"run", "--target", target, "--vus", "2", "--rampup", "0s", "--duration", "1h", "--json"}, env,
+			Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
+	}()
+	// Cancel once the run has produced its first live line or measured a bit.
+	waitFor(t, func() bool { return countRows(t, env, target) }, cancel)
+	code := <-done
+	if code != exitInterrupted {
+		t.Errorf("exit code: got %d, want %d; stderr %s", code, exitInterrupted, errb.String())
+	}
+	var got struct {
+		Status string         `json:"status"`
+		Result *driver.Result `json:"result"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("run --json output: %v (%q)", err, out.String())
+	}
+	if got.Status != "partial" || !got.Result.Partial {
+		t.Errorf("status %q, partial %v: want partial", got.Status, got.Result.Partial)
+	}
+	r := oltplab(t, env, "results", "list", "--kind", "run", "--json")
+	if !strings.Contains(r.out, `"partial"`) {
+		t.Errorf("stored run is not marked partial: %s", r.out)
+	}
+}
+
+// countRows reports whether the run has committed New-Orders yet.
+func countRows(t *testing.T, env []string, target string) bool {
+	tg, _ := dialect.ParseTarget(target, "")
+	db, err := dialect.Open(context.Background(), tg)
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	c, err := db.Connect(context.Background())
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	var n int64
+	if err := c.QueryRow(context.Background(), "SELECT COUNT(*) FROM orders").Scan(&n); err != nil {
+		return false
+	}
+	return n > int64(tpcc.OrdersPerDistrict*tpcc.DistrictsPerWarehouse)+50
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# make bench: measures, on private servers configured for measurement
+# (fsync on), the build rate of 10 warehouses and the driver's CPU per
+# database transaction with 8 virtual users in both execution styles, on
+# PostgreSQL and MariaDB. Prints one JSON document on stdout; progress on
+# stderr. Environment: BENCH_WAREHOUSES (10), BENCH_VUS (8),
+# BENCH_RAMPUP (30s), BENCH_DURATION (2m), BENCH_WORKERS (4).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [[ ${1:-} != inner ]]; then
+	exec env OLTPLAB_SERVER_PROFILE=bench OLTPLAB_NEEDS_BROWSER=0 scripts/testservers.sh run "$0" inner
+fi
+
+W=${BENCH_WAREHOUSES:-10}
+VUS=${BENCH_VUS:-8}
+RAMPUP=${BENCH_RAMPUP:-30s}
+DURATION=${BENCH_DURATION:-2m}
+WORKERS=${BENCH_WORKERS:-4}
+bin=bin/oltplab
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export OLTPLAB_RESULTS=$tmp/results.db
+
+pg_target="${OLTPLAB_TEST_POSTGRES%/postgres*}/bench?sslmode=disable"
+my_target="${OLTPLAB_TEST_MYSQL%/}/bench"
+psql "$OLTPLAB_TEST_POSTGRES" -qc "CREATE DATABASE bench" >/dev/null
+python3 - "$OLTPLAB_TEST_MYSQL" <<'PY'
+import sys, subprocess, urllib.parse
+u = urllib.parse.urlparse(sys.argv[1])
+subprocess.run(["mariadb", "--no-defaults", "-h", u.hostname, "-P", str(u.port), "-u", u.username,
+                "-p" + u.password, "-e", "CREATE DATABASE bench"], check=True)
+PY
+
+for name in postgres mysql; do
+	target=$pg_target
+	[[ $name == mysql ]] && target=$my_target
+	echo "bench: $name: build $W warehouses with $WORKERS workers" >&2
+	$bin build --target "$target" --warehouses "$W" --workers "$WORKERS" --json >"$tmp/$name-build.json"
+	for style in procedures client-sql; do
+		flag=""
+		[[ $style == client-sql ]] && flag=--client-sql
+		echo "bench: $name: $VUS virtual users, $style, $RAMPUP ramp-up, $DURATION measured" >&2
+		$bin run --target "$target" --vus "$VUS" --rampup "$RAMPUP" --duration "$DURATION" $flag --json \
+			>"$tmp/$name-run-$style.json"
+	done
+done
+
+python3 - "$tmp" "$W" <<'PY'
+import json, os, sys
+tmp, w = sys.argv[1], int(sys.argv[2])
+out = {"warehouses": w}
+for name in ("postgres", "mysql"):
+    b = json.load(open(os.path.join(tmp, f"{name}-build.json")))["result"]
+    d = {"build": {"seconds": round(b["total_seconds"], 1), "load_seconds": round(b["load_seconds"], 1),
+                   "index_seconds": round(b["index_seconds"], 1), "rows": b["total_rows"],
+                   "rows_per_sec_loading": round(b["rows_per_sec"]), "workers": b["workers"]}}
+    for style in ("procedures", "client-sql"):
+        r = json.load(open(os.path.join(tmp, f"{name}-run-{style}.json")))["result"]
+        d[style] = {"vus": r["options"]["vus"], "nopm": round(r["nopm"]), "tpm": round(r["tpm"]),
+                    "tpm_source": r["tpm_source"],
+                    "driver_cpu_us_per_tx": round(r["driver_cpu_micros_per_tx"], 1),
+                    "driver_cpu_seconds": round(r["driver_cpu_seconds"], 2),
+                    "window_seconds": round(r["window"]["seconds"], 1)}
+    out[name] = d
+print(json.dumps(out, indent=2))
+PY
