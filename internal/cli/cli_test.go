@@ -379,3 +379,25 @@ func countRows(t *testing.T, env []string, target string) bool {
 	}
 	return n > int64(tpcc.OrdersPerDistrict*tpcc.DistrictsPerWarehouse)+50
 }
+
+func TestAuditVerdict(t *testing.T) {
+	cases := []struct {
+		f    tpcc.Figure
+		want string
+	}{
+		{tpcc.Figure{Name: "remote_payment_pct", OK: true, Samples: 10}, "ok"},
+		{tpcc.Figure{Name: "remote_payment_pct", NotApplicable: true, OK: true}, "n/a (one warehouse)"},
+		{tpcc.Figure{Name: "mix_payment_pct", Clause: "5.2.3", Value: 42.9, Lo: 43, Hi: 100, Samples: 1000}, "below the 5.2.3 minimum"},
+		{tpcc.Figure{Name: "order_status_by_name_pct", Value: 63.1, Lo: 57, Hi: 63, Samples: 400}, "outside, but 400 samples are too few to judge (±4.80 at 95%)"},
+		{tpcc.Figure{Name: "order_status_by_name_pct", Value: 70, Lo: 57, Hi: 63, Samples: 100000}, "OUT OF BOUNDS"},
+		{tpcc.Figure{Name: "average_order_lines", Value: 11, Lo: 9.5, Hi: 10.5, Samples: 10}, "OUT OF BOUNDS"},
+		{tpcc.Figure{Name: "payment_by_name_pct", Lo: 57, Hi: 63}, "no samples"},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s_%v_%d", c.f.Name, c.f.Value, c.f.Samples), func(t *testing.T) {
+			if got := auditVerdict(c.f); got != c.want {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
