@@ -62,6 +62,7 @@ func commands() []command {
 		{"check", "evaluate the consistency conditions of TPC-C clause 3.3.2", runCheck},
 		{"compare", "compare profiles step by step, with ratios and confidence intervals", runCompare},
 		{"report", "render profiles as one self-contained HTML (or Markdown) report", runReport},
+		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
 		{"results", "list, show and export stored results", runResults},
 		{"version", "print the version", runVersion},
 	}

@@ -83,7 +83,7 @@ func compareText(w io.Writer, in report.Input) error {
 
 	fmt.Fprintf(w, "\npeaks:\n")
 	for _, p := range ps {
-		fmt.Fprintf(w, "  %-12s peak NOPM %s at %d VUs; %s\n", name(p), thousands(p.Verdict.PeakNOPM), p.Verdict.PeakVUs, p.Verdict.Reason)
+		fmt.Fprintf(w, "  %-12s %s\n", name(p), p.Verdict.Reason)
 	}
 	ctxs := make([]map[string]string, len(ps))
 	for i, p := range ps {

@@ -37,10 +37,11 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (re
 		}
 	}
 	type stepRuns struct {
-		vus     int
-		step    int
-		repeats []report.Repeat
-		ids     []int64
+		vus      int
+		step     int
+		repeats  []report.Repeat
+		ids      []int64
+		monitors []*monitorSummary
 	}
 	bySteps := map[int]*stepRuns{}
 	for _, r := range runs {
@@ -48,7 +49,8 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (re
 			continue // failed before measuring anything
 		}
 		var res driver.Result
-		if err := json.Unmarshal(r.Summary, &res); err != nil {
+		sum := runSummary{Result: &res}
+		if err := json.Unmarshal(r.Summary, &sum); err != nil {
 			return report.Profile{}, withCode(exitStore, fmt.Errorf("decode run %d: %w", r.ID, err))
 		}
 		s := bySteps[r.Step]
@@ -59,6 +61,9 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (re
 		s.repeats = append(s.repeats, report.Repeat{RunID: r.ID, NOPM: res.NOPM, TPM: res.TPM,
 			Partial: res.Partial || r.Status != store.StatusOK})
 		s.ids = append(s.ids, r.ID)
+		if !res.Partial && r.Status == store.StatusOK {
+			s.monitors = append(s.monitors, sum.Monitor)
+		}
 	}
 	steps := make([]*stepRuns, 0, len(bySteps))
 	for _, s := range bySteps {
@@ -80,9 +85,30 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (re
 				}
 			}
 		}
-		out.Steps = append(out.Steps, report.NewStep(s.vus, s.repeats, lat))
+		step := report.NewStep(s.vus, s.repeats, lat)
+		step.Host = hostFigures(s.monitors)
+		out.Steps = append(out.Steps, step)
 	}
 	out.Verdict = profile.Analyze(out.StepFigures("new_order"), profile.DefaultKneeThreshold)
+	// The per-second series of the peak step's first complete repeat.
+	for i, s := range steps {
+		st0 := out.Steps[i]
+		if st0.VUs != out.Verdict.PeakVUs || st0.Host == nil {
+			continue
+		}
+		for _, r := range s.repeats {
+			if r.Partial {
+				continue
+			}
+			series, err := stepSeries(ctx, st, r.RunID, st0.VUs, st0.Host.DataDevice)
+			if err != nil {
+				return report.Profile{}, err
+			}
+			out.Series = series
+			break
+		}
+		break
+	}
 	return out, nil
 }
 

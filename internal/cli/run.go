@@ -30,6 +30,8 @@ type runOptions struct {
 	clientSQL  bool
 	json       bool
 	quiet      bool // no live lines (quickstart prints its own)
+	checkpoint bool // --checkpoint-before
+	reset      bool // --reset-between
 	driver     driver.Options
 }
 
@@ -49,6 +51,8 @@ func (o *runOptions) register(fs *flag.FlagSet, a *app) {
 	fs.BoolVar(&o.driver.AllWarehouses, "all-warehouses", false, "spread each virtual user over several warehouses (HammerDB's \"use all warehouses\")")
 	fs.BoolVar(&o.clientSQL, "client-sql", false, "send each statement from the client instead of calling stored procedures")
 	fs.IntVar(&o.driver.MaxRetries, "max-retries", d.MaxRetries, "retries of one transaction after a serialization failure, deadlock or lock timeout")
+	fs.BoolVar(&o.checkpoint, "checkpoint-before", false, "write dirty pages and log before each step (PostgreSQL CHECKPOINT; InnoDB flush; SQLite WAL checkpoint)")
+	fs.BoolVar(&o.reset, "reset-between", false, "return the database to its post-build state before each step and repeat (template copy, file copy or table copy), so repeats start equal")
 	fs.BoolVar(&o.json, "json", false, "print results as JSON")
 }
 
@@ -116,8 +120,13 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 		// The dialect (SQLite) or this build has no stored procedures.
 		o.driver.Style = dialect.StyleClientSQL
 	}
+	h, err := newHygiene(ctx, db, tg, o)
+	if err != nil {
+		return profileOutcome{}, err
+	}
 	rc := a.gatherContext(ctx, db, tg, &meta)
 	params := map[string]any{
+		"checkpoint_before": o.checkpoint, "reset_between": o.reset,
 		"vus": o.steps, "vus_spec": o.vus, "repeat": o.repeat, "interleave": o.interleave,
 		"rampup_seconds": o.driver.Rampup.Seconds(), "duration_seconds": o.driver.Duration.Seconds(),
 		"grace_seconds": o.driver.Grace.Seconds(), "seed": o.driver.Seed, "style": o.driver.Style.String(),
@@ -142,7 +151,12 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 		if len(slots) > 1 && !o.json {
 			fmt.Fprintf(a.errw(), "step %d/%d: %d virtual user(s), repeat %d/%d\n", i+1, len(slots), vus, slot.Repeat+1, o.repeat)
 		}
-		id, res, err := a.timedRun(ctx, st, db, tg, meta, d, rc, pid, slot, o)
+		prep, err := h.before(ctx, i > 0)
+		if err != nil {
+			runErr = err
+			break
+		}
+		id, res, err := a.timedRun(ctx, st, db, tg, meta, d, rc, pid, slot, o, prep)
 		if id != 0 {
 			out.Runs = append(out.Runs, id)
 		}
@@ -156,6 +170,9 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 			runErr = err
 			break
 		}
+	}
+	if err := h.finish(context.WithoutCancel(ctx)); err != nil && runErr == nil {
+		runErr = err
 	}
 	status := store.StatusOK
 	switch {
@@ -183,12 +200,12 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 
 // timedRun runs one step once and stores it.
 func (a *app) timedRun(ctx context.Context, st *store.Store, db dialect.Database, tg dialect.Target, meta tpcc.Meta,
-	d driver.Options, rc runContext, pid int64, slot profile.Slot, o runOptions) (int64, *driver.Result, error) {
+	d driver.Options, rc runContext, pid int64, slot profile.Slot, o runOptions, prep preparation) (int64, *driver.Result, error) {
 	seed := int64(d.Seed)
 	id, err := st.CreateRun(ctx, store.Run{
 		Kind: store.KindRun, Label: o.label, ProfileID: pid, Step: slot.Step + 1, Repeat: slot.Repeat + 1, VUs: d.VUs,
 		Target: tg.String(), Dialect: db.Name(), ToolVersion: version(), Seed: &seed,
-		Params: mustJSON(d), Context: mustJSON(rc),
+		Params: mustJSON(map[string]any{"driver": d, "preparation": prep}), Context: mustJSON(rc),
 	})
 	if err != nil {
 		return 0, nil, withCode(exitStore, fmt.Errorf("record the run: %w", err))
@@ -201,7 +218,19 @@ func (a *app) timedRun(ctx context.Context, st *store.Store, db dialect.Database
 				l.Elapsed.Round(time.Second), l.Phase, l.TPM, l.NOPM, l.Errors)
 		}
 	}
+	smp := a.startSampling(ctx, db, tg, rc, time.Second)
 	res, rerr := driver.Run(ctx, db, meta, d, live)
+	var mon *monitorSummary
+	var hostSamples []store.Sample
+	if res != nil && !res.Window.Start.IsZero() {
+		// Host and database samples share the driver's time axis: t = 0 is
+		// the start of the measured window.
+		smp.SetStart(res.Window.Start)
+		m, samples := stopSampling(smp, time.Duration(res.Window.Seconds*float64(time.Second)))
+		mon, hostSamples = &m, samples
+	} else {
+		smp.Stop()
+	}
 
 	fctx := context.WithoutCancel(ctx)
 	status := store.StatusOK
@@ -223,12 +252,12 @@ func (a *app) timedRun(ctx context.Context, st *store.Store, db dialect.Database
 		}
 		serr = st.PutHistograms(fctx, id, hs)
 		if serr == nil && len(res.Series) > 0 {
-			serr = st.AddSamples(fctx, id, workloadSamples(res))
+			serr = st.AddSamples(fctx, id, append(workloadSamples(res), hostSamples...))
 		}
 	}
 	var summary []byte
 	if res != nil {
-		summary = mustJSON(res)
+		summary = mustJSON(runSummary{Result: res, Monitor: mon})
 	}
 	if err := st.FinishRun(fctx, id, status, summary, errText); err != nil {
 		serr = errors.Join(serr, err)
@@ -238,11 +267,14 @@ func (a *app) timedRun(ctx context.Context, st *store.Store, db dialect.Database
 	}
 	if res != nil {
 		if o.json {
-			if err := writeJSON(a.out(), map[string]any{"run_id": id, "profile_id": pid, "status": status, "result": res}); err != nil {
+			if err := writeJSON(a.out(), map[string]any{"run_id": id, "profile_id": pid, "status": status, "result": res, "monitor": mon}); err != nil {
 				return id, res, err
 			}
 		} else {
 			a.printRunResult(res, id, st.Path(), tg)
+			if mon != nil {
+				a.printMonitorSummary(*mon)
+			}
 		}
 	}
 	if rerr != nil {
@@ -253,6 +285,13 @@ func (a *app) timedRun(ctx context.Context, st *store.Store, db dialect.Database
 		return id, res, withCode(code, fmt.Errorf("run: %w (what was measured is stored as run %d, marked %s)", rerr, id, status))
 	}
 	return id, res, nil
+}
+
+// runSummary is what a run stores as its summary: the driver's result and,
+// beside it, what the samplers saw in the measured window.
+type runSummary struct {
+	*driver.Result
+	Monitor *monitorSummary `json:"monitor,omitempty"`
 }
 
 // workloadSamples turns the per-second series into stored samples.

@@ -34,6 +34,8 @@ type Profile struct {
 	// Verdict is profile.Analyze of the steps (see Profile.StepFigures);
 	// the caller computes it so that it can choose the threshold.
 	Verdict profile.Verdict `json:"verdict"`
+	// Series is the per-second series of one chosen run (nil when none).
+	Series *StepSeries `json:"series,omitempty"`
 }
 
 // Step is one virtual-user count of a profile with its repeats.
@@ -48,6 +50,9 @@ type Step struct {
 	// Latency holds the latency percentiles per transaction kind
 	// ("new_order", "payment", ...), over all counted repeats.
 	Latency map[string]LatencyFigures `json:"latency,omitempty"`
+	// Host holds host and database figures when they were sampled; nil
+	// for runs measured without samplers.
+	Host *HostFigures `json:"host,omitempty"`
 }
 
 // Repeat is one measured run of a step.

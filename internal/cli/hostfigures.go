@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/sampler"
+	"github.com/oltplab/oltplab/internal/store"
+)
+
+// hostFigures averages the monitor summaries of a step's complete repeats
+// into the report's per-step host figures; nil when none was sampled.
+func hostFigures(ms []*monitorSummary) *report.HostFigures {
+	var n float64
+	h := &report.HostFigures{WaitSharePct: map[string]float64{}, AvgWaitMillis: map[string]float64{}}
+	for _, m := range ms {
+		if m == nil || m.Seconds == 0 {
+			continue
+		}
+		n++
+		h.CPUBusyPct += m.CPU.BusyPct
+		h.CPUIdlePct += m.CPU.IdlePct
+		h.CPUIOWaitPct += m.CPU.IOWaitPct
+		if d := dataDevice(m.Devices); d != nil {
+			h.DataDevice = d.Device
+			h.DiskIOPS += d.ReadIOPS + d.WriteIOPS
+			h.DiskMBps += d.ReadMBps + d.WriteMBps
+			h.DiskLatencyMillis += d.LatencyMillis
+			h.DiskLatencyP99Millis += d.LatencyP99Millis
+		}
+		for _, w := range m.Waits {
+			h.WaitSharePct[w.Name] += w.SharePct
+		}
+		for _, w := range m.AvgWaits {
+			h.AvgWaitMillis[w.Label] += w.AvgMillis
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	h.CPUBusyPct /= n
+	h.CPUIdlePct /= n
+	h.CPUIOWaitPct /= n
+	h.DiskIOPS /= n
+	h.DiskMBps /= n
+	h.DiskLatencyMillis /= n
+	h.DiskLatencyP99Millis /= n
+	for k := range h.WaitSharePct {
+		h.WaitSharePct[k] /= n
+	}
+	for k := range h.AvgWaitMillis {
+		h.AvgWaitMillis[k] /= n
+	}
+	return h
+}
+
+// dataDevice is the device under the database's data directory, or the
+// busiest one when that is unknown (a remote server).
+func dataDevice(ds []sampler.DeviceSummary) *sampler.DeviceSummary {
+	var best *sampler.DeviceSummary
+	for i := range ds {
+		d := &ds[i]
+		for _, r := range d.Roles {
+			if r == "data" {
+				return d
+			}
+		}
+		if best == nil || d.ReadIOPS+d.WriteIOPS > best.ReadIOPS+best.WriteIOPS {
+			best = d
+		}
+	}
+	return best
+}
+
+// stepSeries reads the per-second series of one run: the workload's own
+// figures with the host's CPU and data-device figures on the same axis.
+func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev string) (*report.StepSeries, error) {
+	samples, err := st.Samples(ctx, runID, store.SampleFilter{})
+	if err != nil {
+		return nil, withCode(exitStore, fmt.Errorf("read the samples of run %d: %w", runID, err))
+	}
+	byT := map[int64]*report.SeriesPoint{}
+	point := func(t int64) *report.SeriesPoint {
+		p := byT[t]
+		if p == nil {
+			p = &report.SeriesPoint{TSeconds: float64(t) / 1000}
+			byT[t] = p
+		}
+		return p
+	}
+	for _, s := range samples {
+		if s.TMillis <= 0 {
+			continue // before the measured window
+		}
+		switch {
+		case s.Source == store.SourceWorkload && s.Metric == "tpm":
+			point(s.TMillis).TPM = s.Value
+		case s.Source == store.SourceWorkload && s.Metric == "nopm":
+			point(s.TMillis).NOPM = s.Value
+		case s.Source == store.SourceWorkload && s.Metric == "p99_ms":
+			point(s.TMillis).P99Millis = s.Value
+		case s.Source == store.SourceHost && s.Metric == "cpu_busy_pct":
+			point(s.TMillis).CPUBusyPct = s.Value
+		case s.Source == store.SourceHost && s.Metric == "cpu_iowait_pct":
+			point(s.TMillis).CPUIOWaitPct = s.Value
+		case s.Source == store.SourceHost && s.Device == dev && (s.Metric == "disk_read_iops" || s.Metric == "disk_write_iops"):
+			point(s.TMillis).DiskIOPS += s.Value
+		case s.Source == store.SourceHost && s.Device == dev && s.Metric == "disk_latency_ms":
+			point(s.TMillis).DiskLatencyMillis = s.Value
+		}
+	}
+	if len(byT) == 0 {
+		return nil, nil
+	}
+	out := &report.StepSeries{VUs: vus, RunID: runID}
+	for _, p := range byT {
+		out.Points = append(out.Points, *p)
+	}
+	sort.Slice(out.Points, func(i, j int) bool { return out.Points[i].TSeconds < out.Points[j].TSeconds })
+	return out, nil
+}

@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/tpcc"
+)
+
+// hygiene runs the optional per-step preparation of a profile:
+// --checkpoint-before and --reset-between. What it did is recorded with
+// every run.
+type hygiene struct {
+	db         dialect.Database
+	checkpoint dialect.Checkpointer // nil unless --checkpoint-before
+	reset      dialect.Resetter     // nil unless --reset-between
+}
+
+// preparation is what was done before one step, stored with its run.
+type preparation struct {
+	CheckpointSeconds *float64 `json:"checkpoint_seconds,omitempty"`
+	ResetSeconds      *float64 `json:"reset_seconds,omitempty"`
+}
+
+// newHygiene checks the dialect has the asked abilities and, for
+// --reset-between, saves the baseline. The database must be in its
+// post-build state then, or repeats would start from something else.
+func newHygiene(ctx context.Context, db dialect.Database, tg dialect.Target, o runOptions) (*hygiene, error) {
+	h := &hygiene{db: db}
+	if o.checkpoint {
+		c, ok := db.(dialect.Checkpointer)
+		if !ok {
+			return nil, usageErrorf("run: --checkpoint-before: the %s dialect cannot checkpoint", db.Name())
+		}
+		h.checkpoint = c
+	}
+	if !o.reset {
+		return h, nil
+	}
+	r, ok := db.(dialect.Resetter)
+	if !ok {
+		return nil, usageErrorf("run: --reset-between: the %s dialect cannot reset a database", db.Name())
+	}
+	meta, err := readSchema(ctx, db, tg)
+	if err != nil {
+		return nil, err
+	}
+	var fresh bool
+	if err := db.Snapshot(ctx, func(q tpcc.Querier) error {
+		var err error
+		fresh, err = initialPopulation(ctx, q, meta)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("inspect the population of %s: %w", tg, err)
+	}
+	if !fresh {
+		return nil, withCode(exitSchema, fmt.Errorf("--reset-between needs %s in its post-build state, but transactions have run since the build: rebuild it with `oltplab build --drop`", tg))
+	}
+	if err := r.SaveBaseline(ctx); err != nil {
+		return nil, fmt.Errorf("save the post-build baseline of %s: %w", tg, err)
+	}
+	h.reset = r
+	return h, nil
+}
+
+// before prepares one step: a reset (except before the first, which starts
+// from the baseline itself), then a checkpoint.
+func (h *hygiene) before(ctx context.Context, notFirst bool) (preparation, error) {
+	var p preparation
+	if h.reset != nil && notFirst {
+		start := time.Now()
+		if err := h.reset.Reset(ctx); err != nil {
+			return p, fmt.Errorf("reset the database before the step: %w", err)
+		}
+		s := time.Since(start).Seconds()
+		p.ResetSeconds = &s
+	}
+	if h.checkpoint != nil {
+		start := time.Now()
+		if err := h.checkpoint.Checkpoint(ctx); err != nil {
+			return p, fmt.Errorf("checkpoint before the step: %w", err)
+		}
+		s := time.Since(start).Seconds()
+		p.CheckpointSeconds = &s
+	}
+	return p, nil
+}
+
+// finish leaves a reset database as it was built and frees the baseline.
+func (h *hygiene) finish(ctx context.Context) error {
+	if h.reset == nil {
+		return nil
+	}
+	if err := h.reset.Reset(ctx); err != nil {
+		return fmt.Errorf("return the database to its post-build state: %w", err)
+	}
+	if err := h.reset.DropBaseline(ctx); err != nil {
+		return fmt.Errorf("drop the baseline: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,222 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+	"strings"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+)
+
+var _ dialect.WaitSampler = (*DB)(nil)
+
+// What MariaDB and MySQL can tell about a session's wait, and what not:
+//
+//   - information_schema.PROCESSLIST always: COMMAND "Sleep" is an idle
+//     session (idle in a transaction when INNODB_TRX has one for it).
+//     PROCESSLIST's STATE is free text and is not used to classify.
+//   - information_schema.INNODB_TRX always: trx_state "LOCK WAIT" (an
+//     enumerated value, not a message) is a row lock wait.
+//   - performance_schema.events_waits_current when performance_schema is
+//     ON (it is OFF by default in MariaDB): the instrument name of the
+//     wait in progress (wait/io/file/innodb/innodb_log_file, ...).
+//
+// InnoDB refreshes INNODB_TRX (trx_i_s_cache) only when it was not read
+// for 100 ms: sampling more often than that, by this probe or anyone else,
+// sees a stale list. The sampler's default of 200 ms is above it.
+//
+// Without performance_schema a session running a statement that waits for
+// I/O or a latch cannot be told from one on CPU: it counts as CPU, and
+// WaitSource says so.
+
+// waitsSQL joins PROCESSLIST with INNODB_TRX; waitsPSSQL adds the
+// performance_schema wait in progress (one row per wait still open).
+const (
+	waitsSQL = `SELECT p.ID, p.COMMAND, coalesce(x.trx_state, ''), ''
+FROM information_schema.PROCESSLIST p
+LEFT JOIN information_schema.INNODB_TRX x ON x.trx_mysql_thread_id = p.ID
+WHERE p.DB = DATABASE() AND p.ID <> CONNECTION_ID()`
+	waitsPSSQL = `SELECT p.ID, p.COMMAND, coalesce(x.trx_state, ''), coalesce(w.EVENT_NAME, '')
+FROM information_schema.PROCESSLIST p
+LEFT JOIN information_schema.INNODB_TRX x ON x.trx_mysql_thread_id = p.ID
+LEFT JOIN performance_schema.threads t ON t.PROCESSLIST_ID = p.ID
+LEFT JOIN performance_schema.events_waits_current w ON w.THREAD_ID = t.THREAD_ID AND w.END_EVENT_ID IS NULL
+WHERE p.DB = DATABASE() AND p.ID <> CONNECTION_ID()`
+)
+
+// statusCounters maps SHOW GLOBAL STATUS names to the counter names
+// DBCounters reports (units where they have one). Server-wide counters.
+var statusCounters = map[string]string{
+	"Innodb_row_lock_waits":            "innodb_row_lock_waits",
+	"Innodb_row_lock_time":             "innodb_row_lock_time_ms",
+	"Innodb_log_waits":                 "innodb_log_waits",
+	"Innodb_log_write_requests":        "innodb_log_write_requests",
+	"Innodb_os_log_written":            "innodb_os_log_written_bytes",
+	"Innodb_os_log_fsyncs":             "innodb_os_log_fsyncs", // MySQL and MariaDB before 10.8
+	"Innodb_data_fsyncs":               "innodb_data_fsyncs",
+	"Innodb_data_reads":                "innodb_data_reads",
+	"Innodb_data_writes":               "innodb_data_writes",
+	"Innodb_data_read":                 "innodb_data_read_bytes",
+	"Innodb_data_written":              "innodb_data_written_bytes",
+	"Innodb_buffer_pool_reads":         "innodb_buffer_pool_reads",
+	"Innodb_buffer_pool_read_requests": "innodb_buffer_pool_read_requests",
+	"Innodb_buffer_pool_wait_free":     "innodb_buffer_pool_wait_free",
+	"Innodb_deadlocks":                 "innodb_deadlocks",
+	"Com_commit":                       "com_commit",
+	"Com_rollback":                     "com_rollback",
+}
+
+// countersSQL lists statusCounters' names.
+var countersSQL = func() string {
+	names := make([]string, 0, len(statusCounters))
+	for k := range statusCounters {
+		names = append(names, "'"+k+"'")
+	}
+	return "SHOW GLOBAL STATUS WHERE Variable_name IN (" + strings.Join(names, ", ") + ")"
+}()
+
+// OpenWaitProbe takes a connection of its own from the pool and checks
+// whether performance_schema wait events can be read.
+func (d *DB) OpenWaitProbe(ctx context.Context) (dialect.WaitProbe, error) {
+	c, err := d.db.Conn(ctx)
+	if err != nil {
+		return nil, d.wrap("open wait probe", err)
+	}
+	p := &waitProbe{d: d, c: c, sql: waitsSQL,
+		source: "information_schema.PROCESSLIST and INNODB_TRX (performance_schema off: " +
+			"sessions waiting for I/O or latches count as CPU; row lock waits and idle sessions are exact)"}
+	var ps int
+	if err := c.QueryRowContext(ctx, "SELECT @@performance_schema").Scan(&ps); err != nil {
+		c.Close()
+		return nil, d.wrap("open wait probe: read @@performance_schema", err)
+	}
+	if ps == 1 {
+		var enabled string
+		err := c.QueryRowContext(ctx,
+			"SELECT ENABLED FROM performance_schema.setup_consumers WHERE NAME = 'events_waits_current'").Scan(&enabled)
+		if err == nil && enabled == "YES" {
+			p.sql = waitsPSSQL
+			p.source = "information_schema.PROCESSLIST and INNODB_TRX with performance_schema.events_waits_current " +
+				"(only the instruments enabled in setup_instruments are seen)"
+		}
+	}
+	return p, nil
+}
+
+// waitProbe is dialect.WaitProbe on one pooled connection held for its life.
+type waitProbe struct {
+	d      *DB
+	c      *sql.Conn
+	sql    string
+	source string
+}
+
+func (p *waitProbe) SampleWaits(ctx context.Context) ([]dialect.WaitSample, error) {
+	rows, err := p.c.QueryContext(ctx, p.sql)
+	if err != nil {
+		return nil, p.d.wrap("sample PROCESSLIST", err)
+	}
+	defer rows.Close()
+	var out []dialect.WaitSample
+	seen := map[int64]int{} // a session with several open waits: keep the first
+	var id int64
+	var command, trxState, event string
+	for rows.Next() {
+		if err := rows.Scan(&id, &command, &trxState, &event); err != nil {
+			return nil, p.d.wrap("sample PROCESSLIST", err)
+		}
+		if i, ok := seen[id]; ok {
+			if out[i].Event == "" && event != "" {
+				out[i] = dialect.WaitSample{Session: id, Class: classifyWait(command, trxState, event), Event: event}
+			}
+			continue
+		}
+		seen[id] = len(out)
+		s := dialect.WaitSample{Session: id, Class: classifyWait(command, trxState, event), Event: event}
+		if s.Class == dialect.WaitLock && event == "" {
+			s.Event = "innodb:row_lock"
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, p.d.wrap("sample PROCESSLIST", err)
+	}
+	return out, nil
+}
+
+// classifyWait maps a PROCESSLIST command, the session's InnoDB
+// transaction state and its performance_schema wait (or "") to a class.
+func classifyWait(command, trxState, event string) dialect.WaitClass {
+	if trxState == "LOCK WAIT" {
+		return dialect.WaitLock
+	}
+	switch command {
+	case "Sleep":
+		if trxState != "" {
+			return dialect.WaitClient // idle inside an open transaction
+		}
+		return dialect.WaitIdle
+	case "Query", "Execute", "Fetch", "Prepare":
+	default:
+		return dialect.WaitOther
+	}
+	switch {
+	case event == "":
+		return dialect.WaitCPU
+	case strings.HasPrefix(event, "wait/io/file/innodb/innodb_log_file"),
+		strings.HasPrefix(event, "wait/io/file/sql/binlog"):
+		return dialect.WaitLogIO
+	case strings.HasPrefix(event, "wait/io/file/"):
+		return dialect.WaitDataIO
+	case strings.HasPrefix(event, "wait/io/socket/"):
+		return dialect.WaitClient
+	case strings.HasPrefix(event, "wait/lock/"):
+		return dialect.WaitLock // table and metadata locks
+	case strings.HasPrefix(event, "wait/synch/"):
+		return dialect.WaitLatch // mutex, rwlock, sxlock, cond
+	case strings.HasPrefix(event, "wait/io/table/"):
+		// Handler row operations, timed by the server: work in the
+		// storage engine, not a wait for the disk.
+		return dialect.WaitCPU
+	}
+	return dialect.WaitOther
+}
+
+func (p *waitProbe) DBCounters(ctx context.Context) (map[string]float64, error) {
+	rows, err := p.c.QueryContext(ctx, countersSQL)
+	if err != nil {
+		return nil, p.d.wrap("read SHOW GLOBAL STATUS", err)
+	}
+	defer rows.Close()
+	out := make(map[string]float64, len(statusCounters))
+	var name, value string
+	for rows.Next() {
+		if err := rows.Scan(&name, &value); err != nil {
+			return nil, p.d.wrap("read SHOW GLOBAL STATUS", err)
+		}
+		k, ok := statusCounters[name]
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			continue // not a number on this server version
+		}
+		out[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		return nil, p.d.wrap("read SHOW GLOBAL STATUS", err)
+	}
+	return out, nil
+}
+
+func (p *waitProbe) AvgWaits() []dialect.AvgWait {
+	return []dialect.AvgWait{
+		{Label: "row_lock_wait", TimeCounter: "innodb_row_lock_time_ms", CountCounter: "innodb_row_lock_waits"},
+	}
+}
+
+func (p *waitProbe) WaitSource() string { return p.source }
+
+func (p *waitProbe) Close() error { return p.c.Close() }

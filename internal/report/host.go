@@ -1,0 +1,45 @@
+package report
+
+// HostFigures are the host and database figures of one step, averaged over
+// its complete repeats (issue "see why"): what the machine and the engine
+// were doing while the step was measured.
+type HostFigures struct {
+	CPUBusyPct   float64 `json:"cpu_busy_pct"`
+	CPUIdlePct   float64 `json:"cpu_idle_pct"`
+	CPUIOWaitPct float64 `json:"cpu_iowait_pct"`
+	// Data device (the one under the database's data directory; the
+	// busiest device when that is unknown).
+	DataDevice        string  `json:"data_device,omitempty"`
+	DiskIOPS          float64 `json:"disk_iops"`
+	DiskMBps          float64 `json:"disk_mbps"`
+	DiskLatencyMillis float64 `json:"disk_latency_ms"`
+	// DiskLatencyP99Millis is the 99th percentile of per-second average
+	// latencies, not a per-I/O percentile; label it so.
+	DiskLatencyP99Millis float64 `json:"disk_latency_p99_of_per_second_avg_ms"`
+	// WaitSharePct: share of sampled database session time per wait class
+	// (cpu, data_io, log_io, lock, latch, client, other), percent.
+	WaitSharePct map[string]float64 `json:"wait_share_pct,omitempty"`
+	// AvgWaitMillis: average wait times the engine measures itself, by
+	// label (e.g. "WAL sync", "row lock wait"), milliseconds.
+	AvgWaitMillis map[string]float64 `json:"avg_wait_ms,omitempty"`
+}
+
+// SeriesPoint is one second of a measured window.
+type SeriesPoint struct {
+	TSeconds          float64 `json:"t_s"`
+	TPM               float64 `json:"tpm"`
+	NOPM              float64 `json:"nopm"`
+	P99Millis         float64 `json:"p99_ms"`
+	CPUBusyPct        float64 `json:"cpu_busy_pct"`
+	CPUIOWaitPct      float64 `json:"cpu_iowait_pct"`
+	DiskIOPS          float64 `json:"disk_iops"`
+	DiskLatencyMillis float64 `json:"disk_latency_ms"`
+}
+
+// StepSeries is the per-second time series of one run of a profile (the
+// chosen step), so dips in throughput can be matched to host events.
+type StepSeries struct {
+	VUs    int           `json:"vus"`
+	RunID  int64         `json:"run_id"`
+	Points []SeriesPoint `json:"points"`
+}

@@ -1,0 +1,274 @@
+// Package sampler owns periodic sampling during a run or a monitor: the
+// host every Interval (internal/sysstat), and, when the target database
+// offers dialect.WaitSampler, its sessions' wait classes several times a
+// second and its cumulative counters every Interval, on a connection of
+// its own. It turns them into store.Sample series on the run's time axis
+// (milliseconds since Options.Start, the end of each interval, as the
+// driver's per-second series) and summarises a window of them (Summarize).
+//
+// It measures its own CPU time (per-thread, RUSAGE_THREAD, each sampling
+// goroutine locked to its thread) and reports it as the host series
+// "sampler_cpu_pct" (percent of one core), so its overhead is shown with
+// every result.
+//
+// It may import internal/sysstat, internal/dialect and internal/store (for
+// the Sample type only); it must not import internal/cli, internal/driver or
+// a dialect package.
+package sampler
+
+import (
+	"context"
+	"log/slog"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/sysstat"
+)
+
+// Options configure one Sampler.
+type Options struct {
+	// Start is t = 0 of the samples; zero means the moment Start is called.
+	// SetStart may move it later (to the driver's measured window).
+	Start time.Time
+	// Interval is the host and DB counter period; default 1 s.
+	Interval time.Duration
+	// WaitInterval is the wait sampling period; default 200 ms. Keep it
+	// above 100 ms (MariaDB's INNODB_TRX cache refreshes no faster).
+	WaitInterval time.Duration
+	// Dirs maps roles to directories ("data" -> PGDATA, "wal" -> pg_wal);
+	// the devices under them are marked with series "disk_role_<role>".
+	Dirs map[string]string
+	// DB is the target database, optional; waits and DB counters are
+	// sampled when it implements dialect.WaitSampler.
+	DB dialect.Database
+	// Root is the root of /proc (tests use a captured tree); "" is "/".
+	Root string
+	// Logger receives warnings; nil is slog.Default().
+	Logger *slog.Logger
+}
+
+// Result is what a Sampler collected.
+type Result struct {
+	Samples []store.Sample `json:"-"`
+	// DeviceRoles maps /proc/diskstats device names to roles ("data", "wal").
+	DeviceRoles map[string][]string `json:"device_roles,omitempty"`
+	// WaitSource says where waits came from and what they cannot show;
+	// empty when no wait sampling ran.
+	WaitSource string `json:"wait_source,omitempty"`
+	// SamplerCPUSeconds is the CPU time of the sampling goroutines' threads
+	// over WallSeconds; SamplerCPUPct is it in percent of one core.
+	SamplerCPUSeconds float64  `json:"sampler_cpu_seconds"`
+	WallSeconds       float64  `json:"wall_seconds"`
+	SamplerCPUPct     float64  `json:"sampler_cpu_pct"`
+	Warnings          []string `json:"warnings,omitempty"`
+}
+
+// Sampler runs until Stop.
+type Sampler struct {
+	opts   Options
+	log    *slog.Logger
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	began  time.Time
+
+	mu          sync.Mutex
+	start       time.Time
+	samples     []timed
+	warnings    []string
+	cpu         time.Duration // whole run
+	cpuInterval time.Duration // since the last sampler_cpu_pct sample
+	source      string
+	roles       map[string][]string
+}
+
+// timed is a sample before its time is made relative to Start.
+type timed struct {
+	at time.Time
+	s  store.Sample
+}
+
+// Start begins sampling in the background until Stop. Problems that
+// leave a part out (a directory on no block device, no wait sampling) are
+// logged and returned in Result.Warnings; sampling goes on without them.
+func Start(ctx context.Context, opts Options) *Sampler {
+	if opts.Interval <= 0 {
+		opts.Interval = time.Second
+	}
+	if opts.WaitInterval <= 0 {
+		opts.WaitInterval = 200 * time.Millisecond
+	}
+	lg := opts.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
+	now := time.Now()
+	if opts.Start.IsZero() {
+		opts.Start = now
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Sampler{opts: opts, log: lg, cancel: cancel, start: opts.Start, began: now}
+
+	fs := sysstat.NewFS("/")
+	if opts.Root != "" {
+		fs = sysstat.NewFS(opts.Root)
+	}
+	if len(opts.Dirs) > 0 {
+		roles, err := fs.DeviceRoles(opts.Dirs)
+		if err != nil {
+			s.warn("mark devices of directories", err)
+		}
+		s.roles = roles
+		for dev, rs := range roles {
+			for _, r := range rs {
+				s.add(now, store.SourceHost, "disk_role_"+r, dev, 1)
+			}
+		}
+	}
+	s.wg.Add(1)
+	go s.hostLoop(ctx, fs.NewHostSampler())
+	if ws, ok := opts.DB.(dialect.WaitSampler); ok && opts.DB != nil {
+		s.wg.Add(1)
+		go s.dbLoop(ctx, ws)
+	}
+	return s
+}
+
+// SetStart moves t = 0 of the samples (e.g. to the driver's window start,
+// known only once the run has ramped up). Samples before it get negative
+// times.
+func (s *Sampler) SetStart(t time.Time) {
+	s.mu.Lock()
+	s.start = t
+	s.mu.Unlock()
+}
+
+// Stop ends sampling, waits for the goroutines and returns the samples,
+// ordered by time.
+func (s *Sampler) Stop() Result {
+	s.cancel()
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wall := time.Since(s.began)
+	r := Result{
+		DeviceRoles:       s.roles,
+		WaitSource:        s.source,
+		SamplerCPUSeconds: s.cpu.Seconds(),
+		WallSeconds:       wall.Seconds(),
+		Warnings:          s.warnings,
+	}
+	if wall > 0 {
+		r.SamplerCPUPct = 100 * s.cpu.Seconds() / wall.Seconds()
+	}
+	sort.SliceStable(s.samples, func(i, j int) bool { return s.samples[i].at.Before(s.samples[j].at) })
+	r.Samples = make([]store.Sample, len(s.samples))
+	for i, t := range s.samples {
+		t.s.TMillis = t.at.Sub(s.start).Milliseconds()
+		r.Samples[i] = t.s
+	}
+	return r
+}
+
+func (s *Sampler) add(at time.Time, src store.Source, metric, device string, v float64) {
+	s.mu.Lock()
+	s.samples = append(s.samples, timed{at: at, s: store.Sample{Source: src, Metric: metric, Device: device, Value: v}})
+	s.mu.Unlock()
+}
+
+func (s *Sampler) addBatch(b []timed) {
+	s.mu.Lock()
+	s.samples = append(s.samples, b...)
+	s.mu.Unlock()
+}
+
+func (s *Sampler) warn(doing string, err error) {
+	s.log.Warn("sampler: "+doing, "err", err)
+	s.mu.Lock()
+	s.warnings = append(s.warnings, doing+": "+err.Error())
+	s.mu.Unlock()
+}
+
+// cpuMeter measures the CPU time of the calling goroutine's thread, which
+// it locks; its own CPU is reported per interval as sampler_cpu_pct.
+type cpuMeter struct {
+	last time.Duration
+	ok   bool
+}
+
+func newCPUMeter() *cpuMeter {
+	runtime.LockOSThread()
+	m := &cpuMeter{}
+	m.last, m.ok = sysstat.ThreadCPUTime()
+	return m
+}
+
+// lap returns the thread's CPU time since the previous lap.
+func (m *cpuMeter) lap() time.Duration {
+	if !m.ok {
+		return 0
+	}
+	now, ok := sysstat.ThreadCPUTime()
+	if !ok || now < m.last {
+		return 0
+	}
+	d := now - m.last
+	m.last = now
+	return d
+}
+
+func (s *Sampler) addCPU(d time.Duration) {
+	s.mu.Lock()
+	s.cpu += d
+	s.cpuInterval += d
+	s.mu.Unlock()
+}
+
+// hostLoop reads the host every Interval and reports, with each interval,
+// the CPU both sampling threads used in it (sampler_cpu_pct).
+func (s *Sampler) hostLoop(ctx context.Context, h *sysstat.HostSampler) {
+	defer s.wg.Done()
+	meter := newCPUMeter()
+	defer runtime.UnlockOSThread()
+	tick := time.NewTicker(s.opts.Interval)
+	defer tick.Stop()
+	failing := false
+	prev := time.Now()
+	if _, err := h.Sample(prev); err != nil {
+		s.warn("read host counters", err)
+		failing = true
+	}
+	var batch []timed
+	for {
+		select {
+		case <-ctx.Done():
+			s.addCPU(meter.lap())
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		hs, err := h.Sample(now)
+		if err != nil && !failing {
+			s.warn("read host counters", err) // once, not every second
+		}
+		failing = err != nil
+		batch = batch[:0]
+		for _, x := range hs {
+			batch = append(batch, timed{at: now, s: store.Sample{Source: store.SourceHost, Metric: x.Metric, Device: x.Device, Value: x.Value}})
+		}
+		s.addCPU(meter.lap())
+		s.mu.Lock()
+		cpu := s.cpuInterval
+		s.cpuInterval = 0
+		s.mu.Unlock()
+		if dt := now.Sub(prev); dt > 0 && meter.ok {
+			batch = append(batch, timed{at: now, s: store.Sample{Source: store.SourceHost, Metric: "sampler_cpu_pct",
+				Value: 100 * cpu.Seconds() / dt.Seconds()}})
+		}
+		prev = now
+		s.addBatch(batch)
+	}
+}

@@ -1,0 +1,256 @@
+package sampler
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/store"
+)
+
+// StepSummary is what the host and the database did during one step of a
+// run (a window of the time axis), for reports and `oltplab monitor`.
+type StepSummary struct {
+	FromMillis int64 `json:"from_ms"`
+	ToMillis   int64 `json:"to_ms"`
+	Seconds    int   `json:"seconds"` // host intervals in the window
+
+	CPU     CPUSummary      `json:"cpu"`
+	Memory  MemorySummary   `json:"memory"`
+	Devices []DeviceSummary `json:"devices,omitempty"`
+	Network []NetSummary    `json:"network,omitempty"`
+
+	// AvgActiveSessions is the average number of non-idle sessions (DB
+	// time per second); AvgIdleSessions those waiting for the client's
+	// next statement.
+	AvgActiveSessions float64 `json:"avg_active_sessions"`
+	AvgIdleSessions   float64 `json:"avg_idle_sessions"`
+	// Waits are the wait classes by share of sampled non-idle session
+	// time, largest first; TopEvents the engine's own events likewise.
+	Waits     []WaitShare `json:"waits,omitempty"`
+	TopEvents []WaitShare `json:"top_events,omitempty"`
+	// AvgWaits are average wait times the engine measures itself
+	// (PostgreSQL ms per WAL sync, MariaDB ms per row lock wait).
+	AvgWaits []AvgWaitSummary `json:"avg_waits,omitempty"`
+
+	// SamplerCPUPct is the sampler's own CPU, percent of one core.
+	SamplerCPUPct float64 `json:"sampler_cpu_pct"`
+}
+
+// CPUSummary averages of all cores, percent.
+type CPUSummary struct {
+	BusyPct   float64 `json:"busy_pct"`
+	UserPct   float64 `json:"user_pct"`
+	SystemPct float64 `json:"system_pct"`
+	IdlePct   float64 `json:"idle_pct"`
+	IOWaitPct float64 `json:"iowait_pct"`
+	StealPct  float64 `json:"steal_pct"`
+}
+
+// MemorySummary averages of the memory gauges.
+type MemorySummary struct {
+	UsedBytes  float64 `json:"used_bytes"`
+	CacheBytes float64 `json:"cache_bytes"`
+	DirtyBytes float64 `json:"dirty_bytes"`
+	FreeBytes  float64 `json:"free_bytes"`
+}
+
+// DeviceSummary is one block device over the window.
+type DeviceSummary struct {
+	Device     string   `json:"device"`
+	Roles      []string `json:"roles,omitempty"` // "data", "wal"
+	ReadIOPS   float64  `json:"read_iops"`
+	WriteIOPS  float64  `json:"write_iops"`
+	ReadMBps   float64  `json:"read_mbps"`
+	WriteMBps  float64  `json:"write_mbps"`
+	UtilPct    float64  `json:"util_pct"`
+	QueueDepth float64  `json:"queue_depth"`
+	// LatencyMillis is the mean of the per-second average latencies of
+	// the seconds with I/O; LatencyP99Millis is the 99th percentile of
+	// those per-second averages, not a per-I/O percentile.
+	LatencyMillis    float64 `json:"latency_ms"`
+	LatencyP99Millis float64 `json:"latency_p99_of_per_second_avg_ms"`
+}
+
+// LatencyP99Label is how reports must label DeviceSummary.LatencyP99Millis.
+const LatencyP99Label = "p99 of per-second averages, not a per-I/O percentile"
+
+// NetSummary is one interface over the window.
+type NetSummary struct {
+	Interface   string  `json:"interface"`
+	RxBytesPerS float64 `json:"rx_bytes_per_s"`
+	TxBytesPerS float64 `json:"tx_bytes_per_s"`
+}
+
+// WaitShare is one wait class (or event) and its share of sampled
+// non-idle session time.
+type WaitShare struct {
+	Name     string  `json:"name"`
+	SharePct float64 `json:"share_pct"`
+	// AvgSessions is the average number of sessions in it.
+	AvgSessions float64 `json:"avg_sessions"`
+}
+
+// AvgWaitSummary is an engine-measured average wait over the window,
+// weighted by the number of waits.
+type AvgWaitSummary struct {
+	Label      string  `json:"label"`
+	AvgMillis  float64 `json:"avg_ms"`
+	EventsPerS float64 `json:"events_per_s"`
+}
+
+// Summarize summarises the samples of intervals ending in (from, to].
+func Summarize(samples []store.Sample, from, to time.Duration) StepSummary {
+	lo, hi := from.Milliseconds(), to.Milliseconds()
+	sum := StepSummary{FromMillis: lo, ToMillis: hi}
+	type acc struct {
+		sum float64
+		n   int
+		all []float64 // latency only
+	}
+	accs := map[[2]string]*acc{}
+	get := func(metric, dev string) *acc {
+		k := [2]string{metric, dev}
+		a := accs[k]
+		if a == nil {
+			a = &acc{}
+			accs[k] = a
+		}
+		return a
+	}
+	roles := map[string][]string{}
+	for _, s := range samples {
+		if r, ok := strings.CutPrefix(s.Metric, "disk_role_"); ok {
+			roles[s.Device] = append(roles[s.Device], r) // recorded once, at the start
+			continue
+		}
+		if s.TMillis <= lo || s.TMillis > hi {
+			continue
+		}
+		a := get(s.Metric, s.Device)
+		a.sum += s.Value
+		a.n++
+		if s.Metric == "disk_latency_ms" {
+			a.all = append(a.all, s.Value)
+		}
+	}
+	avg := func(metric, dev string) float64 {
+		if a := accs[[2]string{metric, dev}]; a != nil && a.n > 0 {
+			return a.sum / float64(a.n)
+		}
+		return 0
+	}
+	total := func(metric, dev string) float64 {
+		if a := accs[[2]string{metric, dev}]; a != nil {
+			return a.sum
+		}
+		return 0
+	}
+	if a := accs[[2]string{"cpu_busy_pct", ""}]; a != nil {
+		sum.Seconds = a.n
+	}
+	sum.CPU = CPUSummary{BusyPct: avg("cpu_busy_pct", ""), UserPct: avg("cpu_user_pct", ""),
+		SystemPct: avg("cpu_system_pct", ""), IdlePct: avg("cpu_idle_pct", ""),
+		IOWaitPct: avg("cpu_iowait_pct", ""), StealPct: avg("cpu_steal_pct", "")}
+	sum.Memory = MemorySummary{UsedBytes: avg("mem_used_bytes", ""), CacheBytes: avg("mem_cache_bytes", ""),
+		DirtyBytes: avg("mem_dirty_bytes", ""), FreeBytes: avg("mem_free_bytes", "")}
+	sum.SamplerCPUPct = avg("sampler_cpu_pct", "")
+
+	// Wait classes: the per-interval averages are summed over the
+	// intervals that had wait samples, so shares weigh every interval alike.
+	waitSecs := 0.0
+	if a := accs[[2]string{"db_wait_samples", ""}]; a != nil {
+		waitSecs = float64(a.n)
+	}
+	weights := map[[2]string]float64{} // (label, t) -> db_wait_events_per_s
+	for _, s := range samples {
+		if s.Metric == "db_wait_events_per_s" && s.TMillis > lo && s.TMillis <= hi {
+			weights[[2]string{s.Device, strconv.FormatInt(s.TMillis, 10)}] = s.Value
+		}
+	}
+	var active float64
+	var classes, events []WaitShare
+	for k, a := range accs {
+		switch k[0] {
+		case "db_active_sessions":
+			active += a.sum
+			classes = append(classes, WaitShare{Name: k[1], AvgSessions: a.sum})
+		case "db_wait_event_sessions":
+			events = append(events, WaitShare{Name: k[1], AvgSessions: a.sum})
+		case "disk_read_iops":
+			d := DeviceSummary{Device: k[1], Roles: roles[k[1]],
+				ReadIOPS: avg("disk_read_iops", k[1]), WriteIOPS: avg("disk_write_iops", k[1]),
+				ReadMBps: avg("disk_read_mbps", k[1]), WriteMBps: avg("disk_write_mbps", k[1]),
+				UtilPct: avg("disk_util_pct", k[1]), QueueDepth: avg("disk_queue_depth", k[1]),
+				LatencyMillis: avg("disk_latency_ms", k[1])}
+			if l := accs[[2]string{"disk_latency_ms", k[1]}]; l != nil {
+				d.LatencyP99Millis = percentile(l.all, 99)
+			}
+			sum.Devices = append(sum.Devices, d)
+		case "net_rx_bytes_per_s":
+			sum.Network = append(sum.Network, NetSummary{Interface: k[1],
+				RxBytesPerS: avg("net_rx_bytes_per_s", k[1]), TxBytesPerS: avg("net_tx_bytes_per_s", k[1])})
+		case "db_avg_wait_ms":
+			// Weighted by the number of waits per interval: Σ avg·count / Σ count.
+			var w, c float64
+			for _, s := range samples {
+				if s.TMillis <= lo || s.TMillis > hi || s.Device != k[1] {
+					continue
+				}
+				switch s.Metric {
+				case "db_avg_wait_ms":
+					w += s.Value * weights[[2]string{k[1], strconv.FormatInt(s.TMillis, 10)}]
+				case "db_wait_events_per_s":
+					c += s.Value
+				}
+			}
+			if c > 0 {
+				sum.AvgWaits = append(sum.AvgWaits, AvgWaitSummary{Label: k[1], AvgMillis: w / c,
+					EventsPerS: total("db_wait_events_per_s", k[1]) / math.Max(1, float64(sum.Seconds))})
+			}
+		}
+	}
+	if waitSecs > 0 {
+		sum.AvgActiveSessions = active / waitSecs
+		sum.AvgIdleSessions = total("db_idle_sessions", "") / waitSecs
+		for i := range classes {
+			classes[i].SharePct = 100 * classes[i].AvgSessions / active
+			classes[i].AvgSessions /= waitSecs
+		}
+		for i := range events {
+			events[i].SharePct = 100 * events[i].AvgSessions / active
+			events[i].AvgSessions /= waitSecs
+		}
+	}
+	byShare := func(ws []WaitShare) {
+		sort.Slice(ws, func(i, j int) bool {
+			if ws[i].SharePct != ws[j].SharePct {
+				return ws[i].SharePct > ws[j].SharePct
+			}
+			return ws[i].Name < ws[j].Name
+		})
+	}
+	byShare(classes)
+	byShare(events)
+	if len(events) > 10 {
+		events = events[:10]
+	}
+	sum.Waits, sum.TopEvents = classes, events
+	sort.Slice(sum.Devices, func(i, j int) bool { return sum.Devices[i].Device < sum.Devices[j].Device })
+	sort.Slice(sum.Network, func(i, j int) bool { return sum.Network[i].Interface < sum.Network[j].Interface })
+	sort.Slice(sum.AvgWaits, func(i, j int) bool { return sum.AvgWaits[i].Label < sum.AvgWaits[j].Label })
+	return sum
+}
+
+// percentile is the nearest-rank percentile of vs (0 when empty).
+func percentile(vs []float64, p float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), vs...)
+	sort.Float64s(s)
+	rank := int(math.Ceil(p / 100 * float64(len(s))))
+	return s[max(0, min(len(s)-1, rank-1))]
+}

@@ -1,0 +1,221 @@
+package sysstat
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// HostSample is one value of one host series over an interval: the
+// metric names are those of the results store ("cpu_iowait_pct",
+// "disk_read_iops", ...); Device names the disk or interface, "" for CPU
+// and memory.
+type HostSample struct {
+	Metric string
+	Device string
+	Value  float64
+}
+
+// hostReading is one reading of the four /proc files.
+type hostReading struct {
+	at    time.Time
+	stat  Stat
+	mem   Meminfo
+	disks []DiskStats
+	nets  []NetDev
+}
+
+// HostSampler turns consecutive readings of /proc/stat, /proc/meminfo,
+// /proc/diskstats and /proc/net/dev into per-interval samples. One
+// goroutine owns it.
+type HostSampler struct {
+	fs   FS
+	prev hostReading
+	have bool
+}
+
+// NewHostSampler returns a sampler of the host below the FS root.
+func (fs FS) NewHostSampler() *HostSampler { return &HostSampler{fs: fs} }
+
+// NewHostSampler returns a sampler of the running host.
+func NewHostSampler() *HostSampler { return live.NewHostSampler() }
+
+// Sample reads the counters at now and returns the samples of the interval
+// since the previous call: none on the first call. A counter that went
+// down (wrap, reset, device re-attached) leaves out that series for this
+// interval (see Delta); nothing is ever negative. Memory is a gauge and is
+// reported at every call but the first.
+func (h *HostSampler) Sample(now time.Time) ([]HostSample, error) {
+	cur, err := h.read(now)
+	if err != nil {
+		return nil, err
+	}
+	prev, had := h.prev, h.have
+	h.prev, h.have = cur, true
+	if !had {
+		return nil, nil
+	}
+	return hostSamples(prev, cur), nil
+}
+
+func (h *HostSampler) read(now time.Time) (hostReading, error) {
+	r := hostReading{at: now}
+	var errs []error
+	if f, err := h.fs.open("proc", "stat"); err != nil {
+		errs = append(errs, err)
+	} else {
+		r.stat, err = ParseStat(f)
+		f.Close()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("parse proc/stat: %w", err))
+		}
+	}
+	if m, err := h.fs.meminfo(); err != nil {
+		errs = append(errs, err)
+	} else {
+		r.mem = m
+	}
+	if f, err := h.fs.open("proc", "diskstats"); err != nil {
+		errs = append(errs, err)
+	} else {
+		r.disks, err = ParseDiskstats(f, nil)
+		f.Close()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("parse proc/diskstats: %w", err))
+		}
+	}
+	if f, err := h.fs.open("proc", "net", "dev"); err != nil {
+		errs = append(errs, err)
+	} else {
+		r.nets, err = ParseNetDev(f)
+		f.Close()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("parse proc/net/dev: %w", err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return r, fmt.Errorf("read host counters: %w", err)
+	}
+	return r, nil
+}
+
+// hostSamples computes the samples between two readings.
+func hostSamples(prev, cur hostReading) []HostSample {
+	dt := cur.at.Sub(prev.at)
+	out := make([]HostSample, 0, 16+10*len(cur.disks)+2*len(cur.nets))
+	add := func(metric, device string, v float64) {
+		out = append(out, HostSample{Metric: metric, Device: device, Value: v})
+	}
+
+	// CPU: percent of all cores together. user includes nice, system
+	// includes irq and softirq; busy is everything but idle and iowait.
+	if u, ok := CPUUsageBetween(prev.stat.Total, cur.stat.Total); ok {
+		add("cpu_busy_pct", "", u.BusyPct())
+		add("cpu_user_pct", "", u.User+u.Nice)
+		add("cpu_system_pct", "", u.System+u.IRQ+u.SoftIRQ)
+		add("cpu_idle_pct", "", u.Idle)
+		add("cpu_iowait_pct", "", u.IOWait)
+		add("cpu_steal_pct", "", u.Steal)
+	}
+
+	m := cur.mem
+	if m.TotalBytes > 0 {
+		cache := m.CachedBytes + m.BuffersBytes
+		used := uint64(0)
+		if m.TotalBytes > m.FreeBytes+cache {
+			used = m.TotalBytes - m.FreeBytes - cache
+		}
+		add("mem_used_bytes", "", float64(used))
+		add("mem_cache_bytes", "", float64(cache))
+		add("mem_dirty_bytes", "", float64(m.DirtyBytes))
+		add("mem_free_bytes", "", float64(m.FreeBytes))
+		add("mem_available_bytes", "", float64(m.AvailableBytes))
+	}
+
+	prevDisks := make(map[string]DiskStats, len(prev.disks))
+	for _, d := range prev.disks {
+		prevDisks[d.Name] = d
+	}
+	for _, d := range cur.disks {
+		p, ok := prevDisks[d.Name]
+		if !ok {
+			continue // appeared in this interval
+		}
+		r, ok := DiskRatesBetween(p, d, dt)
+		if !ok {
+			continue // a counter went down: skip this interval
+		}
+		add("disk_read_iops", d.Name, r.ReadIOPS)
+		add("disk_write_iops", d.Name, r.WriteIOPS)
+		add("disk_read_mbps", d.Name, r.ReadBytesPerSec/1e6)
+		add("disk_write_mbps", d.Name, r.WriteBytesPerSec/1e6)
+		add("disk_util_pct", d.Name, r.UtilPct)
+		add("disk_queue_depth", d.Name, r.AvgQueueDepth)
+		// Mean time per I/O completed in the interval (read and write ms
+		// over read and write count); absent when none completed, so that
+		// quiet seconds do not pull the latency series towards 0.
+		if ios := r.ReadIOPS + r.WriteIOPS; ios > 0 {
+			add("disk_latency_ms", d.Name, (r.ReadAwaitMillis*r.ReadIOPS+r.WriteAwaitMillis*r.WriteIOPS)/ios)
+		}
+		if r.ReadIOPS > 0 {
+			add("disk_read_latency_ms", d.Name, r.ReadAwaitMillis)
+		}
+		if r.WriteIOPS > 0 {
+			add("disk_write_latency_ms", d.Name, r.WriteAwaitMillis)
+		}
+	}
+
+	prevNets := make(map[string]NetDev, len(prev.nets))
+	for _, n := range prev.nets {
+		prevNets[n.Name] = n
+	}
+	for _, n := range cur.nets {
+		p, ok := prevNets[n.Name]
+		if !ok {
+			continue
+		}
+		r, ok := NetRatesBetween(p, n, dt)
+		if !ok {
+			continue
+		}
+		add("net_rx_bytes_per_s", n.Name, r.RxBytesPerSec)
+		add("net_tx_bytes_per_s", n.Name, r.TxBytesPerSec)
+	}
+	return out
+}
+
+// DeviceRoles maps the block devices holding the given directories to
+// their roles: {"data": "/var/lib/pg", "wal": "/wal"} gives
+// {"nvme0n1p2": ["data"], "nvme1n1": ["wal"]} (one device may have several
+// roles). The device name is as /proc/diskstats spells it. Directories on
+// no block device (tmpfs, overlay, network) are left out and reported in
+// err, as are directories that cannot be resolved.
+func DeviceRoles(dirs map[string]string) (map[string][]string, error) {
+	return live.DeviceRoles(dirs)
+}
+
+// DeviceRoles is the package function for the host below the FS root.
+func (fs FS) DeviceRoles(dirs map[string]string) (map[string][]string, error) {
+	out := map[string][]string{}
+	var errs []error
+	roles := make([]string, 0, len(dirs))
+	for role := range dirs {
+		roles = append(roles, role)
+	}
+	sort.Strings(roles)
+	for _, role := range roles {
+		d, err := fs.DeviceOf(dirs[role])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s directory: %w", role, err))
+			continue
+		}
+		if d.Name == "" {
+			errs = append(errs, fmt.Errorf("%s directory %s is on %s (%s), not a block device",
+				role, d.Path, d.MountSource, d.FSType))
+			continue
+		}
+		out[d.Name] = append(out[d.Name], role)
+	}
+	return out, errors.Join(errs...)
+}

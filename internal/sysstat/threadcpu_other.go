@@ -1,0 +1,8 @@
+//go:build !linux
+
+package sysstat
+
+import "time"
+
+// ThreadCPUTime is not available on this system: ok is false.
+func ThreadCPUTime() (time.Duration, bool) { return 0, false }
