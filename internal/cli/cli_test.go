@@ -145,11 +145,16 @@ func workflow(t *testing.T, env []string, target string, warehouses int, runArgs
 		t.Fatalf("run: exit %d", r.code)
 	}
 	var got struct {
-		RunID  int64          `json:"run_id"`
-		Result *driver.Result `json:"result"`
+		RunID   int64           `json:"run_id"`
+		Result  *driver.Result  `json:"result"`
+		Monitor *monitorSummary `json:"monitor"`
 	}
 	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
 		t.Fatalf("run --json output: %v", err)
+	}
+	// The host was sampled on the run's time axis during the window.
+	if got.Monitor == nil || got.Monitor.Seconds == 0 || got.Monitor.CPU.BusyPct+got.Monitor.CPU.IdlePct == 0 {
+		t.Errorf("run without host samples: %+v", got.Monitor)
 	}
 	r = oltplab(t, env, "check", "--target", target, "--json")
 	assertChecks(t, r, false)
@@ -399,5 +404,80 @@ func TestAuditVerdict(t *testing.T) {
 				t.Errorf("got %q, want %q", got, c.want)
 			}
 		})
+	}
+}
+
+// TestMonitor samples the host and a database, stores the series, and
+// shows them.
+func TestMonitor(t *testing.T) {
+	env := storeEnv(t)
+	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
+	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
+		t.Fatalf("build: exit %d", r.code)
+	}
+	r := oltplab(t, env, "monitor", "--target", target, "--duration", "2s", "--interval", "500ms", "--json")
+	if r.code != 0 {
+		t.Fatalf("monitor: exit %d", r.code)
+	}
+	var got struct {
+		RunID   int64          `json:"run_id"`
+		Monitor monitorSummary `json:"monitor"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
+		t.Fatalf("monitor --json: %v", err)
+	}
+	if got.Monitor.Seconds == 0 {
+		t.Errorf("no host interval sampled")
+	}
+	r = oltplab(t, env, "results", "list", "--kind", "monitor")
+	if r.code != 0 || !strings.Contains(r.out, "monitor") {
+		t.Errorf("results list --kind monitor: exit %d, %q", r.code, r.out)
+	}
+	for _, bad := range [][]string{{"monitor", "--duration", "0s"}, {"monitor", "--duration", "2s", "--interval", "1ms"}} {
+		if r := oltplab(t, env, bad...); r.code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", bad, r.code, exitUsage)
+		}
+	}
+}
+
+// TestProfileWithHygiene runs a repeated sequence with a checkpoint before
+// each step and a reset between them; afterwards the database is back in
+// its post-build state, and compare, report and export read the profile.
+func TestProfileWithHygiene(t *testing.T) {
+	env := storeEnv(t)
+	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
+	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
+		t.Fatalf("build: exit %d", r.code)
+	}
+	r := oltplab(t, env, "run", "--target", target, "--vus", "1,2", "--repeat", "2", "--interleave", "--rampup", "0s",
+		"--duration", "2s", "--checkpoint-before", "--reset-between", "--label", "a")
+	if r.code != 0 {
+		t.Fatalf("profile: exit %d", r.code)
+	}
+	if !strings.Contains(r.out, "verdict:") {
+		t.Errorf("profile summary has no verdict")
+	}
+	assertChecks(t, oltplab(t, env, "check", "--target", target, "--json"), true)
+	if r := oltplab(t, env, "run", "--target", target, "--vus", "2", "--repeat", "2", "--rampup", "0s", "--duration", "2s", "--label", "b"); r.code != 0 {
+		t.Fatalf("second profile: exit %d", r.code)
+	}
+	// --reset-between refuses a database that is no longer as built.
+	if r := oltplab(t, env, "run", "--target", target, "--vus", "1", "--duration", "1s", "--reset-between"); r.code != exitSchema {
+		t.Errorf("--reset-between on a used database: exit %d, want %d", r.code, exitSchema)
+	}
+	r = oltplab(t, env, "compare", "a", "b")
+	if r.code != 0 || !strings.Contains(r.out, "b/a") {
+		t.Errorf("compare: exit %d, no ratio column", r.code)
+	}
+	html := filepath.Join(t.TempDir(), "r.html")
+	if r := oltplab(t, env, "report", "a", "b", "-o", html); r.code != 0 {
+		t.Errorf("report: exit %d", r.code)
+	}
+	if b, err := os.ReadFile(html); err != nil || !bytes.Contains(b, []byte("<html")) {
+		t.Errorf("report file: %v", err)
+	}
+	r = oltplab(t, env, "results", "export", "a", "b", "--format", "csv")
+	if lines := strings.Count(r.out, "\n"); r.code != 0 || lines != 1+4+2 {
+		t.Errorf("export csv: exit %d, %d lines, want header + 6 repeats", r.code, lines)
 	}
 }

@@ -1,0 +1,75 @@
+package dialect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/tpcc"
+)
+
+// Per-step hygiene: optional abilities that make repeated measurements
+// start from the same state (`oltplab run --checkpoint-before`,
+// `--reset-between`). Shared code finds them by type assertion.
+
+// Checkpointer is implemented by a Database that can write its dirty pages
+// and log to the data files on demand, so that a measurement does not pay
+// for the writes of the step before it (PostgreSQL CHECKPOINT, InnoDB
+// flushing its buffer pool, SQLite checkpointing its WAL).
+//
+// A user without the privilege gets a *Error of class ClassAuth that wraps
+// ErrNotPermitted.
+type Checkpointer interface {
+	Checkpoint(ctx context.Context) error
+}
+
+// Resetter is implemented by a Database that can return to its post-build
+// state, by the fastest method it has, so that repeats start equal.
+//
+// SaveBaseline records the current state (right after a build) as the
+// baseline, replacing an older one; Reset returns the database to it;
+// DropBaseline removes it when the steps are done.
+// Neither may run while the caller holds sessions, loaders, connections,
+// snapshots or wait probes of the Database: the caller closes them first
+// and opens new ones after. The Database itself stays usable.
+//
+// The baseline remembers the build it was taken from (Fingerprint of the
+// metadata in tpcc.MetaTable). Reset refuses, with ErrBaselineStale, a
+// database rebuilt since, and with ErrNoBaseline one that has none.
+type Resetter interface {
+	SaveBaseline(ctx context.Context) error
+	Reset(ctx context.Context) error
+	// DropBaseline removes the baseline and the space it takes; no
+	// baseline is not an error.
+	DropBaseline(ctx context.Context) error
+}
+
+var (
+	// ErrNotPermitted: the database user lacks the privilege a hygiene step
+	// needs (PostgreSQL superuser or pg_checkpoint for CHECKPOINT, MariaDB
+	// SUPER for SET GLOBAL, CREATEDB for a template copy).
+	ErrNotPermitted = errors.New("not permitted for this database user")
+	// ErrNoBaseline: Reset found no baseline (SaveBaseline did not run).
+	ErrNoBaseline = errors.New("no baseline saved: save one right after a build")
+	// ErrBaselineStale: the database was rebuilt after its baseline was
+	// saved, or the baseline was taken from another build.
+	ErrBaselineStale = errors.New("the baseline was saved from another build of this database: run with a fresh build")
+)
+
+// Fingerprint identifies one build by its metadata: the build time and the
+// load seed. A baseline stores it; Reset compares it with the database's.
+func Fingerprint(m tpcc.Meta) string {
+	return "built_at=" + m.BuiltAt.UTC().Format(time.RFC3339Nano) + " seed=" + strconv.FormatUint(m.LoadSeed, 10)
+}
+
+// CheckFingerprint returns a *Error wrapping ErrBaselineStale when the
+// database's fingerprint is not the baseline's. op says what was being done.
+func CheckFingerprint(op, database, baseline string) error {
+	if database == baseline {
+		return nil
+	}
+	return &Error{Class: ClassOther, Op: op,
+		Err: fmt.Errorf("%w (database: %s; baseline: %s)", ErrBaselineStale, database, baseline)}
+}
