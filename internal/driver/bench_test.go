@@ -41,7 +41,7 @@ func BenchmarkTxBookkeeping(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := v.transaction(ctx); err != nil {
+				if err := v.transaction(ctx, ctx); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -95,7 +95,12 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	for _, v := range r.vus {
 		g.Go(func() error {
 			defer v.close()
-			return v.loop(gctx)
+			err := v.loop(gctx)
+			if err != nil {
+				// The others' calls may not watch gctx (dialect.Interrupter).
+				r.stopVUs()
+			}
+			return err
 		})
 	}
 	vusDone := make(chan struct{})
@@ -200,7 +205,7 @@ func (r *runner) openSessions(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("open the session of virtual user %d (%s): %w", v.id+1, r.o.Style, err)
 			}
-			v.sess = s
+			v.setSession(s)
 			return nil
 		})
 	}
@@ -416,4 +421,14 @@ func (r *runner) live(now time.Time, p Phase) {
 
 func (r *runner) stopStarting() { r.gate.stopping.Store(true) }
 
-func (r *runner) abandon() { r.abandonFn() }
+func (r *runner) abandon() { r.stopVUs() }
+
+// stopVUs cancels the virtual users' context, then interrupts the sessions
+// whose calls do not watch it (dialect.Interrupter). It may be called from
+// any goroutine, more than once.
+func (r *runner) stopVUs() {
+	r.abandonFn()
+	for _, v := range r.vus {
+		v.interrupt()
+	}
+}

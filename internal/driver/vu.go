@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,7 +28,8 @@ type gate struct {
 
 // vu is one virtual user: a session, a terminal (deck and inputs, TPC-C
 // 5.2.4.2) and what it measured. Everything in it belongs to the goroutine
-// that runs it, except stats.live and stats.second (see stats.go).
+// that runs it, except stats.live and stats.second (see stats.go) and the
+// session, which the runner may interrupt (see interrupt).
 type vu struct {
 	id    int
 	db    dialect.Database
@@ -35,7 +37,13 @@ type vu struct {
 	clk   clock
 	gate  *gate
 
-	sess       dialect.Session
+	// sess is read without the lock by the virtual user's goroutine, its
+	// only writer; it is written (setSession) under mu, which interrupt
+	// holds to reach it from the runner's goroutine.
+	mu          sync.Mutex
+	sess        dialect.Session
+	interrupted bool // under mu: a session set from now on is interrupted at once
+
 	rand       *tpcc.Rand
 	term       *tpcc.Terminal
 	warehouses []int // AllWarehouses: the warehouses this user moves across; nil when bound to home
@@ -93,8 +101,9 @@ var errVUFatal = errors.New("virtual user stopped")
 // ctx is canceled (Ctrl-C, or the end of the grace period). It returns nil
 // in both cases, and an error only when the virtual user cannot go on.
 func (v *vu) loop(ctx context.Context) error {
+	calls := v.callContext(ctx)
 	for !v.gate.stopping.Load() && ctx.Err() == nil {
-		if err := v.transaction(ctx); err != nil {
+		if err := v.transaction(ctx, calls); err != nil {
 			return err
 		}
 	}
@@ -111,9 +120,50 @@ const (
 	txCanceled // ended by shutdown: not counted anywhere
 )
 
+// callContext returns the context the session's calls get. A session that
+// is a dialect.Interrupter gets one that is never canceled, which spares
+// its driver watching a context on every call (pgx, database/sql); the
+// runner interrupts it instead when it abandons in-flight transactions.
+// Any other session gets ctx itself.
+func (v *vu) callContext(ctx context.Context) context.Context {
+	if _, ok := v.sess.(dialect.Interrupter); ok {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
+// setSession replaces the session (nil after a close); a session set after
+// the virtual user was interrupted is interrupted at once.
+func (v *vu) setSession(s dialect.Session) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.sess = s
+	if v.interrupted {
+		interruptSession(s)
+	}
+}
+
+// interrupt makes the session's call in flight, if any, and its later
+// calls end at once. It is called from the runner's goroutine after the
+// virtual users' context was canceled: a session that watches that context
+// has already been told; an Interrupter is told here.
+func (v *vu) interrupt() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.interrupted = true
+	interruptSession(v.sess)
+}
+
+func interruptSession(s dialect.Session) {
+	if i, ok := s.(dialect.Interrupter); ok {
+		i.Interrupt()
+	}
+}
+
 // transaction draws, fills, executes (with retries) and records one
-// transaction.
-func (v *vu) transaction(ctx context.Context) error {
+// transaction. ctx ends the virtual user's waits; calls is the context of
+// the session's calls (callContext).
+func (v *vu) transaction(ctx, calls context.Context) error {
 	kind := v.term.NextKind()
 	if len(v.warehouses) > 1 {
 		v.term.SetWarehouse(v.warehouses[v.rand.Uniform(0, len(v.warehouses)-1)])
@@ -123,7 +173,7 @@ func (v *vu) transaction(ctx context.Context) error {
 	start := v.clk.Now()
 	v.fill(kind, start)
 
-	out, class, retries, fatal := v.execute(ctx, kind)
+	out, class, retries, fatal := v.execute(ctx, calls, kind)
 	end := v.clk.Now()
 	if out == txCanceled {
 		return fatal
@@ -168,9 +218,9 @@ func (v *vu) exec(ctx context.Context, kind tpcc.TxKind) error {
 // execute runs one transaction, retrying the whole of it after a
 // retryable failure up to maxRetries times. A lost connection is counted
 // as a failure and the session is reopened; if it cannot be, fatal is set.
-func (v *vu) execute(ctx context.Context, kind tpcc.TxKind) (out txOutcome, class dialect.ErrClass, retries int, fatal error) {
+func (v *vu) execute(ctx, calls context.Context, kind tpcc.TxKind) (out txOutcome, class dialect.ErrClass, retries int, fatal error) {
 	for {
-		err := v.exec(ctx, kind)
+		err := v.exec(calls, kind)
 		if err == nil {
 			return txCommitted, dialect.ClassNone, retries, nil
 		}
@@ -225,8 +275,7 @@ func (v *vu) pause(ctx context.Context, d time.Duration) bool {
 
 // reconnect closes the session and opens a new one, waiting between tries.
 func (v *vu) reconnect(ctx context.Context) error {
-	_ = v.sess.Close()
-	v.sess = nil
+	v.close()
 	var err error
 	wait := reconnectBackoff
 	for try := 1; try <= reconnectTries; try++ {
@@ -236,7 +285,7 @@ func (v *vu) reconnect(ctx context.Context) error {
 		wait *= 2
 		var s dialect.Session
 		if s, err = v.db.NewSession(ctx, v.style); err == nil {
-			v.sess = s
+			v.setSession(s)
 			return nil
 		}
 	}
@@ -296,8 +345,8 @@ func (v *vu) audit(kind tpcc.TxKind, rolledBack bool) {
 
 // close ends the session.
 func (v *vu) close() {
-	if v.sess != nil {
-		_ = v.sess.Close()
-		v.sess = nil
+	if s := v.sess; s != nil {
+		v.setSession(nil)
+		_ = s.Close()
 	}
 }

@@ -110,7 +110,11 @@ func TestHTMLInBrowser(t *testing.T) {
 		t.Errorf("page logged to the console: %s", line)
 	}
 
-	wantCharts := []string{"chart-nopm", "chart-tpm", "chart-tpm-per-vu", "chart-ratio", "chart-latency-0", "chart-latency-1"}
+	// The host charts and the per-second series are the nvme profile's
+	// (index 0); sata has neither.
+	wantCharts := []string{"chart-nopm", "chart-tpm", "chart-tpm-per-vu", "chart-ratio", "chart-latency-0", "chart-latency-1",
+		"chart-cpu", "chart-disk-latency", "chart-waits-0",
+		"chart-series-0-throughput", "chart-series-0-cpu", "chart-series-0-disk"}
 	if len(got.Charts) != len(wantCharts) {
 		t.Fatalf("probe saw %d charts, want %d (%v)", len(got.Charts), len(wantCharts), wantCharts)
 	}
@@ -119,7 +123,7 @@ func TestHTMLInBrowser(t *testing.T) {
 		if c.ID != wantCharts[i] {
 			t.Errorf("chart %d is %s, want %s", i, c.ID, wantCharts[i])
 		}
-		if c.Width < 300 || c.Height < 200 {
+		if c.Width < 300 || c.Height < 200 { // per-second charts are 240 CSS px high
 			t.Errorf("chart %s canvas is %dx%d, want at least 300x200", c.ID, c.Width, c.Height)
 		}
 		if c.Inked < 1000 {

@@ -10,12 +10,18 @@ import (
 )
 
 // chartSpec is one chart as the page script hands it to uPlot: x values
-// (virtual users) and one value per x for each series, null where a
-// profile has no figure.
+// (virtual users, or seconds for a time series) and one value per x for
+// each series, null where a profile has no figure.
 type chartSpec struct {
-	ID     string       `json:"id"`
-	Title  string       `json:"title"`
-	YLabel string       `json:"y_label"`
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	YLabel string `json:"y_label"`
+	// Y2Label names the right-hand axis of the series whose Scale is
+	// "y2"; empty when the chart has one axis.
+	Y2Label string `json:"y2_label,omitempty"`
+	// XKind is "seconds" for a per-second time series (linear x, seconds
+	// since the window start); empty for virtual users (log x).
+	XKind  string       `json:"x_kind,omitempty"`
 	X      []float64    `json:"x"`
 	Series []seriesSpec `json:"series"`
 	// Bands fill between two series (indexes into Series, 0-based) to
@@ -24,6 +30,13 @@ type chartSpec struct {
 	// ZeroY starts the y axis at 0 (throughput), so that curves of
 	// different profiles are compared from the same origin.
 	ZeroY bool `json:"zero_y"`
+	// Height in CSS pixels; 0 for the default.
+	Height int `json:"height,omitempty"`
+	// Sync names a group of charts that share one cursor (the time
+	// series of one run).
+	Sync string `json:"sync,omitempty"`
+	// Note is shown above the chart (not passed to the script).
+	Note string `json:"-"`
 }
 
 type seriesSpec struct {
@@ -35,6 +48,9 @@ type seriesSpec struct {
 	// "ref" (a reference line).
 	Role string `json:"role"`
 	Dash bool   `json:"dash"`
+	// Scale is "y2" for a series read on the right-hand axis; empty for
+	// the left one.
+	Scale string `json:"scale,omitempty"`
 }
 
 type bandSpec struct {
@@ -206,6 +222,11 @@ func (v *view) charts() []chartSpec {
 	for i, k := range v.kinds {
 		all = append(all, v.latencyChart(i, k))
 	}
+	return drawable(all)
+}
+
+// drawable leaves out the charts with nothing to draw.
+func drawable(all []chartSpec) []chartSpec {
 	out := all[:0]
 	for _, c := range all {
 		if c.Bands == nil {

@@ -4,7 +4,10 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/oltplab/oltplab/internal/profile"
 )
@@ -23,8 +26,45 @@ var csvHeader = func() []string {
 			h = append(h, "ratio_"+m+f)
 		}
 	}
-	return append(h, "peak_vus", "peak_nopm", "knee_vus")
+	h = append(h, "peak_vus", "peak_nopm", "knee_vus")
+	return append(h, hostCSVHeader()...)
 }()
+
+// hostCSVHeader names the host columns: CPU, data disk, one share column
+// per wait class (of the closed set) and the engine's average waits as
+// "label=ms" pairs joined by ";".
+func hostCSVHeader() []string {
+	h := []string{"host_cpu_busy_pct", "host_cpu_idle_pct", "host_cpu_iowait_pct", "host_data_device",
+		"host_disk_iops", "host_disk_mbps", "host_disk_latency_ms", "host_disk_latency_p99_of_per_second_avg_ms"}
+	for _, c := range waitClasses {
+		h = append(h, "host_wait_share_"+c+"_pct")
+	}
+	return append(h, "host_avg_wait_ms")
+}
+
+// csvHost is the host columns of a step: all empty when it was not
+// sampled; wait shares empty when the database was not sampled, and 0
+// for a class the sampled sessions never were in.
+func csvHost(h *HostFigures) []string {
+	out := make([]string, 0, len(waitClasses)+9)
+	if h == nil {
+		return append(out, make([]string, cap(out))...)
+	}
+	out = append(out, csvFloat(h.CPUBusyPct), csvFloat(h.CPUIdlePct), csvFloat(h.CPUIOWaitPct), h.DataDevice,
+		csvFloat(h.DiskIOPS), csvFloat(h.DiskMBps), csvFloat(h.DiskLatencyMillis), csvFloat(h.DiskLatencyP99Millis))
+	for _, c := range waitClasses {
+		if h.WaitSharePct == nil {
+			out = append(out, "")
+		} else {
+			out = append(out, csvFloat(h.WaitSharePct[c]))
+		}
+	}
+	var waits []string
+	for _, l := range slices.Sorted(maps.Keys(h.AvgWaitMillis)) {
+		waits = append(waits, l+"="+csvFloat(h.AvgWaitMillis[l]))
+	}
+	return append(out, strings.Join(waits, ";"))
+}
 
 // CSV writes one row per profile x step x repeat (repeat numbered from
 // 1; a step without repeats gets one row with the repeat columns empty),
@@ -32,7 +72,8 @@ var csvHeader = func() []string {
 // 95% CI, high-variation flag), the ratio of the step's mean NOPM and
 // TPM to the first profile's with its 95% CI (empty for the first
 // profile and for steps the first profile lacks), and the profile's
-// peak and knee. Numbers are plain decimals without separators.
+// peak and knee, then the step's host figures (empty when it was not
+// sampled; see hostCSVHeader). Numbers are plain decimals without separators.
 func CSV(w io.Writer, in Input) error {
 	v := newView(in)
 	cw := csv.NewWriter(w)
@@ -53,7 +94,7 @@ func CSV(w io.Writer, in Input) error {
 			}
 			common := []string{strconv.FormatInt(p.ID, 10), p.Label, p.Target, p.Dialect, strconv.Itoa(s.VUs)}
 			summaries := append(append(csvSummary(s.NOPM), csvSummary(s.TPM)...), csvSummary(s.TPMPerVU)...)
-			tail := []string{csvInt(p.Verdict.PeakVUs), csvFloat(p.Verdict.PeakNOPM), csvInt(p.Verdict.KneeVUs)}
+			tail := append([]string{csvInt(p.Verdict.PeakVUs), csvFloat(p.Verdict.PeakNOPM), csvInt(p.Verdict.KneeVUs)}, csvHost(s.Host)...)
 			repeats := s.Repeats
 			if len(repeats) == 0 {
 				repeats = []Repeat{{}}

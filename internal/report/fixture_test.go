@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/profile"
@@ -14,7 +15,9 @@ const fixtureSecret = "s3cret-Pa55"
 // profiles (NVMe, SATA) of 4 steps with 3 repeats each. It exercises a
 // knee, a high-variation step, a partial repeat, a ratio whose CI
 // contains 1 (1 VU) and ratios whose CI excludes it, differing and
-// missing context keys, and strings that need escaping.
+// missing context keys, and strings that need escaping. The NVMe profile
+// has host figures at every step and the per-second series of one run;
+// the SATA profile has neither (measured without samplers).
 func fixture() Input {
 	type rep struct{ nopm, tpm float64 }
 	type stepData struct {
@@ -77,10 +80,60 @@ func fixture() Input {
 		{4, []rep{{20000, 46000}, {24000, 55200}, {28000, 64400}}, nil, lat(9.9, 19.5, 5.0, 9.9)},
 		{8, []rep{{21000, 48300}, {21500, 49450}}, []rep{{9000, 20700}}, lat(21.0, 42.0, 10.2, 20.5)},
 	})
+	nvmeHost := []HostFigures{
+		{CPUBusyPct: 14, CPUIdlePct: 84.5, CPUIOWaitPct: 1.5, DiskIOPS: 820, DiskMBps: 9.6, DiskLatencyMillis: 0.21, DiskLatencyP99Millis: 0.48,
+			WaitSharePct:  map[string]float64{"cpu": 62, "data_io": 8, "log_io": 18, "lock": 1, "latch": 1, "client": 10},
+			AvgWaitMillis: map[string]float64{"WAL sync": 0.35, "data file read": 0.12}},
+		{CPUBusyPct: 27, CPUIdlePct: 70.2, CPUIOWaitPct: 2.8, DiskIOPS: 1580, DiskMBps: 18.4, DiskLatencyMillis: 0.24, DiskLatencyP99Millis: 0.61,
+			WaitSharePct:  map[string]float64{"cpu": 58, "data_io": 9, "log_io": 20, "lock": 2, "latch": 2, "client": 9},
+			AvgWaitMillis: map[string]float64{"WAL sync": 0.38, "data file read": 0.13}},
+		{CPUBusyPct: 52, CPUIdlePct: 41.5, CPUIOWaitPct: 6.5, DiskIOPS: 2900, DiskMBps: 33.8, DiskLatencyMillis: 0.33, DiskLatencyP99Millis: 1.05,
+			WaitSharePct:  map[string]float64{"cpu": 49, "data_io": 11, "log_io": 24, "lock": 6, "latch": 4, "client": 6},
+			AvgWaitMillis: map[string]float64{"WAL sync": 0.51, "data file read": 0.15, "row lock wait": 1.9}},
+		{CPUBusyPct: 71, CPUIdlePct: 16, CPUIOWaitPct: 13, DiskIOPS: 3120, DiskMBps: 36.5, DiskLatencyMillis: 0.92, DiskLatencyP99Millis: 3.8,
+			WaitSharePct:  map[string]float64{"cpu": 31, "data_io": 14, "log_io": 29, "lock": 17, "latch": 6, "client": 3},
+			AvgWaitMillis: map[string]float64{"WAL sync": 1.2, "data file read": 0.31, "row lock wait": 4.7}},
+	}
+	for i := range nvme.Steps {
+		h := nvmeHost[i]
+		h.DataDevice = "nvme0n1"
+		nvme.Steps[i].Host = &h
+	}
+	nvme.Series = fixtureSeries(8, 111)
 	return Input{
 		Title:     "NVMe vs SATA <ssd> & co",
 		Generated: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		Version:   "v0.1.0-test",
 		Profiles:  []Profile{nvme, sata},
 	}
+}
+
+// fixtureSeries is two minutes of one run, second by second, with a
+// checkpoint-like dip at 71–78 s: throughput falls while iowait, disk
+// IOPS and latency and transaction p99 rise. Second 30 had no disk I/O
+// and no completed transaction (latencies 0: gaps in the charts).
+func fixtureSeries(vus int, runID int64) *StepSeries {
+	round := func(x float64) float64 { return math.Round(x*100) / 100 }
+	s := &StepSeries{VUs: vus, RunID: runID}
+	for t := 1; t <= 120; t++ {
+		f := float64(t)
+		p := SeriesPoint{
+			TSeconds:          f,
+			TPM:               round(85000 + 1500*math.Sin(f/7)),
+			P99Millis:         round(15.6 + 1.5*math.Sin(f/5)),
+			CPUBusyPct:        round(71 + 3*math.Sin(f/9)),
+			CPUIOWaitPct:      round(12 + 2*math.Cos(f/6)),
+			DiskIOPS:          round(3100 + 200*math.Sin(f/5)),
+			DiskLatencyMillis: round(0.9 + 0.1*math.Sin(f/4)),
+		}
+		if t >= 71 && t <= 78 {
+			p.TPM, p.P99Millis, p.CPUBusyPct, p.CPUIOWaitPct, p.DiskIOPS, p.DiskLatencyMillis = round(p.TPM*0.6), 45, 45, 30, 9500, 3.5
+		}
+		if t == 30 {
+			p.P99Millis, p.DiskLatencyMillis = 0, 0
+		}
+		p.NOPM = round(p.TPM * 0.435)
+		s.Points = append(s.Points, p)
+	}
+	return s
 }

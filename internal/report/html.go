@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 
 	"github.com/oltplab/oltplab/internal/profile"
 )
@@ -30,12 +31,16 @@ var pageTemplate = template.Must(template.New("report").Parse(reportTemplate))
 
 // htmlPage is the data of report.html.tmpl.
 type htmlPage struct {
-	Title, Generated, Version, UPlotVersion, HighCV string
+	Title, Generated, Version, UPlotVersion, HighCV, DiskP99Note string
 
 	Profiles []string
 	Top      []table // before the charts: profiles, peaks and knees
 	Rest     []table
-	Charts   []chartSpec
+	// Charts are the charts against virtual users of throughput and
+	// latency, HostCharts those of host and database figures (empty
+	// without samplers), SeriesCharts the per-second series of chosen
+	// runs. AllCharts is all of them, in page order, for the script.
+	Charts, HostCharts, SeriesCharts, AllCharts []chartSpec
 
 	UPlotJS, JS   template.JS
 	UPlotCSS, CSS template.CSS
@@ -44,7 +49,9 @@ type htmlPage struct {
 // HTML writes the report as one self-contained HTML page: the tables of
 // Markdown plus charts (NOPM, TPM and TPM per virtual user against
 // virtual users with 95% confidence bands, the NOPM ratio to the first
-// profile, p95/p99 latency per transaction kind) drawn by the embedded
+// profile, p95/p99 latency per transaction kind; when the steps were
+// sampled, CPU idle and iowait, data-disk latency and wait classes; the
+// per-second series of a chosen run) drawn by the embedded
 // uPlot from inline JSON. Every user string is escaped by html/template;
 // a Content-Security-Policy forbids network requests.
 func HTML(w io.Writer, in Input) error {
@@ -55,7 +62,10 @@ func HTML(w io.Writer, in Input) error {
 		Version:      versionOrDev(in.Version),
 		UPlotVersion: uPlotVersion,
 		HighCV:       formatPercent(profile.DefaultHighVariationCV),
+		DiskP99Note:  diskP99Note,
 		Charts:       v.charts(),
+		HostCharts:   v.hostCharts(),
+		SeriesCharts: v.seriesCharts(),
 		UPlotJS:      template.JS(uPlotJS),
 		JS:           template.JS(reportJS),
 		UPlotCSS:     template.CSS(uPlotCSS),
@@ -64,8 +74,9 @@ func HTML(w io.Writer, in Input) error {
 	if page.Title == "" {
 		page.Title = "Performance profiles"
 	}
-	if page.Charts == nil {
-		page.Charts = []chartSpec{}
+	page.AllCharts = slices.Concat(page.Charts, page.HostCharts, page.SeriesCharts)
+	if page.AllCharts == nil {
+		page.AllCharts = []chartSpec{}
 	}
 	for _, p := range v.profiles {
 		page.Profiles = append(page.Profiles, p.Name)

@@ -10,7 +10,8 @@ import (
 
 // Markdown writes the report as Markdown: the same tables as the HTML
 // report (profiles, peaks and knees, ratios, per-step figures, latency,
-// context with differing keys in bold), without charts.
+// host and database figures of sampled steps, context with differing
+// keys in bold), without charts.
 func Markdown(w io.Writer, in Input) error {
 	v := newView(in)
 	bw := bufio.NewWriter(w)

@@ -73,7 +73,8 @@ func TestHTML(t *testing.T) {
 			t.Errorf("HTML report: check %q failed", c.name)
 		}
 	}
-	for _, id := range []string{"chart-nopm", "chart-tpm", "chart-tpm-per-vu", "chart-ratio", "chart-latency-0", "chart-latency-1"} {
+	for _, id := range []string{"chart-nopm", "chart-tpm", "chart-tpm-per-vu", "chart-ratio", "chart-latency-0", "chart-latency-1",
+		"chart-cpu", "chart-disk-latency", "chart-waits-0", "chart-series-0-throughput", "chart-series-0-cpu", "chart-series-0-disk"} {
 		if !strings.Contains(page, `<div class="chart" id="`+id+`"></div>`) {
 			t.Errorf("HTML report has no chart %s", id)
 		}

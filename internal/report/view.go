@@ -362,6 +362,9 @@ func (v *view) tables() []table {
 	for i := range v.profiles {
 		all = append(all, v.latencyTable(i))
 	}
+	for i := range v.profiles {
+		all = append(all, v.hostTable(i))
+	}
 	all = append(all, v.contextTable())
 	return slices.DeleteFunc(all, func(t table) bool { return len(t.Header) == 0 })
 }

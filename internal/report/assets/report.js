@@ -4,7 +4,7 @@
   "use strict";
   var specs = JSON.parse(document.getElementById("oltplab-charts").textContent) || [];
   var fmt = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 });
-  var height = 320;
+  var defaultHeight = 320;
   var plots = [];
 
   function width(el) {
@@ -13,15 +13,22 @@
   function show(v) {
     return v == null ? "—" : fmt.format(v);
   }
+  function zeroRange(u, lo, hi) {
+    return [0, hi > 0 ? hi * 1.08 : 1];
+  }
 
   specs.forEach(function (c) {
     var el = document.getElementById(c.id);
     if (!el) {
       return;
     }
-    var series = [{ label: "virtual users" }];
+    // x_kind "seconds": a per-second time series (linear x, dense, no
+    // point markers unless sparse); otherwise x is virtual users.
+    var seconds = c.x_kind === "seconds";
+    var xLabel = seconds ? "seconds since window start" : "virtual users";
+    var series = [{ label: seconds ? "t (s)" : "virtual users" }];
     c.series.forEach(function (s) {
-      var o = { label: s.label, stroke: s.color, spanGaps: true, value: function (u, v) { return show(v); } };
+      var o = { label: s.label, stroke: s.color, spanGaps: !seconds, scale: s.scale || "y", value: function (u, v) { return show(v); } };
       if (s.role === "ci") {
         o.width = 1;
         o.stroke = s.color + "80";
@@ -29,6 +36,9 @@
       } else if (s.role === "ref") {
         o.width = 1;
         o.points = { show: false };
+      } else if (seconds) {
+        o.width = 2;
+        o.points = { size: 5, width: 1, fill: s.color, stroke: s.color };
       } else {
         o.width = 2;
         o.points = { show: true, size: 7, width: 1, fill: s.color, stroke: s.color };
@@ -38,28 +48,37 @@
       }
       series.push(o);
     });
-    var logX = c.x.length > 1;
-    var yScale = {};
+    var logX = !seconds && c.x.length > 1;
+    var scales = { x: logX ? { time: false, distr: 3, log: 10 } : { time: false }, y: {} };
     if (c.zero_y) {
-      yScale.range = function (u, lo, hi) { return [0, hi > 0 ? hi * 1.08 : 1]; };
+      scales.y.range = zeroRange;
     }
+    var xAxis = { label: xLabel };
+    if (!seconds) {
+      xAxis.splits = function () { return c.x; };
+      xAxis.filter = function (u, splits) { return splits; }; // label every step, also on the log scale
+      xAxis.values = function (u, vals) { return vals.map(String); };
+    }
+    var axes = [xAxis, { label: c.y_label, size: 80, values: function (u, vals) { return vals.map(show); } }];
+    if (c.y2_label) {
+      scales.y2 = c.zero_y ? { range: zeroRange } : {};
+      axes.push({ scale: "y2", side: 1, label: c.y2_label, size: 80, grid: { show: false }, values: function (u, vals) { return vals.map(show); } });
+    }
+    var h = c.height || defaultHeight;
     var opts = {
       title: c.title,
       width: width(el),
-      height: height,
-      scales: { x: logX ? { time: false, distr: 3, log: 10 } : { time: false }, y: yScale },
-      axes: [
-        {
-          label: "virtual users",
-          splits: function () { return c.x; },
-          filter: function (u, splits) { return splits; }, // label every step, also on the log scale
-          values: function (u, vals) { return vals.map(String); }
-        },
-        { label: c.y_label, size: 80, values: function (u, vals) { return vals.map(show); } }
-      ],
+      height: h,
+      scales: scales,
+      axes: axes,
       series: series,
       bands: (c.bands || []).map(function (b) { return { series: [b.hi + 1, b.lo + 1], fill: b.fill }; })
     };
+    if (c.sync) {
+      // Charts of the same run share a cursor: hovering one second shows
+      // it on every chart of the run.
+      opts.cursor = { sync: { key: c.sync } };
+    }
     var data = [c.x].concat(c.series.map(function (s) { return s.values; }));
     var plot = new uPlot(opts, data, el);
     // The legend lists the interval bounds too; the band shows them, so
@@ -70,10 +89,10 @@
         rows[i + 1].style.display = "none";
       }
     });
-    plots.push({ el: el, plot: plot });
+    plots.push({ el: el, plot: plot, height: h });
   });
 
   window.addEventListener("resize", function () {
-    plots.forEach(function (p) { p.plot.setSize({ width: width(p.el), height: height }); });
+    plots.forEach(function (p) { p.plot.setSize({ width: width(p.el), height: p.height }); });
   });
 })();

@@ -1,0 +1,110 @@
+package postgres
+
+import (
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// rawConn is a session's socket whose reads and writes are raw system
+// calls on the non-blocking descriptor, waited for by the runtime's
+// network poller through syscall.RawConn, as net.Conn's own are.
+//
+// Why: a virtual user sends one call and waits for its answer, so the Go
+// runtime goes idle and busy again on every transaction. Every read and
+// write that net.Conn makes through the syscall package tells the
+// scheduler it enters a system call, and the first one after the process
+// went idle wakes the runtime's monitor thread (sysmon), which then polls
+// on a short sleep before parking again: on a 2-core VM that thread alone
+// took about a quarter of the driver's CPU per transaction (perf). A read
+// or write on a non-blocking socket never blocks, so it does not need the
+// scheduler told. Deadlines, Close and concurrent Read and Write behave
+// as net.Conn's: the poller and the descriptor are the dialed conn's.
+type rawConn struct {
+	net.Conn // Close, addresses and deadlines
+	rc       syscall.RawConn
+}
+
+// rawDialed returns c with raw reads and writes when its descriptor can
+// be reached (TCP, Unix socket), else c itself.
+func rawDialed(c net.Conn) net.Conn {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return c
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return c
+	}
+	return &rawConn{Conn: c, rc: rc}
+}
+
+func (c *rawConn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var n int
+	var errno syscall.Errno
+	err := c.rc.Read(func(fd uintptr) bool {
+		for {
+			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			switch e {
+			case 0:
+				n = int(r)
+				return true
+			case syscall.EINTR:
+				continue
+			case syscall.EAGAIN:
+				return false // wait in the poller, then try again
+			default:
+				errno = e
+				return true
+			}
+		}
+	})
+	switch {
+	case err != nil:
+		return 0, c.opError("read", err)
+	case errno != 0:
+		return 0, c.opError("read", os.NewSyscallError("read", errno))
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (c *rawConn) Write(p []byte) (int, error) {
+	var n int
+	var errno syscall.Errno
+	err := c.rc.Write(func(fd uintptr) bool {
+		for n < len(p) {
+			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
+			switch e {
+			case 0:
+				n += int(r)
+			case syscall.EINTR:
+			case syscall.EAGAIN:
+				return false // the socket buffer is full: wait in the poller
+			default:
+				errno = e
+				return true
+			}
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return n, c.opError("write", err)
+	case errno != 0:
+		return n, c.opError("write", os.NewSyscallError("write", errno))
+	}
+	return n, nil
+}
+
+// opError wraps err as net.Conn's methods do, so that callers' checks
+// (net.Error, Timeout, net.ErrClosed, os.ErrDeadlineExceeded) see the same.
+func (c *rawConn) opError(op string, err error) error {
+	return &net.OpError{Op: op, Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+}

@@ -1,0 +1,172 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// hostValues picks one host figure of profile pi at every step size of
+// the report; nil where the step is missing, was not sampled, or pick
+// reports no figure.
+func (v *view) hostValues(pi int, pick func(*HostFigures) (float64, bool)) []*float64 {
+	out := make([]*float64, len(v.vus))
+	for i, vus := range v.vus {
+		s, ok := v.step(pi, vus)
+		if !ok || s.Host == nil {
+			continue
+		}
+		if x, ok := pick(s.Host); ok {
+			out[i] = num(x)
+		}
+	}
+	return out
+}
+
+// cpuChart plots every sampled profile's CPU idle (solid) and iowait
+// (dashed, paler) share against virtual users.
+func (v *view) cpuChart() chartSpec {
+	c := chartSpec{ID: "chart-cpu", Title: "CPU idle and iowait vs virtual users", YLabel: "% of CPU time", X: xs(v.vus), ZeroY: true,
+		Note: "Host CPU time, averaged over the complete repeats of each step: idle solid, iowait (idle while I/O was outstanding) dashed."}
+	for pi, p := range v.profiles {
+		if !v.hasHost(pi) {
+			continue
+		}
+		c.Series = append(c.Series,
+			seriesSpec{Label: p.Name + " idle", Color: color(pi), Role: "value",
+				Values: v.hostValues(pi, func(h *HostFigures) (float64, bool) { return h.CPUIdlePct, true })},
+			seriesSpec{Label: p.Name + " iowait", Color: lighten(color(pi)), Role: "value", Dash: true,
+				Values: v.hostValues(pi, func(h *HostFigures) (float64, bool) { return h.CPUIOWaitPct, true })})
+	}
+	return c
+}
+
+// diskLatencyChart plots every sampled profile's average data-disk
+// latency (solid) and the p99 of its per-second averages (dashed).
+func (v *view) diskLatencyChart() chartSpec {
+	c := chartSpec{ID: "chart-disk-latency", Title: "Data disk latency vs virtual users", YLabel: "ms", X: xs(v.vus), ZeroY: true,
+		Note: "Average latency of the data device over the step (solid) and, dashed, the 99th percentile of its per-second average latencies: " +
+			diskP99Note + "; it shows how slow the worst seconds were."}
+	for pi, p := range v.profiles {
+		if !v.hasHost(pi) {
+			continue
+		}
+		// No I/O in a step leaves no latency: a gap, not a zero.
+		c.Series = append(c.Series,
+			seriesSpec{Label: p.Name + " avg", Color: color(pi), Role: "value",
+				Values: v.hostValues(pi, func(h *HostFigures) (float64, bool) { return h.DiskLatencyMillis, h.DiskLatencyMillis > 0 })},
+			seriesSpec{Label: p.Name + " " + diskP99Note, Color: lighten(color(pi)), Role: "value", Dash: true,
+				Values: v.hostValues(pi, func(h *HostFigures) (float64, bool) { return h.DiskLatencyP99Millis, h.DiskLatencyP99Millis > 0 })})
+	}
+	return c
+}
+
+// waitChart plots the share of sampled database session time of every
+// wait class of profile pi against virtual users.
+func (v *view) waitChart(pi int) chartSpec {
+	p := v.profiles[pi]
+	c := chartSpec{ID: "chart-waits-" + strconv.Itoa(pi), Title: "Wait classes vs virtual users: " + p.Name,
+		YLabel: "% of DB time", X: xs(v.vus), ZeroY: true}
+	set := map[string]bool{}
+	for _, s := range p.Steps {
+		if s.Host != nil {
+			for k := range s.Host.WaitSharePct {
+				set[k] = true
+			}
+		}
+	}
+	for i, class := range orderWaitClasses(set) {
+		c.Series = append(c.Series, seriesSpec{Label: class, Color: waitClassColor(class, i), Role: "value",
+			Values: v.hostValues(pi, func(h *HostFigures) (float64, bool) {
+				// A sampled step without this class spent no time in it.
+				return h.WaitSharePct[class], h.WaitSharePct != nil
+			})})
+	}
+	return c
+}
+
+// hostCharts returns the host and database charts against virtual
+// users; none when no profile was sampled.
+func (v *view) hostCharts() []chartSpec {
+	sampled := false
+	for pi := range v.profiles {
+		sampled = sampled || v.hasHost(pi)
+	}
+	if !sampled {
+		return nil
+	}
+	all := []chartSpec{v.cpuChart(), v.diskLatencyChart()}
+	for pi := range v.profiles {
+		if v.hasHost(pi) {
+			all = append(all, v.waitChart(pi))
+		}
+	}
+	return drawable(all)
+}
+
+// seriesCharts returns, for every profile with a per-second series, three
+// small charts sharing one cursor: throughput with transaction p99
+// latency, CPU busy and iowait, data-disk IOPS and latency.
+func (v *view) seriesCharts() []chartSpec {
+	var all []chartSpec
+	for pi, p := range v.profiles {
+		if p.Series == nil || len(p.Series.Points) == 0 {
+			continue
+		}
+		pts := slices.Clone(p.Series.Points)
+		slices.SortStableFunc(pts, func(a, b SeriesPoint) int { return cmp.Compare(a.TSeconds, b.TSeconds) })
+		x := make([]float64, len(pts))
+		for i, pt := range pts {
+			x[i] = pt.TSeconds
+		}
+		col := func(pick func(SeriesPoint) (float64, bool)) []*float64 {
+			out := make([]*float64, len(pts))
+			for i, pt := range pts {
+				if f, ok := pick(pt); ok {
+					out[i] = num(f)
+				}
+			}
+			return out
+		}
+		always := func(f func(SeriesPoint) float64) func(SeriesPoint) (float64, bool) {
+			return func(pt SeriesPoint) (float64, bool) { return f(pt), true }
+		}
+		// A second without transactions or without I/O has no latency.
+		positive := func(f func(SeriesPoint) float64) func(SeriesPoint) (float64, bool) {
+			return func(pt SeriesPoint) (float64, bool) { return f(pt), f(pt) > 0 }
+		}
+		of := fmt.Sprintf("%s at %d VUs (run %d)", p.Name, p.Series.VUs, p.Series.RunID)
+		id := "chart-series-" + strconv.Itoa(pi)
+		sync := "series-" + strconv.Itoa(pi)
+		base := chartSpec{XKind: "seconds", X: x, ZeroY: true, Height: 240, Sync: sync}
+
+		tput := base
+		tput.ID, tput.Title, tput.YLabel, tput.Y2Label = id+"-throughput", "Throughput per second: "+of, "per minute", "p99 ms"
+		tput.Note = fmt.Sprintf("One run of %s, second by second from the start of its measured window; the three charts share a cursor. "+
+			"Throughput as per-minute rates; dashed: the p99 latency of the transactions completed in that second.", of)
+		tput.Series = []seriesSpec{
+			{Label: "TPM", Color: "#0072b2", Role: "value", Values: col(always(func(pt SeriesPoint) float64 { return pt.TPM }))},
+			{Label: "NOPM", Color: "#009e73", Role: "value", Values: col(always(func(pt SeriesPoint) float64 { return pt.NOPM }))},
+			{Label: "p99 latency (ms)", Color: "#d55e00", Role: "value", Dash: true, Scale: "y2",
+				Values: col(positive(func(pt SeriesPoint) float64 { return pt.P99Millis }))},
+		}
+
+		cpu := base
+		cpu.ID, cpu.Title, cpu.YLabel = id+"-cpu", "CPU per second: "+of, "% of CPU time"
+		cpu.Series = []seriesSpec{
+			{Label: "CPU busy", Color: "#0072b2", Role: "value", Values: col(always(func(pt SeriesPoint) float64 { return pt.CPUBusyPct }))},
+			{Label: "CPU iowait", Color: "#d55e00", Role: "value", Dash: true, Values: col(always(func(pt SeriesPoint) float64 { return pt.CPUIOWaitPct }))},
+		}
+
+		disk := base
+		disk.ID, disk.Title, disk.YLabel, disk.Y2Label = id+"-disk", "Data disk per second: "+of, "IOPS", "latency ms"
+		disk.Series = []seriesSpec{
+			{Label: "IOPS", Color: "#0072b2", Role: "value", Values: col(always(func(pt SeriesPoint) float64 { return pt.DiskIOPS }))},
+			{Label: "latency (ms)", Color: "#d55e00", Role: "value", Dash: true, Scale: "y2",
+				Values: col(positive(func(pt SeriesPoint) float64 { return pt.DiskLatencyMillis }))},
+		}
+		all = append(all, tput, cpu, disk)
+	}
+	return drawable(all)
+}
