@@ -43,18 +43,10 @@ func runBuild(ctx context.Context, a *app, args []string) error {
 	if err := o.Validate(); err != nil {
 		return usageErrorf("build: %v", err)
 	}
-	st, err := a.openStore(ctx, o.results)
-	if err != nil {
+	return a.withTarget(ctx, o.results, o.target, func(st *store.Store, db dialect.Database, tg dialect.Target) error {
+		_, err := a.build(ctx, st, db, tg, o, a.errw())
 		return err
-	}
-	defer st.Close()
-	db, tg, err := a.openTarget(ctx, o.target)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	_, err = a.build(ctx, st, db, tg, o, a.errw())
-	return err
+	})
 }
 
 // build runs one build, recording it in the store, and prints its result.

@@ -27,17 +27,9 @@ func runCheck(ctx context.Context, a *app, args []string) error {
 	if err := a.parseFlags(fs, checkSynopsis, args); err != nil {
 		return helpOK(err)
 	}
-	st, err := a.openStore(ctx, results)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	db, tg, err := a.openTarget(ctx, target)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	return a.check(ctx, st, db, tg, asJSON)
+	return a.withTarget(ctx, results, target, func(st *store.Store, db dialect.Database, tg dialect.Target) error {
+		return a.check(ctx, st, db, tg, asJSON)
+	})
 }
 
 // checkOutcome is what `check` stores and prints.

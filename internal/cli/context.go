@@ -34,16 +34,18 @@ type databaseContext struct {
 }
 
 type toolContext struct {
-	Version   string `json:"version"`
-	GoVersion string `json:"go_version"`
-	OS        string `json:"os"`
+	Version    string `json:"version"`
+	GoVersion  string `json:"go_version"`
+	OS         string `json:"os"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
 }
 
 // gatherContext describes where a measurement happens. Missing pieces are
 // noted, never fatal: a result without its context is still a result.
 func (a *app) gatherContext(ctx context.Context, db dialect.Database, tg dialect.Target, meta *tpcc.Meta) runContext {
 	c := runContext{
-		Tool:     toolContext{Version: version(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH},
+		Tool: toolContext{Version: version(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH,
+			GOMAXPROCS: runtime.GOMAXPROCS(0)},
 		Database: databaseContext{Target: tg.String()},
 		Schema:   meta,
 		Notes:    map[string]string{},

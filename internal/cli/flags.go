@@ -111,6 +111,22 @@ func (a *app) openTarget(ctx context.Context, t targetFlags) (dialect.Database, 
 	return db, tg, nil
 }
 
+// withTarget opens the results store first (so an unusable store fails
+// before any database work), then the target, runs fn and closes both.
+func (a *app) withTarget(ctx context.Context, sf storeFlags, tf targetFlags, fn func(*store.Store, dialect.Database, dialect.Target) error) error {
+	st, err := a.openStore(ctx, sf)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	db, tg, err := a.openTarget(ctx, tf)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return fn(st, db, tg)
+}
+
 // storeFlags selects the results store.
 type storeFlags struct{ path string }
 

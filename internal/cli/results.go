@@ -172,6 +172,12 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 	if h := headline(r); h != "" {
 		fmt.Fprintf(w, "  result   %s\n", h)
 	}
+	var withMonitor struct {
+		Monitor *monitorSummary `json:"monitor"`
+	}
+	if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &withMonitor) == nil && withMonitor.Monitor != nil {
+		a.printMonitorSummary(*withMonitor.Monitor)
+	}
 	printFlat(w, "parameters", flatten(r.Params))
 	printFlat(w, "context", flatten(r.Context))
 	fmt.Fprintf(w, "(the full result: oltplab results show %d --json)\n", r.ID)

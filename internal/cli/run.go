@@ -89,18 +89,10 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	st, err := a.openStore(ctx, o.results)
-	if err != nil {
+	return a.withTarget(ctx, o.results, o.target, func(st *store.Store, db dialect.Database, tg dialect.Target) error {
+		_, err := a.profile(ctx, st, db, tg, o)
 		return err
-	}
-	defer st.Close()
-	db, tg, err := a.openTarget(ctx, o.target)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	_, err = a.profile(ctx, st, db, tg, o)
-	return err
+	})
 }
 
 // profileOutcome is what a profile (one or more steps, repeated) produced.
