@@ -68,6 +68,7 @@ start_postgres() {
 		echo "shared_buffers = 256MB"
 		echo "max_wal_size = 4GB"
 		echo "track_io_timing = on"
+		echo "track_wal_io_timing = on"
 		echo "log_min_messages = warning"
 		if [[ $profile == test ]]; then
 			echo "fsync = off"

@@ -81,12 +81,16 @@ func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev 
 	if err != nil {
 		return nil, withCode(exitStore, fmt.Errorf("read the samples of run %d: %w", runID, err))
 	}
+	// The driver's seconds end on (about) whole seconds of the window; the
+	// host's intervals end wherever the sampler's ticker fired. A sample
+	// belongs to the whole second nearest to the end of its interval.
 	byT := map[int64]*report.SeriesPoint{}
-	point := func(t int64) *report.SeriesPoint {
-		p := byT[t]
+	point := func(tMillis int64) *report.SeriesPoint {
+		sec := (tMillis + 500) / 1000
+		p := byT[sec]
 		if p == nil {
-			p = &report.SeriesPoint{TSeconds: float64(t) / 1000}
-			byT[t] = p
+			p = &report.SeriesPoint{TSeconds: float64(sec)}
+			byT[sec] = p
 		}
 		return p
 	}
@@ -105,7 +109,9 @@ func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev 
 			point(s.TMillis).CPUBusyPct = s.Value
 		case s.Source == store.SourceHost && s.Metric == "cpu_iowait_pct":
 			point(s.TMillis).CPUIOWaitPct = s.Value
-		case s.Source == store.SourceHost && s.Device == dev && (s.Metric == "disk_read_iops" || s.Metric == "disk_write_iops"):
+		case s.Source == store.SourceHost && s.Device == dev && s.Metric == "disk_read_iops":
+			point(s.TMillis).DiskIOPS += s.Value
+		case s.Source == store.SourceHost && s.Device == dev && s.Metric == "disk_write_iops":
 			point(s.TMillis).DiskIOPS += s.Value
 		case s.Source == store.SourceHost && s.Device == dev && s.Metric == "disk_latency_ms":
 			point(s.TMillis).DiskLatencyMillis = s.Value
