@@ -194,7 +194,9 @@ func TestDeadlock(t *testing.T) {
 		_, err := a.ExecContext(ctx, "UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1 AND d_id = 2")
 		aErr <- err
 	}()
-	// Wait until a is blocked on b's row lock.
+	// Wait until a is blocked on b's row lock. MariaDB refreshes its
+	// INNODB_TRX cache only when nobody read it for 100 ms: poll slower
+	// than that, or the cache stays stale while we poll.
 	for {
 		if n := queryInt(t, d, "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'"); n > 0 {
 			break
@@ -202,7 +204,7 @@ func TestDeadlock(t *testing.T) {
 		select {
 		case err := <-aErr:
 			t.Fatalf("a's update did not wait: %v", err)
-		case <-time.After(10 * time.Millisecond):
+		case <-time.After(150 * time.Millisecond):
 		}
 	}
 	_, bErr := b.ExecContext(ctx, "UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1 AND d_id = 1")
