@@ -481,3 +481,26 @@ func TestProfileWithHygiene(t *testing.T) {
 		t.Errorf("export csv: exit %d, %d lines, want header + 6 repeats", r.code, lines)
 	}
 }
+
+// TestQuickstart: the README's first command builds, runs, checks and
+// writes a report; a second quickstart reuses the database it built.
+func TestQuickstart(t *testing.T) {
+	env := storeEnv(t)
+	dir := t.TempDir()
+	db, html := filepath.Join(dir, "q.db"), filepath.Join(dir, "q.html")
+	args := []string{"quickstart", "--db", db, "-o", html, "--vus", "1,2", "--rampup", "0s", "--duration", "1s"}
+	r := oltplab(t, env, args...)
+	if r.code != 0 {
+		t.Fatalf("quickstart: exit %d", r.code)
+	}
+	if !strings.Contains(r.out, "report: "+html) {
+		t.Errorf("quickstart does not print the report's path")
+	}
+	if b, err := os.ReadFile(html); err != nil || !bytes.Contains(b, []byte("uPlot")) {
+		t.Errorf("report %s: %v", html, err)
+	}
+	r = oltplab(t, env, args...)
+	if r.code != 0 || !strings.Contains(r.err, "reusing") {
+		t.Errorf("second quickstart: exit %d, did not reuse the database", r.code)
+	}
+}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/report"
-	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
 const quickstartSynopsis = "quickstart [--db PATH] [--vus 1,2,4] [--rampup 3s] [--duration 10s] [-o quickstart-report.html]"
@@ -94,20 +92,14 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 }
 
 // openQuickstartDB opens the quickstart file and says whether it already
-// holds a complete 1-warehouse build that can be reused.
+// holds a complete 1-warehouse build that can be reused. Anything else (no
+// file yet, no schema, a half-built or other-scale one) is rebuilt: the
+// file belongs to the quickstart.
 func openQuickstartDB(ctx context.Context, tg dialect.Target) (dialect.Database, bool, error) {
 	db, err := dialect.Open(ctx, tg)
 	if err != nil {
 		return nil, false, err
 	}
 	meta, err := readSchema(ctx, db, tg)
-	var se *tpcc.SchemaError
-	switch {
-	case err == nil && meta.Warehouses == 1:
-		return db, true, nil
-	case err == nil, errors.Is(err, errNoSchema), errors.As(err, &se):
-		return db, false, nil
-	}
-	// A missing file: SQLite's Open does not create it, the build will.
-	return db, false, nil
+	return db, err == nil && meta.Warehouses == 1, nil
 }
