@@ -504,3 +504,16 @@ func TestQuickstart(t *testing.T) {
 		t.Errorf("second quickstart: exit %d, did not reuse the database", r.code)
 	}
 }
+
+// TestDefaultStoreCreated: with no --results and no OLTPLAB_RESULTS, the
+// store goes to ~/.local/share/oltplab/results.db, directory created.
+func TestDefaultStoreCreated(t *testing.T) {
+	home := t.TempDir()
+	r := oltplab(t, []string{"HOME=" + home}, "results", "list")
+	if r.code != 0 {
+		t.Fatalf("results list: exit %d", r.code)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".local", "share", "oltplab", "results.db")); err != nil {
+		t.Errorf("default store not created: %v", err)
+	}
+}

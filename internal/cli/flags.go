@@ -138,16 +138,19 @@ func (s *storeFlags) register(fs *flag.FlagSet, env Env) {
 }
 
 func (a *app) openStore(ctx context.Context, s storeFlags) (*store.Store, error) {
-	p := s.path
-	if p == "" {
-		var err error
-		if p, err = store.DefaultPath(func(k string) string { return a.env[k] }); err != nil {
-			return nil, withCode(exitStore, fmt.Errorf("results store: %w", err))
-		}
+	var (
+		st  *store.Store
+		err error
+	)
+	if s.path == "" {
+		// The default location (also OLTPLAB_RESULTS): its data directory
+		// is created on first use.
+		st, err = store.OpenDefault(ctx, func(k string) string { return a.env[k] })
+	} else {
+		st, err = store.Open(ctx, s.path)
 	}
-	st, err := store.Open(ctx, p)
 	if err != nil {
-		return nil, withCode(exitStore, fmt.Errorf("results store %s: %w", p, err))
+		return nil, withCode(exitStore, err)
 	}
 	return st, nil
 }
