@@ -38,7 +38,10 @@ const defaultDatabase = "tpcc"
 
 // DB is one MariaDB or MySQL database opened from a target.
 type DB struct {
-	db     *sql.DB
+	db *sql.DB
+	// procDB opens the procedure sessions' connections: always a new one,
+	// over a raw socket that the session keeps for Interrupt (session.go).
+	procDB *sql.DB
 	target string // the target without password, for messages
 	dbName string
 
@@ -73,9 +76,19 @@ func Open(ctx context.Context, t dialect.Target) (dialect.Database, error) {
 	// keep a few administrative connections.
 	db.SetMaxIdleConns(4)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	d := &DB{db: db, target: t.String(), dbName: cfg.DBName}
-	if err := db.PingContext(ctx); err != nil {
+	pcfg := cfg.Clone()
+	pcfg.DialFunc = dialProcSession
+	pconnector, err := mysql.NewConnector(pcfg)
+	if err != nil {
 		db.Close()
+		return nil, &dialect.Error{Class: dialect.ClassOther, Op: "open " + t.String(), Err: err}
+	}
+	procDB := sql.OpenDB(pconnector)
+	// No idle connection: every procedure session dials its own.
+	procDB.SetMaxIdleConns(-1)
+	d := &DB{db: db, procDB: procDB, target: t.String(), dbName: cfg.DBName}
+	if err := db.PingContext(ctx); err != nil {
+		d.Close()
 		return nil, d.wrap("connect to "+d.target, err)
 	}
 	return d, nil
@@ -164,7 +177,7 @@ func (d *DB) Caps() dialect.Capabilities {
 }
 
 // Close closes every pooled connection.
-func (d *DB) Close() error { return d.db.Close() }
+func (d *DB) Close() error { return errors.Join(d.db.Close(), d.procDB.Close()) }
 
 // Connect opens a plain connection.
 func (d *DB) Connect(ctx context.Context) (dialect.Conn, error) {

@@ -3,10 +3,14 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"net"
 	"strconv"
+	"time"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/rawconn"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -34,18 +38,54 @@ var callSQL = [tpcc.NumTxKinds]string{
 type procSession struct {
 	d     *DB
 	c     *sql.Conn
+	nc    net.Conn // c's socket, for Interrupt
 	calls [tpcc.NumTxKinds]*sql.Stmt
 	buf   []byte // New-Order's item lists
 }
 
-var _ dialect.Session = (*procSession)(nil)
+var (
+	_ dialect.Session     = (*procSession)(nil)
+	_ dialect.Interrupter = (*procSession)(nil)
+)
+
+// dialedKey is the context key under which newProcSession asks
+// dialProcSession for the socket it dials.
+type dialedKey struct{}
+
+// dialProcSession is the dial function of the procedure sessions' pool
+// (DB.procDB): it dials as the driver would, makes the socket's reads and
+// writes raw where the platform allows (package rawconn), which saves the
+// driver CPU on every round trip, and hands the socket to the session
+// that asked for it through ctx.
+func dialProcSession(ctx context.Context, network, addr string) (net.Conn, error) {
+	var dialer net.Dialer
+	c, err := dialer.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		// The driver enables keep-alives on a *net.TCPConn only.
+		_ = tc.SetKeepAlive(true)
+	}
+	c = rawconn.Wrap(c)
+	if p, ok := ctx.Value(dialedKey{}).(*net.Conn); ok {
+		*p = c
+	}
+	return c, nil
+}
 
 func (d *DB) newProcSession(ctx context.Context) (*procSession, error) {
-	c, err := d.db.Conn(ctx)
+	var nc net.Conn
+	c, err := d.procDB.Conn(context.WithValue(ctx, dialedKey{}, &nc))
 	if err != nil {
 		return nil, d.wrap("open session", err)
 	}
-	s := &procSession{d: d, c: c, buf: make([]byte, 0, 256)}
+	if nc == nil {
+		// procDB keeps no idle connection, so this does not happen.
+		discard(c)
+		return nil, d.wrap("open session", errors.New("the session's connection was not dialed for it"))
+	}
+	s := &procSession{d: d, c: c, nc: nc, buf: make([]byte, 0, 256)}
 	for k, q := range callSQL {
 		if s.calls[k], err = c.PrepareContext(ctx, q); err != nil {
 			discard(c)
@@ -67,6 +107,16 @@ func (s *procSession) call(ctx context.Context, k tpcc.TxKind, args ...any) *sql
 		return s.c.QueryRowContext(ctx, callSQL[k], args...)
 	}
 	return s.calls[k].QueryRowContext(ctx, args...)
+}
+
+// Interrupt expires the connection's deadline: the call in flight fails
+// at once with a timeout (the driver then closes the connection) and so
+// does any later one. net.Conn deadlines are safe to set from another
+// goroutine, and the driver sets none of its own (no ReadTimeout or
+// WriteTimeout in config) nor watches the calls' contexts when they
+// cannot be canceled.
+func (s *procSession) Interrupt() {
+	_ = s.nc.SetDeadline(time.Now())
 }
 
 // Close releases the prepared statements with the connection.

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/rawconn"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -33,7 +34,7 @@ func (d *Database) NewSession(ctx context.Context, style dialect.Style) (dialect
 
 // connectSession opens a session's connection as connect does, with the
 // socket's reads and writes made raw where the platform allows
-// (rawconn_linux.go), which saves the driver CPU on every round trip.
+// (package rawconn), which saves the driver CPU on every round trip.
 func (d *Database) connectSession(ctx context.Context) (*pgx.Conn, error) {
 	cfg := d.cfg.Copy()
 	dial := cfg.DialFunc
@@ -42,7 +43,7 @@ func (d *Database) connectSession(ctx context.Context) (*pgx.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		return rawDialed(c), nil
+		return rawconn.Wrap(c), nil
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {

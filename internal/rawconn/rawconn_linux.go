@@ -1,4 +1,4 @@
-package postgres
+package rawconn
 
 import (
 	"io"
@@ -8,9 +8,9 @@ import (
 	"unsafe"
 )
 
-// rawConn is a session's socket whose reads and writes are raw system
-// calls on the non-blocking descriptor, waited for by the runtime's
-// network poller through syscall.RawConn, as net.Conn's own are.
+// rawConn is a socket whose reads and writes are raw system calls on the
+// non-blocking descriptor, waited for by the runtime's network poller
+// through syscall.RawConn, as net.Conn's own are.
 //
 // Why: a virtual user sends one call and waits for its answer, so the Go
 // runtime goes idle and busy again on every transaction. Every read and
@@ -27,9 +27,9 @@ type rawConn struct {
 	rc       syscall.RawConn
 }
 
-// rawDialed returns c with raw reads and writes when its descriptor can
-// be reached (TCP, Unix socket), else c itself.
-func rawDialed(c net.Conn) net.Conn {
+// Wrap returns c with raw reads and writes when its descriptor can be
+// reached (TCP, Unix socket), else c itself.
+func Wrap(c net.Conn) net.Conn {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return c
