@@ -3,13 +3,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
@@ -49,42 +49,18 @@ func runBuild(ctx context.Context, a *app, args []string) error {
 	})
 }
 
-// build runs one build, recording it in the store, and prints its result.
+// build runs one build, recording it in the store, and prints its result;
+// progress goes to progressTo.
 func (a *app) build(ctx context.Context, st *store.Store, db dialect.Database, tg dialect.Target, o buildOptions, progressTo io.Writer) (load.Result, error) {
-	rc := a.gatherContext(ctx, db, tg, nil)
-	seed := int64(o.Seed)
-	id, err := st.CreateRun(ctx, store.Run{
-		Kind: store.KindBuild, Target: tg.String(), Dialect: db.Name(), ToolVersion: version(), Seed: &seed,
-		Params:  mustJSON(map[string]any{"warehouses": o.Warehouses, "workers": o.EffectiveWorkers(db.Caps()), "drop": o.Drop, "seed": o.Seed}),
-		Context: mustJSON(rc),
-	})
-	if err != nil {
-		return load.Result{}, withCode(exitStore, fmt.Errorf("record the build: %w", err))
-	}
-	fmt.Fprintf(progressTo, "building %d warehouse(s) in %s with %d worker(s)\n", o.Warehouses, tg, o.EffectiveWorkers(db.Caps()))
 	pr := newBuildProgress(progressTo, isTerminal(progressTo))
-	res, berr := load.Build(ctx, db, o.Options, pr.Update)
+	obs := scenario.Observer{
+		Note:          func(msg string) { fmt.Fprintln(progressTo, msg) },
+		BuildProgress: pr.Update,
+	}
+	id, res, err := a.scenarioEnv(st, obs).Build(ctx, db, tg, o.Options)
 	pr.Finish()
-
-	fctx := context.WithoutCancel(ctx)
-	status := store.StatusOK
-	errText := ""
-	if berr != nil {
-		status = store.StatusFailed
-		errText = a.scrub(berr.Error())
-	}
-	var summary json.RawMessage
-	if berr == nil {
-		summary = mustJSON(res)
-	}
-	if err := st.FinishRun(fctx, id, status, summary, errText); err != nil {
-		return res, withCode(exitStore, errors.Join(berr, fmt.Errorf("record the build result: %w", err)))
-	}
-	if berr != nil {
-		if errors.Is(berr, context.Canceled) {
-			return res, fmt.Errorf("build interrupted; the target holds a half-built schema (rebuild with --drop): %w", berr)
-		}
-		return res, fmt.Errorf("build: %w", berr)
+	if err != nil {
+		return res, err
 	}
 	if o.json {
 		return res, writeJSON(a.out(), map[string]any{"run_id": id, "result": res})

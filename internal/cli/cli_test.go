@@ -15,6 +15,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
+	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -145,9 +146,9 @@ func workflow(t *testing.T, env []string, target string, warehouses int, runArgs
 		t.Fatalf("run: exit %d", r.code)
 	}
 	var got struct {
-		RunID   int64           `json:"run_id"`
-		Result  *driver.Result  `json:"result"`
-		Monitor *monitorSummary `json:"monitor"`
+		RunID   int64                    `json:"run_id"`
+		Result  *driver.Result           `json:"result"`
+		Monitor *scenario.MonitorSummary `json:"monitor"`
 	}
 	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
 		t.Fatalf("run --json output: %v", err)
@@ -171,7 +172,7 @@ func assertChecks(t *testing.T, r result, afterBuild bool) {
 		t.Fatalf("check: exit %d, want 0", r.code)
 	}
 	var got struct {
-		Result checkOutcome `json:"result"`
+		Result scenario.CheckOutcome `json:"result"`
 	}
 	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
 		t.Fatalf("check --json: %v", err)
@@ -420,8 +421,8 @@ func TestMonitor(t *testing.T) {
 		t.Fatalf("monitor: exit %d", r.code)
 	}
 	var got struct {
-		RunID   int64          `json:"run_id"`
-		Monitor monitorSummary `json:"monitor"`
+		RunID   int64                   `json:"run_id"`
+		Monitor scenario.MonitorSummary `json:"monitor"`
 	}
 	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
 		t.Fatalf("monitor --json: %v", err)

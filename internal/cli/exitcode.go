@@ -8,6 +8,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
@@ -85,6 +86,23 @@ func exitCode(err error) int {
 	if errors.As(err, &e) {
 		return e.code
 	}
+	var se *scenario.StoreError
+	if errors.As(err, &se) {
+		return exitStore
+	}
+	var re *scenario.RunError
+	if errors.As(err, &re) {
+		// A run that stopped for a reason with its own code (connection,
+		// authentication, schema) keeps it; otherwise it could not continue.
+		if c := exitCode(re.Err); c != exitFailure {
+			return c
+		}
+		return exitRunFailed
+	}
+	var ue *scenario.UnsupportedError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
 	var u *usageError
 	if errors.As(err, &u) {
 		return exitUsage
@@ -92,8 +110,9 @@ func exitCode(err error) int {
 	if errors.Is(err, context.Canceled) {
 		return exitInterrupted
 	}
-	var se *tpcc.SchemaError
-	if errors.As(err, &se) || errors.Is(err, load.ErrSchemaExists) || errors.Is(err, errNoSchema) {
+	var sce *tpcc.SchemaError
+	if errors.As(err, &sce) || errors.Is(err, load.ErrSchemaExists) || errors.Is(err, scenario.ErrNoSchema) ||
+		errors.Is(err, scenario.ErrIncompleteSchema) || errors.Is(err, scenario.ErrNotPostBuild) {
 		return exitSchema
 	}
 	if errors.Is(err, store.ErrUnwritable) || errors.Is(err, store.ErrNewerSchema) {
@@ -112,5 +131,3 @@ func exitCode(err error) int {
 	}
 	return exitFailure
 }
-
-var errNoSchema = errors.New("no oltplab TPC-C schema")

@@ -7,12 +7,13 @@ import (
 
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/sampler"
+	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
 // hostFigures averages the monitor summaries of a step's complete repeats
 // into the report's per-step host figures; nil when none was sampled.
-func hostFigures(ms []*monitorSummary) *report.HostFigures {
+func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
 	var n float64
 	h := &report.HostFigures{WaitSharePct: map[string]float64{}, AvgWaitMillis: map[string]float64{}}
 	for _, m := range ms {

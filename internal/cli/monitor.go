@@ -8,46 +8,11 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/dialect"
-	"github.com/oltplab/oltplab/internal/sampler"
-	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/scenario"
 )
 
-// monitorSummary is what the samplers saw during a measured window, stored
-// with the run (under "monitor") and shown by run, results show and report.
-type monitorSummary struct {
-	sampler.StepSummary
-	DeviceRoles       map[string][]string `json:"device_roles,omitempty"`
-	WaitSource        string              `json:"wait_source,omitempty"`
-	SamplerCPUSeconds float64             `json:"sampler_cpu_seconds"`
-	Warnings          []string            `json:"warnings,omitempty"`
-}
-
-// startSampling starts the host sampler (and the database's, when the
-// dialect offers wait sampling) for one measurement.
-func (a *app) startSampling(ctx context.Context, db dialect.Database, tg dialect.Target, rc runContext, interval time.Duration) *sampler.Sampler {
-	dirs := map[string]string{}
-	if dir := localDataDir(tg, rc.Database.Settings); dir != "" {
-		dirs["data"] = dir
-	}
-	return sampler.Start(ctx, sampler.Options{Interval: interval, Dirs: dirs, DB: db, Logger: a.log})
-}
-
-// stopSampling stops s and summarises the window [0, window] of its samples.
-func stopSampling(s *sampler.Sampler, window time.Duration) (monitorSummary, []store.Sample) {
-	r := s.Stop()
-	m := monitorSummary{
-		StepSummary:       sampler.Summarize(r.Samples, 0, window),
-		DeviceRoles:       r.DeviceRoles,
-		WaitSource:        r.WaitSource,
-		SamplerCPUSeconds: r.SamplerCPUSeconds,
-		Warnings:          r.Warnings,
-	}
-	m.SamplerCPUPct = r.SamplerCPUPct
-	return m, r.Samples
-}
-
 // printMonitorSummary renders what the host and the database did.
-func (a *app) printMonitorSummary(m monitorSummary) {
+func (a *app) printMonitorSummary(m scenario.MonitorSummary) {
 	w := a.out()
 	c := m.CPU
 	fmt.Fprintf(w, "\nhost during the window (%d s sampled): CPU busy %.1f%% (user %.1f, system %.1f), idle %.1f%%, iowait %.1f%%, steal %.1f%%\n",
@@ -131,44 +96,18 @@ func runMonitor(ctx context.Context, a *app, args []string) error {
 		}
 		defer db.Close()
 	}
-	rc := a.gatherContext(ctx, db, tg, nil)
-	dialectName := ""
-	if db != nil {
-		dialectName = db.Name()
-	}
-	id, err := st.CreateRun(ctx, store.Run{Kind: store.KindMonitor, Label: label, Target: tg.String(), Dialect: dialectName,
-		ToolVersion: version(), Params: mustJSON(map[string]any{"duration_seconds": duration.Seconds(), "interval_seconds": interval.Seconds()}),
-		Context: mustJSON(rc)})
-	if err != nil {
-		return withCode(exitStore, fmt.Errorf("record the monitor: %w", err))
-	}
-	fmt.Fprintf(a.errw(), "sampling for %s every %s (Ctrl-C stops and keeps what was sampled)\n", duration, interval)
-	start := time.Now()
-	s := a.startSampling(ctx, db, tg, rc, interval)
-	select {
-	case <-ctx.Done():
-	case <-time.After(duration):
-	}
-	m, samples := stopSampling(s, time.Since(start))
-	fctx := context.WithoutCancel(ctx)
-	status := store.StatusOK
-	if ctx.Err() != nil {
-		status = store.StatusPartial
-	}
-	serr := st.AddSamples(fctx, id, samples)
-	if err := st.FinishRun(fctx, id, status, mustJSON(map[string]any{"monitor": m, "seconds": time.Since(start).Seconds()}), ""); err != nil {
-		serr = errors.Join(serr, err)
-	}
-	if serr != nil {
-		return withCode(exitStore, fmt.Errorf("record the samples: %w", serr))
+	obs := scenario.Observer{Note: func(msg string) { fmt.Fprintln(a.errw(), msg) }}
+	out, merr := a.scenarioEnv(st, obs).Monitor(ctx, db, tg, label, duration, interval)
+	if merr != nil && !errors.Is(merr, context.Canceled) {
+		return merr
 	}
 	if asJSON {
-		if err := writeJSON(a.out(), map[string]any{"run_id": id, "status": status, "monitor": m}); err != nil {
+		if err := writeJSON(a.out(), map[string]any{"run_id": out.RunID, "status": out.Status, "monitor": out.Summary}); err != nil {
 			return err
 		}
 	} else {
-		a.printMonitorSummary(m)
-		fmt.Fprintf(a.out(), "stored %d samples as result %d in %s\n", len(samples), id, st.Path())
+		a.printMonitorSummary(out.Summary)
+		fmt.Fprintf(a.out(), "stored %d samples as result %d in %s\n", out.Samples, out.RunID, st.Path())
 	}
 	if ctx.Err() != nil {
 		return withCode(exitInterrupted, errors.New("interrupted: what was sampled is stored, marked partial"))

@@ -9,6 +9,7 @@ import (
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
@@ -41,7 +42,7 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (re
 		step     int
 		repeats  []report.Repeat
 		ids      []int64
-		monitors []*monitorSummary
+		monitors []*scenario.MonitorSummary
 	}
 	bySteps := map[int]*stepRuns{}
 	for _, r := range runs {
@@ -49,7 +50,7 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (re
 			continue // failed before measuring anything
 		}
 		var res driver.Result
-		sum := runSummary{Result: &res}
+		sum := scenario.RunSummary{Result: &res}
 		if err := json.Unmarshal(r.Summary, &sum); err != nil {
 			return report.Profile{}, withCode(exitStore, fmt.Errorf("decode run %d: %w", r.ID, err))
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/scenario"
 )
 
 const quickstartSynopsis = "quickstart [--db PATH] [--vus 1,2,4] [--rampup 3s] [--duration 10s] [-o quickstart-report.html]"
@@ -100,6 +101,6 @@ func openQuickstartDB(ctx context.Context, tg dialect.Target) (dialect.Database,
 	if err != nil {
 		return nil, false, err
 	}
-	meta, err := readSchema(ctx, db, tg)
+	meta, err := scenario.ReadSchema(ctx, db, tg)
 	return db, err == nil && meta.Warehouses == 1, nil
 }

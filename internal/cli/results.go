@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
@@ -173,7 +174,7 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(w, "  result   %s\n", h)
 	}
 	var withMonitor struct {
-		Monitor *monitorSummary `json:"monitor"`
+		Monitor *scenario.MonitorSummary `json:"monitor"`
 	}
 	if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &withMonitor) == nil && withMonitor.Monitor != nil {
 		a.printMonitorSummary(*withMonitor.Monitor)

@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/profile"
+	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
-	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
 const runSynopsis = "run --target URL [--vus N|LIST|fib:N|pow2:N|geo:FROM:TO:F] [--rampup D] [--duration D] [--repeat N] [--label L] [--client-sql] [--json]"
@@ -95,210 +93,57 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	})
 }
 
-// profileOutcome is what a profile (one or more steps, repeated) produced.
-type profileOutcome struct {
-	ID      int64
-	Runs    []int64
-	Partial bool
+// scenarioOptions turns the flags into the profile scenario's options.
+func (o runOptions) scenarioOptions() scenario.ProfileOptions {
+	return scenario.ProfileOptions{
+		Label: o.label, Steps: o.steps, VUsSpec: o.vus, Repeat: o.repeat, Interleave: o.interleave,
+		Checkpoint: o.checkpoint, Reset: o.reset, Driver: o.driver,
+	}
 }
 
-// profile runs every step and repeat of o as one stored profile.
-func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database, tg dialect.Target, o runOptions) (profileOutcome, error) {
-	meta, err := readSchema(ctx, db, tg)
-	if err != nil {
-		return profileOutcome{}, err
-	}
-	if o.driver.Style == dialect.StyleProcedures && (!db.Caps().Procedures || !meta.Procedures) {
-		// The dialect (SQLite) or this build has no stored procedures.
-		o.driver.Style = dialect.StyleClientSQL
-	}
-	h, err := newHygiene(ctx, db, tg, o)
-	if err != nil {
-		return profileOutcome{}, err
-	}
-	rc := a.gatherContext(ctx, db, tg, &meta)
-	params := map[string]any{
-		"checkpoint_before": o.checkpoint, "reset_between": o.reset,
-		"vus": o.steps, "vus_spec": o.vus, "repeat": o.repeat, "interleave": o.interleave,
-		"rampup_seconds": o.driver.Rampup.Seconds(), "duration_seconds": o.driver.Duration.Seconds(),
-		"grace_seconds": o.driver.Grace.Seconds(), "seed": o.driver.Seed, "style": o.driver.Style.String(),
-		"all_warehouses": o.driver.AllWarehouses, "max_retries": o.driver.MaxRetries,
-		"warehouses": meta.Warehouses, "dialect": db.Name(), "target": tg.String(),
-		"mode": "tproc-c (no keying or think time)",
-	}
-	pid, err := st.CreateProfile(ctx, store.Profile{Label: o.label, Params: mustJSON(params), Context: mustJSON(rc)})
-	if err != nil {
-		return profileOutcome{}, withCode(exitStore, fmt.Errorf("record the profile: %w", err))
-	}
-	out := profileOutcome{ID: pid}
-	slots := profile.Order(len(o.steps), o.repeat, o.interleave)
-	var results []*driver.Result
-	var runErr error
-	for i, slot := range slots {
-		vus := o.steps[slot.Step]
-		d := o.driver
-		d.VUs = vus
-		// Each repeat draws its own streams, reproducibly from the seed.
-		d.Seed = o.driver.Seed + uint64(i)
-		if len(slots) > 1 && !o.json {
-			fmt.Fprintf(a.errw(), "step %d/%d: %d virtual user(s), repeat %d/%d\n", i+1, len(slots), vus, slot.Repeat+1, o.repeat)
-		}
-		prep, err := h.before(ctx, i > 0)
-		if err != nil {
-			runErr = err
-			break
-		}
-		id, res, err := a.timedRun(ctx, st, db, tg, meta, d, rc, pid, slot, o, prep)
-		if id != 0 {
-			out.Runs = append(out.Runs, id)
-		}
-		if res != nil {
-			results = append(results, res)
-			if res.Partial {
-				out.Partial = true
+// profile runs every step and repeat of o as one stored profile, printing
+// each run as it is stored and, for more than one run, the profile's
+// statistics at the end.
+func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database, tg dialect.Target, o runOptions) (scenario.ProfileOutcome, error) {
+	var printErr error
+	obs := scenario.Observer{
+		RunStored: func(r scenario.RunStored) {
+			if o.json {
+				if err := writeJSON(a.out(), map[string]any{"run_id": r.ID, "profile_id": r.ProfileID, "status": r.Status,
+					"result": r.Result, "monitor": r.Monitor}); err != nil && printErr == nil {
+					printErr = err
+				}
+				return
 			}
-		}
-		if err != nil || ctx.Err() != nil {
-			runErr = err
-			break
-		}
+			a.printRunResult(r.Result, r.ID, r.StorePath, tg)
+			if r.Monitor != nil {
+				a.printMonitorSummary(*r.Monitor)
+			}
+		},
 	}
-	if err := h.finish(context.WithoutCancel(ctx)); err != nil && runErr == nil {
-		runErr = err
+	if !o.json {
+		ew := a.errw()
+		obs.Note = func(msg string) { fmt.Fprintln(ew, msg) }
 	}
-	status := store.StatusOK
-	switch {
-	case runErr != nil && len(results) == 0:
-		status = store.StatusFailed
-	case runErr != nil || out.Partial || ctx.Err() != nil:
-		status = store.StatusPartial
-	}
-	if err := st.FinishProfile(context.WithoutCancel(ctx), pid, status); err != nil {
-		return out, withCode(exitStore, errors.Join(runErr, fmt.Errorf("record the profile result: %w", err)))
-	}
-	if len(slots) > 1 && !o.json && len(results) > 0 {
-		if err := a.printProfileSummary(ctx, st, pid); err != nil {
-			return out, err
-		}
-	}
-	if runErr != nil {
-		return out, runErr
-	}
-	if ctx.Err() != nil {
-		return out, withCode(exitInterrupted, errors.New("interrupted: what was measured is stored, marked partial"))
-	}
-	return out, nil
-}
-
-// timedRun runs one step once and stores it.
-func (a *app) timedRun(ctx context.Context, st *store.Store, db dialect.Database, tg dialect.Target, meta tpcc.Meta,
-	d driver.Options, rc runContext, pid int64, slot profile.Slot, o runOptions, prep preparation) (int64, *driver.Result, error) {
-	seed := int64(d.Seed)
-	id, err := st.CreateRun(ctx, store.Run{
-		Kind: store.KindRun, Label: o.label, ProfileID: pid, Step: slot.Step + 1, Repeat: slot.Repeat + 1, VUs: d.VUs,
-		Target: tg.String(), Dialect: db.Name(), ToolVersion: version(), Seed: &seed,
-		Params: mustJSON(map[string]any{"driver": d, "preparation": prep}), Context: mustJSON(rc),
-	})
-	if err != nil {
-		return 0, nil, withCode(exitStore, fmt.Errorf("record the run: %w", err))
-	}
-	var live func(driver.Live)
 	if !o.quiet {
 		ew := a.errw()
-		live = func(l driver.Live) {
+		obs.Live = func(l driver.Live) {
 			fmt.Fprintf(ew, "  %6s  %-8s TPM %9.0f  NOPM %9.0f  errors %d\n",
 				l.Elapsed.Round(time.Second), l.Phase, l.TPM, l.NOPM, l.Errors)
 		}
 	}
-	smp := a.startSampling(ctx, db, tg, rc, time.Second)
-	res, rerr := driver.Run(ctx, db, meta, d, live)
-	var mon *monitorSummary
-	var hostSamples []store.Sample
-	if res != nil && !res.Window.Start.IsZero() {
-		// Host and database samples share the driver's time axis: t = 0 is
-		// the start of the measured window.
-		smp.SetStart(res.Window.Start)
-		m, samples := stopSampling(smp, time.Duration(res.Window.Seconds*float64(time.Second)))
-		mon, hostSamples = &m, samples
-	} else {
-		smp.Stop()
-	}
-
-	fctx := context.WithoutCancel(ctx)
-	status := store.StatusOK
-	errText := ""
-	switch {
-	case rerr != nil && res == nil:
-		status = store.StatusFailed
-	case rerr != nil || (res != nil && res.Partial):
-		status = store.StatusPartial
-	}
-	if rerr != nil {
-		errText = a.scrub(rerr.Error())
-	}
-	var serr error
-	if res != nil {
-		hs := map[string]*hdrhistogram.Histogram{}
-		for k, h := range res.Histograms() {
-			hs[k.String()] = h
-		}
-		serr = st.PutHistograms(fctx, id, hs)
-		if serr == nil && len(res.Series) > 0 {
-			serr = st.AddSamples(fctx, id, append(workloadSamples(res), hostSamples...))
+	out, err := a.scenarioEnv(st, obs).Profile(ctx, db, tg, o.scenarioOptions())
+	if len(o.steps)*o.repeat > 1 && !o.json && out.Measured {
+		// The profile is stored: its statistics print even after Ctrl-C.
+		if perr := a.printProfileSummary(context.WithoutCancel(ctx), st, out.ID); perr != nil {
+			return out, errors.Join(err, perr)
 		}
 	}
-	var summary []byte
-	if res != nil {
-		summary = mustJSON(runSummary{Result: res, Monitor: mon})
-	}
-	if err := st.FinishRun(fctx, id, status, summary, errText); err != nil {
-		serr = errors.Join(serr, err)
-	}
-	if serr != nil {
-		return id, res, withCode(exitStore, errors.Join(rerr, fmt.Errorf("record the run result: %w", serr)))
-	}
-	if res != nil {
-		if o.json {
-			if err := writeJSON(a.out(), map[string]any{"run_id": id, "profile_id": pid, "status": status, "result": res, "monitor": mon}); err != nil {
-				return id, res, err
-			}
-		} else {
-			a.printRunResult(res, id, st.Path(), tg)
-			if mon != nil {
-				a.printMonitorSummary(*mon)
-			}
+	if err != nil {
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			return out, withCode(exitInterrupted, errors.New("interrupted: what was measured is stored, marked partial"))
 		}
+		return out, err
 	}
-	if rerr != nil {
-		code := exitRunFailed
-		if c := exitCode(rerr); c != exitFailure {
-			code = c
-		}
-		return id, res, withCode(code, fmt.Errorf("run: %w (what was measured is stored as run %d, marked %s)", rerr, id, status))
-	}
-	return id, res, nil
-}
-
-// runSummary is what a run stores as its summary: the driver's result and,
-// beside it, what the samplers saw in the measured window.
-type runSummary struct {
-	*driver.Result
-	Monitor *monitorSummary `json:"monitor,omitempty"`
-}
-
-// workloadSamples turns the per-second series into stored samples.
-func workloadSamples(res *driver.Result) []store.Sample {
-	out := make([]store.Sample, 0, len(res.Series)*5)
-	for _, s := range res.Series {
-		t := s.T.Milliseconds()
-		add := func(metric string, v float64) {
-			out = append(out, store.Sample{TMillis: t, Source: store.SourceWorkload, Metric: metric, Value: v})
-		}
-		add("tpm", s.TPM)
-		add("nopm", s.NOPM)
-		add("errors", float64(s.Errors))
-		add("p50_ms", float64(s.P50Micros)/1000)
-		add("p99_ms", float64(s.P99Micros)/1000)
-	}
-	return out
+	return out, printErr
 }

@@ -1,4 +1,4 @@
-package cli
+package scenario
 
 import (
 	"context"
@@ -13,50 +13,45 @@ import (
 // --checkpoint-before and --reset-between. What it did is recorded with
 // every run.
 type hygiene struct {
-	db         dialect.Database
-	checkpoint dialect.Checkpointer // nil unless --checkpoint-before
-	reset      dialect.Resetter     // nil unless --reset-between
+	checkpoint dialect.Checkpointer // nil unless asked for
+	reset      dialect.Resetter     // nil unless asked for
 }
 
-// preparation is what was done before one step, stored with its run.
-type preparation struct {
+// Preparation is what was done before one step, stored with its run.
+type Preparation struct {
 	CheckpointSeconds *float64 `json:"checkpoint_seconds,omitempty"`
 	ResetSeconds      *float64 `json:"reset_seconds,omitempty"`
 }
 
-// newHygiene checks the dialect has the asked abilities and, for
-// --reset-between, saves the baseline. The database must be in its
+// newHygiene checks the dialect has the asked abilities and, for a reset
+// between steps, saves the baseline. The database must be in its
 // post-build state then, or repeats would start from something else.
-func newHygiene(ctx context.Context, db dialect.Database, tg dialect.Target, o runOptions) (*hygiene, error) {
-	h := &hygiene{db: db}
-	if o.checkpoint {
+func newHygiene(ctx context.Context, db dialect.Database, tg dialect.Target, meta tpcc.Meta, checkpoint, reset bool) (*hygiene, error) {
+	h := &hygiene{}
+	if checkpoint {
 		c, ok := db.(dialect.Checkpointer)
 		if !ok {
-			return nil, usageErrorf("run: --checkpoint-before: the %s dialect cannot checkpoint", db.Name())
+			return nil, &UnsupportedError{What: "checkpoint before each step", Dialect: db.Name()}
 		}
 		h.checkpoint = c
 	}
-	if !o.reset {
+	if !reset {
 		return h, nil
 	}
 	r, ok := db.(dialect.Resetter)
 	if !ok {
-		return nil, usageErrorf("run: --reset-between: the %s dialect cannot reset a database", db.Name())
-	}
-	meta, err := readSchema(ctx, db, tg)
-	if err != nil {
-		return nil, err
+		return nil, &UnsupportedError{What: "reset the database between steps", Dialect: db.Name()}
 	}
 	var fresh bool
 	if err := db.Snapshot(ctx, func(q tpcc.Querier) error {
 		var err error
-		fresh, err = initialPopulation(ctx, q, meta)
+		fresh, err = InitialPopulation(ctx, q, meta)
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("inspect the population of %s: %w", tg, err)
 	}
 	if !fresh {
-		return nil, withCode(exitSchema, fmt.Errorf("--reset-between needs %s in its post-build state, but transactions have run since the build: rebuild it with `oltplab build --drop`", tg))
+		return nil, fmt.Errorf("--reset-between needs %s as it was built, but transactions have run since the build: rebuild it with `oltplab build --drop`: %w", tg, ErrNotPostBuild)
 	}
 	if err := r.SaveBaseline(ctx); err != nil {
 		return nil, fmt.Errorf("save the post-build baseline of %s: %w", tg, err)
@@ -67,8 +62,8 @@ func newHygiene(ctx context.Context, db dialect.Database, tg dialect.Target, o r
 
 // before prepares one step: a reset (except before the first, which starts
 // from the baseline itself), then a checkpoint.
-func (h *hygiene) before(ctx context.Context, notFirst bool) (preparation, error) {
-	var p preparation
+func (h *hygiene) before(ctx context.Context, notFirst bool) (Preparation, error) {
+	var p Preparation
 	if h.reset != nil && notFirst {
 		start := time.Now()
 		if err := h.reset.Reset(ctx); err != nil {

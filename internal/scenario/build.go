@@ -1,0 +1,55 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/store"
+)
+
+// ErrBuildInterrupted: a build stopped by Ctrl-C leaves a half-built
+// schema that run and check refuse.
+var ErrBuildInterrupted = errors.New("build interrupted; the target holds a half-built schema (rebuild with --drop)")
+
+// Build builds the TPC-C schema of o on db and records it as a run of kind
+// build. It returns the stored run's id with the load's result.
+func (e *Env) Build(ctx context.Context, db dialect.Database, tg dialect.Target, o load.Options) (int64, load.Result, error) {
+	rc := e.GatherContext(ctx, db, tg, nil)
+	seed := int64(o.Seed)
+	id, err := e.Store.CreateRun(ctx, store.Run{
+		Kind: store.KindBuild, Target: tg.String(), Dialect: db.Name(), ToolVersion: e.ToolVersion, Seed: &seed,
+		Params:  JSON(map[string]any{"warehouses": o.Warehouses, "workers": o.EffectiveWorkers(db.Caps()), "drop": o.Drop, "seed": o.Seed}),
+		Context: JSON(rc),
+	})
+	if err != nil {
+		return 0, load.Result{}, storeErr("record the build", err)
+	}
+	e.note("building %d warehouse(s) in %s with %d worker(s)", o.Warehouses, tg, o.EffectiveWorkers(db.Caps()))
+	progress := e.Observer.BuildProgress
+	if progress == nil {
+		progress = func(load.Progress) {}
+	}
+	res, berr := load.Build(ctx, db, o, progress)
+
+	status, errText := store.StatusOK, ""
+	var summary json.RawMessage
+	if berr != nil {
+		status, errText = store.StatusFailed, e.scrub(berr.Error())
+	} else {
+		summary = JSON(res)
+	}
+	if err := e.Store.FinishRun(context.WithoutCancel(ctx), id, status, summary, errText); err != nil {
+		return id, res, errors.Join(berr, storeErr("record the build result", err))
+	}
+	if berr != nil {
+		if errors.Is(berr, context.Canceled) {
+			return id, res, fmt.Errorf("%w: %w", ErrBuildInterrupted, berr)
+		}
+		return id, res, fmt.Errorf("build: %w", berr)
+	}
+	return id, res, nil
+}

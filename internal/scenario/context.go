@@ -1,0 +1,114 @@
+package scenario
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/sysstat"
+	"github.com/oltplab/oltplab/internal/tpcc"
+)
+
+// RunContext is what every stored result carries besides its parameters:
+// the host, the storage under the database when it is local, the database
+// version and key settings, the schema and the tool.
+type RunContext struct {
+	Host     sysstat.Host      `json:"host"`
+	Storage  *sysstat.Device   `json:"storage,omitempty"`
+	Database DatabaseContext   `json:"database"`
+	Schema   *tpcc.Meta        `json:"schema,omitempty"`
+	Tool     ToolContext       `json:"tool"`
+	Notes    map[string]string `json:"notes,omitempty"`
+}
+
+// DatabaseContext describes the database a result was measured on.
+type DatabaseContext struct {
+	Dialect  string            `json:"dialect"`
+	Target   string            `json:"target"`
+	Version  string            `json:"version"`
+	Settings map[string]string `json:"settings"`
+}
+
+// ToolContext describes oltplab itself.
+type ToolContext struct {
+	Version    string `json:"version"`
+	GoVersion  string `json:"go_version"`
+	OS         string `json:"os"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+}
+
+// GatherContext describes where a measurement happens. Missing pieces are
+// noted, never fatal: a result without its context is still a result. db
+// may be nil (a monitor without a target).
+func (e *Env) GatherContext(ctx context.Context, db dialect.Database, tg dialect.Target, meta *tpcc.Meta) RunContext {
+	c := RunContext{
+		Tool: ToolContext{Version: e.ToolVersion, GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH,
+			GOMAXPROCS: runtime.GOMAXPROCS(0)},
+		Database: DatabaseContext{Target: tg.String()},
+		Schema:   meta,
+		Notes:    map[string]string{},
+	}
+	host, err := sysstat.ReadHost()
+	if err != nil {
+		c.Notes["host"] = err.Error()
+	}
+	c.Host = host
+	if db != nil {
+		c.Database.Dialect = db.Name()
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if v, err := db.Version(cctx); err == nil {
+			c.Database.Version = v
+		} else {
+			c.Notes["database_version"] = e.scrub(err.Error())
+		}
+		if s, err := db.Settings(cctx); err == nil {
+			c.Database.Settings = s
+		} else {
+			c.Notes["database_settings"] = e.scrub(err.Error())
+		}
+	}
+	// The storage under the database, when it lives on this host.
+	if dir := LocalDataDir(tg, c.Database.Settings); dir != "" {
+		if d, err := sysstat.DeviceOf(dir); err == nil {
+			c.Storage = &d
+		} else {
+			c.Notes["storage"] = err.Error()
+		}
+	}
+	if len(c.Notes) == 0 {
+		c.Notes = nil
+	}
+	return c
+}
+
+// LocalDataDir is the directory holding the database files when the
+// database runs on this host: the SQLite file's directory, or the server's
+// reported data directory when the target is on loopback.
+func LocalDataDir(tg dialect.Target, settings map[string]string) string {
+	if tg.URL == nil {
+		return "" // no target (a monitor of the host alone)
+	}
+	if tg.Scheme == "sqlite" {
+		p := tg.URL.Opaque
+		if p == "" {
+			p = tg.URL.Path
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			return filepath.Dir(abs)
+		}
+		return ""
+	}
+	host := tg.URL.Hostname()
+	if host != "127.0.0.1" && host != "localhost" && host != "::1" && host != "" {
+		return ""
+	}
+	for _, k := range []string{"data_directory", "datadir"} {
+		if d := settings[k]; d != "" {
+			return d
+		}
+	}
+	return ""
+}

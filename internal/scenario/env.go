@@ -1,0 +1,127 @@
+package scenario
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/oltplab/oltplab/internal/driver"
+	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/store"
+)
+
+// Env is what every scenario shares: the results store it records into, a
+// logger, the scrubber every stored error text passes through, the tool's
+// version, and the observer that sees progress.
+type Env struct {
+	Store       *store.Store
+	Log         *slog.Logger
+	Scrub       func(string) string // removes secrets; nil keeps text as is
+	ToolVersion string
+	Observer    Observer
+}
+
+func (e *Env) scrub(s string) string {
+	if e.Scrub == nil {
+		return s
+	}
+	return e.Scrub(s)
+}
+
+func (e *Env) logger() *slog.Logger {
+	if e.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return e.Log
+}
+
+// Observer is told what happens while a scenario works. Every field is
+// optional.
+type Observer struct {
+	// Note is a line of progress for the user ("step 2/6: 4 virtual users").
+	Note func(msg string)
+	// BuildProgress reports a running build.
+	BuildProgress func(load.Progress)
+	// Live reports the rates of a running run every second.
+	Live func(driver.Live)
+	// RunStored is called once a timed run is measured and stored.
+	RunStored func(RunStored)
+}
+
+func (e *Env) note(format string, args ...any) {
+	if e.Observer.Note != nil {
+		e.Observer.Note(fmt.Sprintf(format, args...))
+	}
+}
+
+// RunStored is one timed run, measured and recorded.
+type RunStored struct {
+	ID        int64
+	ProfileID int64
+	Status    store.Status
+	Result    *driver.Result
+	Monitor   *MonitorSummary
+	StorePath string
+}
+
+// StoreError is a failure to record in the results store: the measurement
+// may be fine, the store is not.
+type StoreError struct {
+	Op  string // what was being recorded, e.g. "record the run"
+	Err error
+}
+
+func (e *StoreError) Error() string { return e.Op + ": " + e.Err.Error() }
+func (e *StoreError) Unwrap() error { return e.Err }
+
+func storeErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &StoreError{Op: op, Err: err}
+}
+
+// RunError is a timed run that could not go on (a connection that did not
+// come back, counters that could not be read). What was measured is
+// stored as RunID with Status.
+type RunError struct {
+	RunID  int64
+	Status store.Status
+	Err    error
+}
+
+func (e *RunError) Error() string {
+	return fmt.Sprintf("run: %v (what was measured is stored as run %d, marked %s)", e.Err, e.RunID, e.Status)
+}
+func (e *RunError) Unwrap() error { return e.Err }
+
+// UnsupportedError is a requested ability the target's dialect lacks
+// (e.g. a checkpoint before each step on a dialect that cannot checkpoint).
+type UnsupportedError struct {
+	What    string // "checkpoint before each step"
+	Dialect string
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("the %s dialect cannot %s", e.Dialect, e.What)
+}
+
+var (
+	// ErrNoSchema: the target holds no oltplab TPC-C schema.
+	ErrNoSchema = errors.New("no oltplab TPC-C schema")
+	// ErrNotPostBuild: --reset-between needs the database as it was built.
+	ErrNotPostBuild = errors.New("the database is not in its post-build state")
+	// ErrIncompleteSchema: the schema metadata is present but incomplete.
+	ErrIncompleteSchema = errors.New("schema metadata is incomplete")
+)
+
+// JSON marshals v for a stored column; a value that cannot be marshalled
+// is stored as an error object rather than lost silently.
+func JSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage(fmt.Sprintf("{%q:%q}", "error", err.Error()))
+	}
+	return b
+}

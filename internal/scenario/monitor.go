@@ -1,0 +1,59 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/store"
+)
+
+// MonitorOutcome is what a monitor stored.
+type MonitorOutcome struct {
+	RunID   int64
+	Status  store.Status
+	Summary MonitorSummary
+	Samples int
+}
+
+// Monitor samples the host (and db's waits and counters, when db is not
+// nil) every interval for duration, and stores the series as a run of kind
+// monitor. Canceling ctx stops it early; what was sampled is stored as
+// partial and the error wraps context.Canceled.
+func (e *Env) Monitor(ctx context.Context, db dialect.Database, tg dialect.Target, label string, duration, interval time.Duration) (MonitorOutcome, error) {
+	rc := e.GatherContext(ctx, db, tg, nil)
+	dialectName := ""
+	if db != nil {
+		dialectName = db.Name()
+	}
+	id, err := e.Store.CreateRun(ctx, store.Run{Kind: store.KindMonitor, Label: label, Target: tg.String(), Dialect: dialectName,
+		ToolVersion: e.ToolVersion, Params: JSON(map[string]any{"duration_seconds": duration.Seconds(), "interval_seconds": interval.Seconds()}),
+		Context: JSON(rc)})
+	if err != nil {
+		return MonitorOutcome{}, storeErr("record the monitor", err)
+	}
+	e.note("sampling for %s every %s (Ctrl-C stops and keeps what was sampled)", duration, interval)
+	start := time.Now()
+	s := e.StartSampling(ctx, db, tg, rc, interval)
+	timer := time.NewTimer(duration)
+	select {
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	timer.Stop()
+	m, samples := StopSampling(s, time.Since(start))
+	fctx := context.WithoutCancel(ctx)
+	out := MonitorOutcome{RunID: id, Status: store.StatusOK, Summary: m, Samples: len(samples)}
+	if ctx.Err() != nil {
+		out.Status = store.StatusPartial
+	}
+	serr := e.Store.AddSamples(fctx, id, samples)
+	if err := e.Store.FinishRun(fctx, id, out.Status, JSON(map[string]any{"monitor": m, "seconds": time.Since(start).Seconds()}), ""); err != nil {
+		serr = errors.Join(serr, err)
+	}
+	if serr != nil {
+		return out, storeErr("record the samples", serr)
+	}
+	return out, ctx.Err()
+}

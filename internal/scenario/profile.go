@@ -1,0 +1,221 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/driver"
+	"github.com/oltplab/oltplab/internal/profile"
+	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/tpcc"
+)
+
+// Mode labels every profile: oltplab's default workload has no keying or
+// think time (HammerDB's TPROC-C style), so its figures are not tpmC.
+const Mode = "tproc-c (no keying or think time)"
+
+// ProfileOptions describe one performance profile: a sequence of
+// virtual-user steps, each repeated, with optional hygiene before each.
+type ProfileOptions struct {
+	Label      string
+	Steps      []int  // virtual users of each step
+	VUsSpec    string // the sequence as the user wrote it, recorded
+	Repeat     int
+	Interleave bool
+	// Checkpoint writes dirty pages and log before each step; Reset
+	// returns the database to its post-build state before each step.
+	Checkpoint, Reset bool
+	// Driver is the template of every run; VUs is set per step and Seed
+	// is the base of each run's seed.
+	Driver driver.Options
+}
+
+// ProfileOutcome is what a profile produced.
+type ProfileOutcome struct {
+	ID      int64
+	Runs    []int64
+	Partial bool
+	// Measured reports whether at least one run returned a result.
+	Measured bool
+}
+
+// Profile runs every step and repeat of o on db as one stored profile. A
+// run that fails stops the profile; what was measured before stays stored.
+// When ctx is canceled the profile stops, is stored as partial and the
+// error wraps context.Canceled.
+func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Target, o ProfileOptions) (ProfileOutcome, error) {
+	meta, err := ReadSchema(ctx, db, tg)
+	if err != nil {
+		return ProfileOutcome{}, err
+	}
+	if o.Driver.Style == dialect.StyleProcedures && (!db.Caps().Procedures || !meta.Procedures) {
+		// The dialect (SQLite) or this build has no stored procedures.
+		o.Driver.Style = dialect.StyleClientSQL
+	}
+	h, err := newHygiene(ctx, db, tg, meta, o.Checkpoint, o.Reset)
+	if err != nil {
+		return ProfileOutcome{}, err
+	}
+	rc := e.GatherContext(ctx, db, tg, &meta)
+	d := o.Driver
+	params := map[string]any{
+		"checkpoint_before": o.Checkpoint, "reset_between": o.Reset,
+		"vus": o.Steps, "vus_spec": o.VUsSpec, "repeat": o.Repeat, "interleave": o.Interleave,
+		"rampup_seconds": d.Rampup.Seconds(), "duration_seconds": d.Duration.Seconds(),
+		"grace_seconds": d.Grace.Seconds(), "seed": d.Seed, "style": d.Style.String(),
+		"all_warehouses": d.AllWarehouses, "max_retries": d.MaxRetries,
+		"warehouses": meta.Warehouses, "dialect": db.Name(), "target": tg.String(),
+		"mode": Mode,
+	}
+	pid, err := e.Store.CreateProfile(ctx, store.Profile{Label: o.Label, Params: JSON(params), Context: JSON(rc)})
+	if err != nil {
+		return ProfileOutcome{}, storeErr("record the profile", err)
+	}
+	out := ProfileOutcome{ID: pid}
+	slots := profile.Order(len(o.Steps), o.Repeat, o.Interleave)
+	var runErr error
+	for i, slot := range slots {
+		rd := o.Driver
+		rd.VUs = o.Steps[slot.Step]
+		// Each repeat draws its own streams, reproducibly from the seed.
+		rd.Seed = o.Driver.Seed + uint64(i)
+		if len(slots) > 1 {
+			e.note("step %d/%d: %d virtual user(s), repeat %d/%d", i+1, len(slots), rd.VUs, slot.Repeat+1, o.Repeat)
+		}
+		prep, err := h.before(ctx, i > 0)
+		if err != nil {
+			runErr = err
+			break
+		}
+		id, res, err := e.timedRun(ctx, db, tg, meta, rd, rc, pid, slot, o.Label, prep)
+		if id != 0 {
+			out.Runs = append(out.Runs, id)
+		}
+		if res != nil {
+			out.Measured = true
+			if res.Partial {
+				out.Partial = true
+			}
+		}
+		if err != nil || ctx.Err() != nil {
+			runErr = err
+			break
+		}
+	}
+	fctx := context.WithoutCancel(ctx)
+	if err := h.finish(fctx); err != nil && runErr == nil {
+		runErr = err
+	}
+	status := store.StatusOK
+	switch {
+	case runErr != nil && !out.Measured:
+		status = store.StatusFailed
+	case runErr != nil || out.Partial || ctx.Err() != nil:
+		status = store.StatusPartial
+	}
+	if err := e.Store.FinishProfile(fctx, pid, status); err != nil {
+		return out, errors.Join(runErr, storeErr("record the profile result", err))
+	}
+	if runErr != nil {
+		return out, runErr
+	}
+	if err := ctx.Err(); err != nil {
+		out.Partial = true
+		return out, err
+	}
+	return out, nil
+}
+
+// RunSummary is what a run stores as its summary: the driver's result and,
+// beside it, what the samplers saw in the measured window.
+type RunSummary struct {
+	*driver.Result
+	Monitor *MonitorSummary `json:"monitor,omitempty"`
+}
+
+// timedRun runs one step once and stores it.
+func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Target, meta tpcc.Meta,
+	d driver.Options, rc RunContext, pid int64, slot profile.Slot, label string, prep Preparation) (int64, *driver.Result, error) {
+	seed := int64(d.Seed)
+	id, err := e.Store.CreateRun(ctx, store.Run{
+		Kind: store.KindRun, Label: label, ProfileID: pid, Step: slot.Step + 1, Repeat: slot.Repeat + 1, VUs: d.VUs,
+		Target: tg.String(), Dialect: db.Name(), ToolVersion: e.ToolVersion, Seed: &seed,
+		Params: JSON(map[string]any{"driver": d, "preparation": prep}), Context: JSON(rc),
+	})
+	if err != nil {
+		return 0, nil, storeErr("record the run", err)
+	}
+	smp := e.StartSampling(ctx, db, tg, rc, time.Second)
+	res, rerr := driver.Run(ctx, db, meta, d, e.Observer.Live)
+	var mon *MonitorSummary
+	var hostSamples []store.Sample
+	if res != nil && !res.Window.Start.IsZero() {
+		// Host and database samples share the driver's time axis: t = 0 is
+		// the start of the measured window.
+		smp.SetStart(res.Window.Start)
+		m, samples := StopSampling(smp, time.Duration(res.Window.Seconds*float64(time.Second)))
+		mon, hostSamples = &m, samples
+	} else {
+		smp.Stop()
+	}
+
+	fctx := context.WithoutCancel(ctx)
+	status := store.StatusOK
+	errText := ""
+	switch {
+	case rerr != nil && res == nil:
+		status = store.StatusFailed
+	case rerr != nil || (res != nil && res.Partial):
+		status = store.StatusPartial
+	}
+	if rerr != nil {
+		errText = e.scrub(rerr.Error())
+	}
+	var serr error
+	var summary []byte
+	if res != nil {
+		hs := map[string]*hdrhistogram.Histogram{}
+		for k, h := range res.Histograms() {
+			hs[k.String()] = h
+		}
+		serr = e.Store.PutHistograms(fctx, id, hs)
+		if serr == nil && len(res.Series) > 0 {
+			serr = e.Store.AddSamples(fctx, id, append(WorkloadSamples(res), hostSamples...))
+		}
+		summary = JSON(RunSummary{Result: res, Monitor: mon})
+	}
+	if err := e.Store.FinishRun(fctx, id, status, summary, errText); err != nil {
+		serr = errors.Join(serr, err)
+	}
+	if serr != nil {
+		return id, res, errors.Join(rerr, storeErr("record the run result", serr))
+	}
+	if res != nil && e.Observer.RunStored != nil {
+		e.Observer.RunStored(RunStored{ID: id, ProfileID: pid, Status: status, Result: res, Monitor: mon, StorePath: e.Store.Path()})
+	}
+	if rerr != nil {
+		return id, res, &RunError{RunID: id, Status: status, Err: rerr}
+	}
+	return id, res, nil
+}
+
+// WorkloadSamples turns the per-second series into stored samples.
+func WorkloadSamples(res *driver.Result) []store.Sample {
+	out := make([]store.Sample, 0, len(res.Series)*5)
+	for _, s := range res.Series {
+		t := s.T.Milliseconds()
+		add := func(metric string, v float64) {
+			out = append(out, store.Sample{TMillis: t, Source: store.SourceWorkload, Metric: metric, Value: v})
+		}
+		add("tpm", s.TPM)
+		add("nopm", s.NOPM)
+		add("errors", float64(s.Errors))
+		add("p50_ms", float64(s.P50Micros)/1000)
+		add("p99_ms", float64(s.P99Micros)/1000)
+	}
+	return out
+}

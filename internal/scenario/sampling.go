@@ -1,0 +1,44 @@
+package scenario
+
+import (
+	"context"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/sampler"
+	"github.com/oltplab/oltplab/internal/store"
+)
+
+// MonitorSummary is what the samplers saw during a measured window, stored
+// with the run (under "monitor") and shown by run, results show and report.
+type MonitorSummary struct {
+	sampler.StepSummary
+	DeviceRoles       map[string][]string `json:"device_roles,omitempty"`
+	WaitSource        string              `json:"wait_source,omitempty"`
+	SamplerCPUSeconds float64             `json:"sampler_cpu_seconds"`
+	Warnings          []string            `json:"warnings,omitempty"`
+}
+
+// StartSampling starts the host sampler (and the database's, when db is
+// not nil and its dialect offers wait sampling) for one measurement.
+func (e *Env) StartSampling(ctx context.Context, db dialect.Database, tg dialect.Target, rc RunContext, interval time.Duration) *sampler.Sampler {
+	dirs := map[string]string{}
+	if dir := LocalDataDir(tg, rc.Database.Settings); dir != "" {
+		dirs["data"] = dir
+	}
+	return sampler.Start(ctx, sampler.Options{Interval: interval, Dirs: dirs, DB: db, Logger: e.logger()})
+}
+
+// StopSampling stops s and summarises the window [0, window] of its samples.
+func StopSampling(s *sampler.Sampler, window time.Duration) (MonitorSummary, []store.Sample) {
+	r := s.Stop()
+	m := MonitorSummary{
+		StepSummary:       sampler.Summarize(r.Samples, 0, window),
+		DeviceRoles:       r.DeviceRoles,
+		WaitSource:        r.WaitSource,
+		SamplerCPUSeconds: r.SamplerCPUSeconds,
+		Warnings:          r.Warnings,
+	}
+	m.SamplerCPUPct = r.SamplerCPUPct
+	return m, r.Samples
+}

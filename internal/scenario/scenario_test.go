@@ -1,0 +1,132 @@
+package scenario_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+	_ "github.com/oltplab/oltplab/internal/dialect/sqlite"
+	"github.com/oltplab/oltplab/internal/driver"
+	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/scenario"
+	"github.com/oltplab/oltplab/internal/store"
+)
+
+// sqliteEnv builds one warehouse in a fresh SQLite file and returns an Env
+// recording into a fresh store, with the database and its target.
+func sqliteEnv(t *testing.T) (*scenario.Env, dialect.Database, dialect.Target) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, filepath.Join(dir, "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	tg, err := dialect.ParseTarget("sqlite:"+filepath.Join(dir, "tpcc.db"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := dialect.Open(ctx, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	env := &scenario.Env{Store: st, ToolVersion: "test"}
+	if _, _, err := env.Build(ctx, db, tg, load.Options{Warehouses: 1, Workers: 1, Seed: 7, ToolVersion: "test"}); err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	return env, db, tg
+}
+
+func shortDriver() driver.Options {
+	d := driver.Defaults()
+	d.Rampup, d.Duration, d.Grace = 200*time.Millisecond, time.Second, time.Second
+	d.Style = dialect.StyleClientSQL
+	return d
+}
+
+func TestProfileStoresEveryRun(t *testing.T) {
+	env, db, tg := sqliteEnv(t)
+	var stored []scenario.RunStored
+	var notes []string
+	env.Observer = scenario.Observer{
+		RunStored: func(r scenario.RunStored) { stored = append(stored, r) },
+		Note:      func(m string) { notes = append(notes, m) },
+	}
+	out, err := env.Profile(context.Background(), db, tg, scenario.ProfileOptions{
+		Label: "two-steps", Steps: []int{1, 2}, VUsSpec: "1,2", Repeat: 1, Driver: shortDriver(),
+	})
+	if err != nil {
+		t.Fatalf("profile: %v", err)
+	}
+	if got, want := len(out.Runs), 2; got != want {
+		t.Fatalf("runs: got %d, want %d", got, want)
+	}
+	if got, want := len(stored), 2; got != want {
+		t.Fatalf("observed stored runs: got %d, want %d", got, want)
+	}
+	if got, want := len(notes), 2; got != want {
+		t.Errorf("step notes: got %d (%q), want %d", got, notes, want)
+	}
+	p, err := env.Store.GetProfile(context.Background(), out.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Status != store.StatusOK || p.Label != "two-steps" {
+		t.Errorf("profile: got status %s label %q, want ok two-steps", p.Status, p.Label)
+	}
+	for i, r := range stored {
+		if r.Result.Options.VUs != i+1 {
+			t.Errorf("run %d: got %d VUs, want %d", i, r.Result.Options.VUs, i+1)
+		}
+		if r.Result.DBNewOrders <= 0 {
+			t.Errorf("run %d: no new orders measured", i)
+		}
+	}
+}
+
+func TestProfileInterruptedIsPartial(t *testing.T) {
+	env, db, tg := sqliteEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env.Observer = scenario.Observer{RunStored: func(scenario.RunStored) { cancel() }}
+	out, err := env.Profile(ctx, db, tg, scenario.ProfileOptions{Steps: []int{1, 1, 1}, Repeat: 1, Driver: shortDriver()})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("profile: got %v, want context.Canceled", err)
+	}
+	if len(out.Runs) != 1 {
+		t.Errorf("runs: got %d, want 1 (stopped after the first)", len(out.Runs))
+	}
+	p, err := env.Store.GetProfile(context.Background(), out.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Status != store.StatusPartial {
+		t.Errorf("profile status: got %s, want partial", p.Status)
+	}
+}
+
+func TestProfileWithoutSchema(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, filepath.Join(dir, "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tg, _ := dialect.ParseTarget("sqlite:"+filepath.Join(dir, "empty.db"), "")
+	db, err := dialect.Open(ctx, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	env := &scenario.Env{Store: st}
+	_, err = env.Profile(ctx, db, tg, scenario.ProfileOptions{Steps: []int{1}, Repeat: 1, Driver: shortDriver()})
+	if !errors.Is(err, scenario.ErrNoSchema) {
+		t.Errorf("profile on an empty database: got %v, want ErrNoSchema", err)
+	}
+}
