@@ -8,6 +8,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/tpcc"
@@ -105,6 +106,10 @@ func exitCode(err error) int {
 	}
 	var u *usageError
 	if errors.As(err, &u) {
+		return exitUsage
+	}
+	var ref *results.RefError
+	if errors.As(err, &ref) {
 		return exitUsage
 	}
 	if errors.Is(err, context.Canceled) {

@@ -1,4 +1,4 @@
-package cli
+package results
 
 import (
 	"context"
@@ -80,7 +80,7 @@ func dataDevice(ds []sampler.DeviceSummary) *sampler.DeviceSummary {
 func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev string) (*report.StepSeries, error) {
 	samples, err := st.Samples(ctx, runID, store.SampleFilter{})
 	if err != nil {
-		return nil, withCode(exitStore, fmt.Errorf("read the samples of run %d: %w", runID, err))
+		return nil, storeErr(fmt.Sprintf("read the samples of run %d", runID), err)
 	}
 	// The driver's seconds end on (about) whole seconds of the window; the
 	// host's intervals end wherever the sampler's ticker fired. A sample
