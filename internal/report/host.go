@@ -11,7 +11,11 @@ type HostFigures struct {
 	// busiest device when that is unknown).
 	DataDevice        string  `json:"data_device,omitempty"`
 	DiskIOPS          float64 `json:"disk_iops"`
+	DiskReadIOPS      float64 `json:"disk_read_iops"`
+	DiskWriteIOPS     float64 `json:"disk_write_iops"`
 	DiskMBps          float64 `json:"disk_mbps"`
+	DiskReadMBps      float64 `json:"disk_read_mbps"`
+	DiskWriteMBps     float64 `json:"disk_write_mbps"`
 	DiskLatencyMillis float64 `json:"disk_latency_ms"`
 	// DiskLatencyP99Millis is the 99th percentile of per-second average
 	// latencies, not a per-I/O percentile; label it so.

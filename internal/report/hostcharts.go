@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // hostValues picks one host figure of profile pi at every step size of
@@ -62,6 +63,41 @@ func (v *view) diskLatencyChart() chartSpec {
 	return c
 }
 
+// iopsChart plots every sampled profile's data-device read IOPS (solid)
+// and write IOPS (dashed, paler) against virtual users, with the caps the
+// targets were given as reference lines.
+func (v *view) iopsChart() chartSpec {
+	c := chartSpec{ID: "chart-disk-iops", Title: "Data disk IOPS vs virtual users", YLabel: "IOPS", X: xs(v.vus), ZeroY: true,
+		Note: "I/O operations per second on the device under the data directory, averaged over the complete repeats of each step: " +
+			"reads solid, writes dashed; thin dotted lines are the I/O caps a target was given. The whole device is counted, so other users of it add to it."}
+	onDevice := func(f func(*HostFigures) float64) func(*HostFigures) (float64, bool) {
+		return func(h *HostFigures) (float64, bool) { return f(h), h.DataDevice != "" }
+	}
+	for pi, p := range v.profiles {
+		if !v.hasHost(pi) {
+			continue
+		}
+		c.Series = append(c.Series,
+			seriesSpec{Label: p.Name + " read", Color: color(pi), Role: "value",
+				Values: v.hostValues(pi, onDevice(func(h *HostFigures) float64 { return h.DiskReadIOPS }))},
+			seriesSpec{Label: p.Name + " write", Color: lighten(color(pi)), Role: "value", Dash: true,
+				Values: v.hostValues(pi, onDevice(func(h *HostFigures) float64 { return h.DiskWriteIOPS }))})
+		for _, k := range []string{"read_iops", "write_iops"} {
+			limit, ok := p.Limits[k]
+			if !ok || limit <= 0 {
+				continue
+			}
+			line := make([]*float64, len(v.vus))
+			for i := range line {
+				line[i] = num(limit)
+			}
+			c.Series = append(c.Series, seriesSpec{Label: p.Name + " " + strings.TrimSuffix(k, "_iops") + " cap", Color: color(pi),
+				Values: line, Role: "ref", Dash: true})
+		}
+	}
+	return c
+}
+
 // waitChart plots the share of sampled database session time of every
 // wait class of profile pi against virtual users.
 func (v *view) waitChart(pi int) chartSpec {
@@ -96,7 +132,7 @@ func (v *view) hostCharts() []chartSpec {
 	if !sampled {
 		return nil
 	}
-	all := []chartSpec{v.cpuChart(), v.diskLatencyChart()}
+	all := []chartSpec{v.cpuChart(), v.diskLatencyChart(), v.iopsChart()}
 	for pi := range v.profiles {
 		if v.hasHost(pi) {
 			all = append(all, v.waitChart(pi))

@@ -24,10 +24,14 @@ func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
 		h.CPUBusyPct += m.CPU.BusyPct
 		h.CPUIdlePct += m.CPU.IdlePct
 		h.CPUIOWaitPct += m.CPU.IOWaitPct
-		if d := dataDevice(m.Devices); d != nil {
+		if d := dataDevice(m); d != nil {
 			h.DataDevice = d.Device
 			h.DiskIOPS += d.ReadIOPS + d.WriteIOPS
+			h.DiskReadIOPS += d.ReadIOPS
+			h.DiskWriteIOPS += d.WriteIOPS
 			h.DiskMBps += d.ReadMBps + d.WriteMBps
+			h.DiskReadMBps += d.ReadMBps
+			h.DiskWriteMBps += d.WriteMBps
 			h.DiskLatencyMillis += d.LatencyMillis
 			h.DiskLatencyP99Millis += d.LatencyP99Millis
 		}
@@ -45,7 +49,11 @@ func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
 	h.CPUIdlePct /= n
 	h.CPUIOWaitPct /= n
 	h.DiskIOPS /= n
+	h.DiskReadIOPS /= n
+	h.DiskWriteIOPS /= n
 	h.DiskMBps /= n
+	h.DiskReadMBps /= n
+	h.DiskWriteMBps /= n
 	h.DiskLatencyMillis /= n
 	h.DiskLatencyP99Millis /= n
 	for k := range h.WaitSharePct {
@@ -58,8 +66,11 @@ func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
 }
 
 // dataDevice is the device under the database's data directory, or the
-// busiest one when that is unknown (a remote server).
-func dataDevice(ds []sampler.DeviceSummary) *sampler.DeviceSummary {
+// busiest one when that is unknown (a remote server); nil when the data
+// directory is local but on no block device (tmpfs): then no device's
+// I/O is the database's.
+func dataDevice(m *scenario.MonitorSummary) *sampler.DeviceSummary {
+	ds := m.Devices
 	var best *sampler.DeviceSummary
 	for i := range ds {
 		d := &ds[i]
@@ -71,6 +82,9 @@ func dataDevice(ds []sampler.DeviceSummary) *sampler.DeviceSummary {
 		if best == nil || d.ReadIOPS+d.WriteIOPS > best.ReadIOPS+best.WriteIOPS {
 			best = d
 		}
+	}
+	if m.Dirs["data"] != "" {
+		return nil
 	}
 	return best
 }

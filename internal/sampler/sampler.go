@@ -54,6 +54,8 @@ type Options struct {
 // Result is what a Sampler collected.
 type Result struct {
 	Samples []store.Sample `json:"-"`
+	// Dirs are the directories asked about, by role (Options.Dirs).
+	Dirs map[string]string `json:"dirs,omitempty"`
 	// DeviceRoles maps /proc/diskstats device names to roles ("data", "wal").
 	DeviceRoles map[string][]string `json:"device_roles,omitempty"`
 	// WaitSource says where waits came from and what they cannot show;
@@ -155,6 +157,7 @@ func (s *Sampler) Stop() Result {
 	defer s.mu.Unlock()
 	wall := time.Since(s.began)
 	r := Result{
+		Dirs:              s.opts.Dirs,
 		DeviceRoles:       s.roles,
 		WaitSource:        s.source,
 		SamplerCPUSeconds: s.cpu.Seconds(),
