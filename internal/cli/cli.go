@@ -62,6 +62,7 @@ func commands() []command {
 		{"check", "evaluate the consistency conditions of TPC-C clause 3.3.2", runCheck},
 		{"compare", "compare profiles step by step, with ratios and confidence intervals", runCompare},
 		{"report", "render profiles as one self-contained HTML (or Markdown) report", runReport},
+		{"experiment", "run a plan file: whole infrastructures compared on instances oltplab starts itself (run, resume, list, show)", runExperiment},
 		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
 		{"results", "list, show and export stored results", runResults},
 		{"version", "print the version", runVersion},
@@ -125,6 +126,7 @@ Results are stored in %s (override with --results or OLTPLAB_RESULTS).
 Exit codes: 0 ok, 1 unexpected failure, 2 bad flags or values, 3 target unreachable,
 4 authentication failed, 5 schema missing/incomplete/other version/already present,
 6 consistency check failed, 7 results store unusable, 8 run could not continue,
+9 a plan's directory cannot be used, 10 too little free space for a plan's build,
 130 interrupted (what was measured is stored, marked partial).
 
 Run "oltplab COMMAND --help" for a command's flags.

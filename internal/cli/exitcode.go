@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/experiment"
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -18,14 +19,16 @@ import (
 // in `oltplab --help` and README.
 const (
 	exitOK          = 0
-	exitFailure     = 1 // unexpected failure
-	exitUsage       = 2 // bad flags or values
-	exitConnect     = 3 // target unreachable
-	exitAuth        = 4 // authentication failed
-	exitSchema      = 5 // schema missing, incomplete, of another version, or already present
-	exitCheckFailed = 6 // a consistency condition failed
-	exitStore       = 7 // results store unusable
-	exitRunFailed   = 8 // the run could not continue (e.g. connection lost for good)
+	exitFailure     = 1  // unexpected failure
+	exitUsage       = 2  // bad flags or values
+	exitConnect     = 3  // target unreachable
+	exitAuth        = 4  // authentication failed
+	exitSchema      = 5  // schema missing, incomplete, of another version, or already present
+	exitCheckFailed = 6  // a consistency condition failed
+	exitStore       = 7  // results store unusable
+	exitRunFailed   = 8  // the run could not continue (e.g. connection lost for good)
+	exitDirectory   = 9  // a directory a plan's target needs cannot be created or written
+	exitNoSpace     = 10 // too little free space for a plan's build
 	exitInterrupted = 130
 )
 
@@ -86,6 +89,27 @@ func exitCode(err error) int {
 	var e *exitError
 	if errors.As(err, &e) {
 		return e.code
+	}
+	// A plan's mistake is bad input, unless what it wraps has a code of
+	// its own (a directory, the host, a server).
+	var pe *experiment.PlanError
+	if errors.As(err, &pe) {
+		if c := exitCode(pe.Err); c != exitFailure {
+			return c
+		}
+		return exitUsage
+	}
+	var de *experiment.DirError
+	if errors.As(err, &de) {
+		return exitDirectory
+	}
+	var ne *experiment.SpaceError
+	if errors.As(err, &ne) {
+		return exitNoSpace
+	}
+	var busy *experiment.StillRunningError
+	if errors.As(err, &busy) || errors.Is(err, experiment.ErrFinished) || errors.Is(err, experiment.ErrPlanChanged) {
+		return exitUsage
 	}
 	var se *scenario.StoreError
 	if errors.As(err, &se) {

@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/scenario"
+	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/sysstat"
 )
 
@@ -159,4 +163,36 @@ type SpaceError struct {
 
 func (e *SpaceError) Error() string {
 	return fmt.Sprintf("%s has %d MiB free, the build needs about %d MiB", e.Dir, e.FreeBytes>>20, e.NeedBytes>>20)
+}
+
+// Section is the build step's part of the report: each target's build,
+// its size and how long each phase took.
+func (b *buildStep) Section(ctx context.Context, rc *ReportContext, index int) (report.Section, error) {
+	t := report.Table{Title: "Builds",
+		Note:   "The last complete build of each target in this step (rows/s is the load phase's rate).",
+		Header: []string{"Target", "Warehouses", "Workers", "Rows", "Load s", "Indexes s", "Analyze s", "Total s", "Rows/s"},
+		Right:  []bool{false, true, true, true, true, true, true, true, true}}
+	for _, u := range rc.inOrder(rc.Units(index)) {
+		var res *load.Result
+		for _, r := range rc.Runs(u.Seq, store.KindBuild) {
+			if r.Status != store.StatusOK || len(r.Summary) == 0 {
+				continue
+			}
+			var lr load.Result
+			if err := json.Unmarshal(r.Summary, &lr); err != nil {
+				return report.Section{}, &scenario.StoreError{Op: fmt.Sprintf("decode build %d", r.ID), Err: err}
+			}
+			res = &lr
+			break
+		}
+		if res == nil {
+			t.Rows = append(t.Rows, []string{u.Target, "—", "—", "—", "—", "—", "—", "—", string(u.State)})
+			continue
+		}
+		f := func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
+		t.Rows = append(t.Rows, []string{u.Target, strconv.Itoa(res.Warehouses), strconv.Itoa(res.Workers),
+			strconv.FormatInt(res.TotalRows, 10), f(res.LoadSeconds), f(res.IndexSeconds), f(res.AnalyzeSeconds),
+			f(res.TotalSeconds), strconv.FormatFloat(res.RowsPerSec, 'f', 0, 64)})
+	}
+	return report.Section{Tables: []report.Table{t}}, nil
 }

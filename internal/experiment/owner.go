@@ -106,3 +106,10 @@ func processStart(pid int) string {
 	}
 	return fields[19]
 }
+
+// OwnerAlive reports whether the process an experiment records as its
+// owner may still be running it (alive, or on another host).
+func OwnerAlive(s string) bool {
+	o, ok := parseOwner(s)
+	return ok && o.liveness() != dead
+}

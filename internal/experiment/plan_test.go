@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -206,5 +207,21 @@ matrix:
 	}
 	if got, want := p.Targets[2].Instance.DataDir, "/mnt/nvme/fast"; got != want {
 		t.Errorf("data dir: got %s, want %s", got, want)
+	}
+}
+
+// TestExampleDecodes: the commented plan of `experiment --help` is a
+// valid plan.
+func TestExampleDecodes(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "bench.password"), []byte("pw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Decode(filepath.Join(dir, "example.yaml"), []byte(Example))
+	if err != nil {
+		t.Fatalf("the help's example: %v", err)
+	}
+	if got := strings.Join(p.TargetNames(), " "); got != "tmpfs disk remote cpu0-none cpu0-hdd cpu0-1-none cpu0-1-hdd" {
+		t.Errorf("targets: got %q", got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/profile"
+	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/scenario"
 )
@@ -198,4 +199,48 @@ func (s *profileStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 		}
 	}
 	return oc, nil
+}
+
+// Section is the profile step's part of the report: every target's
+// profile overlaid, the baseline first, with the I/O caps a managed
+// instance was given.
+func (s *profileStep) Section(ctx context.Context, rc *ReportContext, index int) (report.Section, error) {
+	var sec report.Section
+	var missing []string
+	for _, u := range rc.inOrder(rc.Units(index)) {
+		p, ok := rc.Profile(u.Seq)
+		if !ok {
+			missing = append(missing, u.Target)
+			continue
+		}
+		rp, err := results.Profile(ctx, rc.Store, p)
+		if err != nil {
+			return sec, err
+		}
+		if len(rp.Steps) == 0 {
+			missing = append(missing, u.Target)
+			continue
+		}
+		rp.Label = u.Target
+		if t, ok := rc.Target(u.Target); ok && t.Instance != nil {
+			l := t.Instance.IOLimit
+			rp.Limits = map[string]float64{}
+			if l.ReadIOPS > 0 {
+				rp.Limits["read_iops"] = float64(l.ReadIOPS)
+			}
+			if l.WriteIOPS > 0 {
+				rp.Limits["write_iops"] = float64(l.WriteIOPS)
+			}
+		}
+		sec.Profiles = append(sec.Profiles, rp)
+	}
+	var notes []string
+	if len(missing) > 0 {
+		notes = append(notes, "No measured run on "+strings.Join(missing, ", ")+".")
+	}
+	if len(sec.Profiles) > 0 && sec.Profiles[0].Label != rc.Params.Baseline {
+		notes = append(notes, fmt.Sprintf("The baseline %s has no measured run here: ratios are taken against %s.", rc.Params.Baseline, sec.Profiles[0].Label))
+	}
+	sec.Note = strings.Join(notes, " ")
+	return sec, nil
 }

@@ -298,9 +298,17 @@ func (r *Runner) execute(ctx context.Context, id int64, p *Plan, units []Unit, p
 		for _, u := range todo {
 			prog := progress[u.Seq]
 			for _, t := range u.Targets {
-				if ranOn[t.Name] {
+				if ranOn[t.Name] && prog != nil {
+					// What the earlier attempt measured was measured on
+					// the target before it changed: it no longer counts.
 					prog = nil
+					if err := r.supersedeStep(ctx, id, u.Seq); err != nil {
+						runErr = err
+					}
 				}
+			}
+			if runErr != nil {
+				break
 			}
 			err := r.runUnit(ctx, id, p, u, len(units), running, prog)
 			for _, t := range u.Targets {
@@ -330,6 +338,24 @@ func (r *Runner) execute(ctx context.Context, id int64, p *Plan, units []Unit, p
 		return errors.Join(runErr, &scenario.StoreError{Op: "record how the experiment ended", Err: err})
 	}
 	return runErr
+}
+
+// supersedeStep marks every counting run of one schedule entry
+// superseded: the step starts over.
+func (r *Runner) supersedeStep(ctx context.Context, id int64, seq int) error {
+	runs, err := r.Store.ListRuns(ctx, store.RunFilter{ExperimentID: id, Counting: true})
+	if err != nil {
+		return &scenario.StoreError{Op: "read the experiment's runs", Err: err}
+	}
+	for _, run := range runs {
+		if run.ExperimentSeq != seq {
+			continue
+		}
+		if err := r.Store.SupersedeRun(ctx, run.ID, "an earlier step on its target ran again, so the step was measured again"); err != nil {
+			return &scenario.StoreError{Op: "mark a run superseded", Err: err}
+		}
+	}
+	return nil
 }
 
 func (r *Runner) unitEvent(e UnitEvent) {
