@@ -243,7 +243,7 @@ func (r *Row) stepCost(s Step) *StepCost {
 		v := tot.Value / (rate / 1000)
 		unit := cur + " per 1,000 " + metric
 		return Figure{Name: "cost per 1,000 " + metric + " at " + plural(s.VUs, "VU", "VUs"), Value: v, Unit: unit,
-			Text: money(v, unit),
+			Text:    money(v, unit),
 			Formula: fmt.Sprintf("%s / (%s %s / 1,000) = %s", tot.Text, rounded(rate, 1), metric, money(v, unit))}
 	}
 	c := &StepCost{Step: s, PerKNOPM: per(s.NOPM, "NOPM")}
