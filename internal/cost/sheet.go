@@ -214,7 +214,7 @@ func decodeError(err error, root *yaml.Node) error {
 	}
 	line, _ := strconv.Atoi(m[1])
 	e := &Error{Line: line, Msg: m[2]}
-	if p := pathAtLine(root, nil, line); p != nil {
+	if p := pathAtLine(root, nil, line); p != nil && strings.HasPrefix(m[2], "cannot unmarshal") {
 		e.Path = p
 		e.Msg = "has a value of the wrong type: " + m[2]
 	}

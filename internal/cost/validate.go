@@ -66,7 +66,7 @@ func (p Prices) validate(root []string) error {
 		return fieldErr(root, "cores", "must not be negative, not %d", p.Cores)
 	}
 	if p.Hardware == nil && p.Cloud == nil && p.Storage == nil && p.OS == nil && p.DBLicence == nil {
-		return &Error{Path: root, Msg: "price nothing: give at least one of hardware, cloud, storage, os, db_licence"}
+		return &Error{Path: root, Msg: "has nothing priced: give at least one of hardware, cloud, storage, os, db_licence"}
 	}
 	checks := []func() error{
 		func() error { return p.Hardware.validate(sub(root, "hardware")) },
