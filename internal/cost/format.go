@@ -75,3 +75,7 @@ func plural(n int, one, many string) string {
 	}
 	return group(strconv.Itoa(n)) + " " + many
 }
+
+// Money formats an amount with its currency code, rounded to the cent
+// and without decimals when whole: "34,075 USD", "139.82 USD".
+func Money(v float64, currency string) string { return money(v, currency) }

@@ -245,3 +245,13 @@ func pathAtLine(n *yaml.Node, path []string, line int) []string {
 	}
 	return nil
 }
+
+// LocateIn is Locate on the prices file data that err came from (a
+// Sheet's target names are its top-level keys).
+func LocateIn(err error, data []byte) error {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil {
+		return err
+	}
+	return Locate(err, &doc)
+}
