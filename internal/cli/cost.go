@@ -336,6 +336,9 @@ func buildCostGrid(t cost.Table, mark func(int) string) costGrid {
 					text += " (" + p.Text + ")"
 					formula += "; " + p.Formula
 				}
+				if p := r.PeakPerKNOPMSavingPct; p != nil {
+					formula += "; per 1,000 NOPM at the peaks " + p.Formula
+				}
 				row = append(row, text+" "+g.note(mark, r.Target+" "+r.Saving.Name+": "+formula))
 			default:
 				row = append(row, "-")
