@@ -98,7 +98,7 @@ func TestCostWorkedExample(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "results.db")
 	env := []string{"OLTPLAB_RESULTS=" + path, "HOME=" + dir}
-	fast := latencies(95, 2_000, 5, 40_000) // p90 about 2 ms
+	fast := latencies(95, 2_000, 5, 40_000)  // p90 about 2 ms
 	slow := latencies(50, 2_000, 50, 40_000) // p90 about 40 ms
 	// At 89 VUs each target peaks but misses a 10 ms objective; at 8
 	// VUs it meets it. A partial repeat is shown but never counted.
@@ -139,7 +139,7 @@ func TestCostWorkedExample(t *testing.T) {
 		saving                 float64
 		objectiveNoteSubstring string
 	}{
-		{"hdd-16c", 56_121, 8 * 3717, 43_000, 197_532, 8, 21_000, 38, 0, ""}, // 100,000 / (43,000 / 16) = 37.2
+		{"hdd-16c", 56_121, 8 * 3717, 43_000, 197_532, 8, 21_000, 38, 0, ""},    // 100,000 / (43,000 / 16) = 37.2
 		{"ssd-4c", 34_075, 2 * 3717, 53_000, 243_714, 8, 30_000, 8, 22_046, ""}, // 100,000 / (53,000 / 4) = 7.5
 		{"ssd-8c", 41_509, 4 * 3717, 60_000, 270_000, 0, 0, 14, 14_612, "no step meets New-Order p90 ≤ 10 ms"},
 	}
