@@ -65,8 +65,8 @@ func runCost(ctx context.Context, a *app, args []string) error {
 		name string
 		v    float64
 	}{{"--objective-p90-ms", o.opts.ObjectiveP90Millis}, {"--target-nopm", o.opts.TargetNOPM}} {
-		if f.v < 0 || math.IsNaN(f.v) {
-			return usageErrorf("cost: %s must not be negative, not %v", f.name, f.v)
+		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return usageErrorf("cost: %s must be 0 (none) or a positive number, not %v", f.name, f.v)
 		}
 	}
 	data, err := os.ReadFile(o.prices)

@@ -253,7 +253,7 @@ func TestCostBadInput(t *testing.T) {
 		{"unknown baseline", []string{"--prices", write("ok2.yaml", good), "--baseline", "zz"}, `baseline "zz" is not one of the targets (a)`},
 		{"no prices flag", nil, "cost: --prices FILE is required"},
 		{"missing file", []string{"--prices", filepath.Join(dir, "nope.yaml")}, "cost: read the prices:"},
-		{"negative objective", []string{"--prices", write("ok3.yaml", good), "--objective-p90-ms", "-1"}, "--objective-p90-ms must not be negative"},
+		{"negative objective", []string{"--prices", write("ok3.yaml", good), "--objective-p90-ms", "-1"}, "--objective-p90-ms must be 0 (none) or a positive number, not -1"},
 		{"bad format", []string{"--prices", write("ok4.yaml", good), "--format", "pdf"}, `unknown --format "pdf"`},
 		{"no cores for the licence", []string{"--prices", write("cores.yaml", "a:\n  currency: USD\n  years: 3\n  db_licence: {per_pack: 3717, pack_cores: 2}\n")},
 			"cores.yaml:1: a.cores is required: the per-core db_licence needs the target's cores"},
