@@ -61,6 +61,7 @@ func commands() []command {
 		{"run", "drive the workload with virtual users and measure it", runRun},
 		{"check", "evaluate the consistency conditions of TPC-C clause 3.3.2", runCheck},
 		{"compare", "compare profiles step by step, with ratios and confidence intervals", runCompare},
+		{"cost", "price the targets of a prices file: total cost, cost per 1,000 NOPM/TPM, savings", runCost},
 		{"report", "render profiles as one self-contained HTML (or Markdown) report", runReport},
 		{"experiment", "run a plan file: whole infrastructures compared on instances oltplab starts itself (run, resume, list, show)", runExperiment},
 		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
