@@ -17,7 +17,10 @@
 // itself is internal/scenario's: a step calls scenario.Env, never the
 // driver or the loader directly.
 //
-// It may import dialect, instance, profile, report, results, scenario,
-// store and sysstat. It must not import cli, and nothing but cli imports
-// it.
+// A target's optional prices are decoded into cost.Prices and validated
+// with the plan, so that the cost model can price an experiment's targets.
+//
+// It may import cost, dialect, driver, instance, load, profile, report,
+// results, scenario, store and sysstat. It must not import cli, and
+// nothing but cli imports it.
 package experiment

@@ -34,6 +34,10 @@ targets:                     # written one by one...
     engine: postgres
     data_dir: /var/tmp/oltplab-example/disk
     memory: 256MB
+    prices:                  # optional: what the target costs (see oltplab cost --help)
+      currency: USD
+      years: 3
+      hardware: {price: 12000}
   - name: remote             # an external database: oltplab only connects
     url: postgres://bench@db.example.com:5432/tpcc
     password_file: ./bench.password

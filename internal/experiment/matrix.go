@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/oltplab/oltplab/internal/cost"
 )
 
 // matrixFile is a plan's matrix: the instance fields every target starts
@@ -29,7 +31,7 @@ type matrixFile struct {
 	Name     string       `yaml:"name"`
 	Instance InstanceSpec `yaml:",inline"`
 	Axes     yaml.Node    `yaml:"axes"`
-	Prices   yaml.Node    `yaml:"prices"`
+	Prices   *cost.Prices `yaml:"prices"`
 }
 
 // notAxes are instance fields that cannot vary across a matrix.
@@ -161,7 +163,11 @@ func matrixTarget(d *Decoder, p *Plan, n *yaml.Node, m matrixFile, axes []axis, 
 			"target name %q made from the axis values: %s; name the values ({name: LABEL, value: ...}) or set matrix.name", name, nameRule)
 	}
 	t := &TargetSpec{Name: name, Instance: spec, Prices: m.Prices, Line: n.Line, Axes: labels,
-		Path: "matrix (target " + name + ")"}
+		Path: "matrix", node: n}
+	if err := t.checkPrices(d); err != nil {
+		return nil, err
+	}
+	t.Path = "matrix (target " + name + ")"
 	if t.Instance.DataDir == "" {
 		return nil, d.Errorf(n, "matrix.data_dir", "required: where the targets' data lives (a field of the matrix or one of its axes)")
 	}

@@ -155,6 +155,9 @@ func TestDecodeBadPlans(t *testing.T) {
 		{"matrix no data_dir", base("matrix:\n  engine: postgres\n  axes:\n    memory: [1MB]\n"), 8, "matrix.data_dir", "required"},
 		{"matrix bad axis value type", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes:\n    max_connections: [1]\n"), 11, "matrix.axes.max_connections", "not an axis"},
 		{"duplicate key", base("name: u\n"), 7, "name", "given twice"},
+		{"unknown prices field", base("  - name: b\n    url: sqlite:b.db\n    prices:\n      currency: USD\n      colour: red\n"), 11, "targets[1].prices.colour", "unknown field"},
+		{"bad prices", base("  - name: b\n    url: sqlite:b.db\n    prices:\n      currency: USD\n      years: 0\n"), 11, "targets[1].prices.years", "at least 1"},
+		{"matrix bad prices", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes: {memory: [1MB]}\n  prices: {years: 1}\n"), 11, "matrix.prices.currency", "required"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/oltplab/oltplab/internal/cost"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
@@ -70,7 +71,7 @@ type TargetParams struct {
 	Managed  bool              `json:"managed"`
 	Instance *InstanceSpec     `json:"instance,omitempty"`
 	Axes     map[string]string `json:"axes,omitempty"`
-	Prices   any               `json:"prices,omitempty"`
+	Prices   *cost.Prices      `json:"prices,omitempty"`
 }
 
 // StepParams describes one step of the plan.
@@ -89,12 +90,7 @@ func ParamsOf(p *Plan) Params {
 			inst := t.Instance
 			tp.Instance = &inst
 		}
-		if t.Prices.Kind != 0 {
-			var v any
-			if t.Prices.Decode(&v) == nil {
-				tp.Prices = v
-			}
-		}
+		tp.Prices = t.Prices
 		out.Targets = append(out.Targets, tp)
 	}
 	for _, s := range p.Steps {

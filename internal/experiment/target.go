@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/oltplab/oltplab/internal/cost"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/scenario"
 )
@@ -26,9 +27,8 @@ type TargetSpec struct {
 	PasswordFile string `yaml:"password_file"`
 	// Instance describes a managed instance (when URL is empty).
 	Instance InstanceSpec `yaml:",inline"`
-	// Prices is the target's prices section, kept as written until the
-	// cost model decodes it.
-	Prices yaml.Node `yaml:"prices"`
+	// Prices is what the target costs, for the cost model (optional).
+	Prices *cost.Prices `yaml:"prices"`
 
 	// Path and Line place the target in the plan, for errors.
 	Path string `yaml:"-"`
@@ -38,12 +38,15 @@ type TargetSpec struct {
 	Axes map[string]string `yaml:"-"`
 	// parsed is URL parsed (zero for a managed instance).
 	parsed dialect.Target
+	// node is the mapping the target was written in (the matrix's for a
+	// matrix target), to place errors in its prices.
+	node *yaml.Node
 }
 
 // DecodeNode decodes a target, remembering its line.
 func (t *TargetSpec) DecodeNode(d *Decoder, n *yaml.Node, path string) error {
 	type plain TargetSpec // without this method
-	t.Line = n.Line
+	t.Line, t.node = n.Line, n
 	return d.Decode(n, (*plain)(t), path)
 }
 
@@ -62,9 +65,29 @@ func (t *TargetSpec) Display() string {
 	return t.parsed.String()
 }
 
+// checkPrices validates the target's prices, placing an error at its
+// field's line.
+func (t *TargetSpec) checkPrices(d *Decoder) error {
+	if t.Prices == nil {
+		return nil
+	}
+	err := cost.Locate(t.Prices.Validate(), t.node)
+	var ce *cost.Error
+	if errors.As(err, &ce) {
+		return d.Errorf(&yaml.Node{Line: ce.Line}, t.Path+"."+ce.Field(), "%s", ce.Msg)
+	}
+	if err != nil {
+		return d.wrap(&yaml.Node{Line: t.Line}, t.Path+".prices", err)
+	}
+	return nil
+}
+
 // finish checks a written-out target and resolves its paths.
 func (t *TargetSpec) finish(d *Decoder, p *Plan) error {
 	at := &yaml.Node{Line: t.Line}
+	if err := t.checkPrices(d); err != nil {
+		return err
+	}
 	if t.Name == "" {
 		return d.Errorf(at, t.Path+".name", "required: the target's name (%s)", nameRule)
 	}
