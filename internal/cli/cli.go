@@ -127,7 +127,7 @@ Results are stored in %s (override with --results or OLTPLAB_RESULTS).
 Exit codes: 0 ok, 1 unexpected failure, 2 bad flags or values, 3 target unreachable,
 4 authentication failed, 5 schema missing/incomplete/other version/already present,
 6 consistency check failed, 7 results store unusable, 8 run could not continue,
-9 a plan's directory cannot be used, 10 too little free space for a plan's build,
+10 a directory cannot be created or written, 15 too little free space for a build,
 130 interrupted (what was measured is stored, marked partial).
 
 Run "oltplab COMMAND --help" for a command's flags.

@@ -27,8 +27,8 @@ const (
 	exitCheckFailed = 6  // a consistency condition failed
 	exitStore       = 7  // results store unusable
 	exitRunFailed   = 8  // the run could not continue (e.g. connection lost for good)
-	exitDirectory   = 9  // a directory a plan's target needs cannot be created or written
-	exitNoSpace     = 10 // too little free space for a plan's build
+	exitDirectory   = 10 // a directory a target needs cannot be created, written or reached
+	exitNoSpace     = 15 // too little free space for a plan's build
 	exitInterrupted = 130
 )
 
