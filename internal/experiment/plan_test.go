@@ -65,7 +65,7 @@ func TestDecodeGoodPlan(t *testing.T) {
 		t.Errorf("targets:\n got %v\nwant %v", names, want)
 	}
 	a := p.Targets[0]
-	if got, want := a.LocalDirFile(), "/plans/a.db"; got != want {
+	if got, want := a.SQLiteFile(), "/plans/a.db"; got != want {
 		t.Errorf("relative sqlite path: got %s, want %s (resolved against the plan's directory)", got, want)
 	}
 	hdd := p.Target("disk-256MB-hdd")

@@ -58,7 +58,7 @@ func Validate(ctx context.Context, p *Plan) error {
 // puts it, or that a server answers and accepts the credentials.
 func checkExternal(ctx context.Context, t *TargetSpec) error {
 	if t.parsed.Scheme == "sqlite" {
-		return checkWritableDir(filepath.Dir(t.LocalDirFile()))
+		return checkWritableDir(filepath.Dir(t.SQLiteFile()))
 	}
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -73,8 +73,11 @@ func checkExternal(ctx context.Context, t *TargetSpec) error {
 	return nil
 }
 
-// LocalDirFile is the SQLite file of a sqlite: target.
-func (t *TargetSpec) LocalDirFile() string {
+// SQLiteFile is the file of a sqlite: target ("" for others).
+func (t *TargetSpec) SQLiteFile() string {
+	if t.parsed.Scheme != "sqlite" {
+		return ""
+	}
 	p := t.parsed.URL.Opaque
 	if p == "" {
 		p = t.parsed.URL.Path
