@@ -15,9 +15,11 @@ func (o Option) String() string { return o.Key + "=" + o.Value }
 // MarshalText stores an option as "key=value".
 func (o Option) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
 
-// UnmarshalText reads "key=value" as ParseOption does.
+// UnmarshalText reads "key=value" of the shape ParseOption checks; the
+// options oltplab sets itself are accepted (they are in every stored
+// profile).
 func (o *Option) UnmarshalText(b []byte) error {
-	p, err := ParseOption(string(b))
+	p, err := parseOption(string(b))
 	if err != nil {
 		return err
 	}
@@ -53,6 +55,18 @@ var reserved = map[string]string{
 // is not empty and has no control characters. Options oltplab sets itself
 // are refused with the reason.
 func ParseOption(s string) (Option, error) {
+	o, err := parseOption(s)
+	if err != nil {
+		return Option{}, err
+	}
+	if why, ok := reserved[o.Key]; ok {
+		return Option{}, inputErrorf("fio option %q: %s is set by oltplab (%s)", s, o.Key, why)
+	}
+	return o, nil
+}
+
+// parseOption checks the shape of "key=value".
+func parseOption(s string) (Option, error) {
 	k, v, ok := strings.Cut(s, "=")
 	if !ok {
 		return Option{}, inputErrorf("fio option %q: want KEY=VALUE, e.g. rwmixread=50", s)
@@ -65,9 +79,6 @@ func ParseOption(s string) (Option, error) {
 		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
 			return Option{}, inputErrorf("fio option %q: key %q is not a fio option name (lower case letters, digits, _)", s, k)
 		}
-	}
-	if why, ok := reserved[k]; ok {
-		return Option{}, inputErrorf("fio option %q: %s is set by oltplab (%s)", s, k, why)
 	}
 	if v == "" {
 		return Option{}, inputErrorf("fio option %q: empty value", s)

@@ -51,6 +51,11 @@ type Latency struct {
 	P50Millis  float64 `json:"p50_ms"`
 	P99Millis  float64 `json:"p99_ms"`
 	P999Millis float64 `json:"p99_9_ms"`
+	// The percentiles are values of fio's latency histogram buckets
+	// (1/64 of a power of two wide, valued at their middle: fio's
+	// plat_idx_to_val), so a percentile may exceed MaxMillis by up to half
+	// a bucket.
+	//
 	// PercentileSource says where the percentiles come from: "fio" (its
 	// own, one job entry), "merged histograms" (per-job histograms of
 	// json+ output added up, the way fio computes its own), or "" when

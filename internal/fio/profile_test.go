@@ -1,6 +1,8 @@
 package fio
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -214,5 +216,24 @@ func TestValidate(t *testing.T) {
 				t.Errorf("got %v, want %q", err, c.wantErr)
 			}
 		})
+	}
+}
+
+// TestOptionJSON: stored options read back, also those oltplab sets itself.
+func TestOptionJSON(t *testing.T) {
+	p, _ := profileByName("sql-8k")
+	b, err := json.Marshal(p.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back []Option
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("unmarshal %s: %v", b, err)
+	}
+	if !slices.Equal(back, p.Options()) {
+		t.Errorf("got %v, want %v", back, p.Options())
+	}
+	if err := json.Unmarshal([]byte(`["no-equals"]`), &back); err == nil {
+		t.Error("an option without = read back without error")
 	}
 }
