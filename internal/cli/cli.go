@@ -63,6 +63,7 @@ func commands() []command {
 		{"compare", "compare profiles step by step, with ratios and confidence intervals", runCompare},
 		{"report", "render profiles as one self-contained HTML (or Markdown) report", runReport},
 		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
+		{"storage", "storage micro-benchmarks with fio: IOPS, MB/s and latency percentiles of a directory's device", runStorage},
 		{"results", "list, show and export stored results", runResults},
 		{"version", "print the version", runVersion},
 	}
