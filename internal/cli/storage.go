@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -127,6 +130,12 @@ func runStorageBench(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer st.Close()
+	// A reader that goes away (oltplab storage bench ... | head) must not
+	// kill oltplab before it removes the test file: with SIGPIPE notified,
+	// writes to the closed pipe fail instead, and the result is stored.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	b, err := fio.Prepare(ctx, o.fio)
 	if err != nil {
 		return storageError(err)
@@ -150,7 +159,7 @@ func runStorageBench(ctx context.Context, a *app, args []string) error {
 	switch {
 	case err == nil:
 		return nil
-	case res.Interrupted:
+	case res.Interrupted && errors.Is(err, context.Canceled):
 		return withCode(exitInterrupted, fmt.Errorf("interrupted: the %d profile(s) that finished are stored as result %d, marked partial", len(res.Profiles), res.RunID))
 	}
 	return err
@@ -291,6 +300,9 @@ func (a *app) printStorage(r storageResult, storePath string) {
 		fmt.Fprintf(w, "test file written in %.1f s\n", float64(r.Layout.ToMillis-r.Layout.FromMillis)/1000)
 	}
 	fmt.Fprintln(w)
+	if len(r.Profiles) == 0 {
+		fmt.Fprintln(w, "no profile finished")
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "profile\tdirection\tIOPS\tMB/s\tlat mean ms\tp50 ms\tp99 ms\tp99.9 ms\t")
 	for _, p := range r.Profiles {
@@ -310,8 +322,10 @@ func (a *app) printStorage(r storageResult, storePath string) {
 				l.MeanMillis, pct(l.P50Millis), pct(l.P99Millis), pct(l.P999Millis))
 		}
 	}
-	tw.Flush()
-	fmt.Fprintln(w, "MB/s: 10^6 bytes per second; latency: fio's completion latency (clat), per I/O")
+	if len(r.Profiles) > 0 {
+		tw.Flush()
+		fmt.Fprintln(w, "MB/s: 10^6 bytes per second; latency: fio's completion latency (clat), per I/O")
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}

@@ -17,6 +17,9 @@ import (
 // ErrNotInstalled is returned when the fio program cannot be found.
 var ErrNotInstalled = errors.New("fio is not installed (Debian package fio)")
 
+// testFilePattern names the test files (os.CreateTemp, filepath.Glob).
+const testFilePattern = "oltplab-fio-*.dat"
+
 // MinRuntime is the shortest runtime a profile may be given; fio counts
 // runtime in whole seconds.
 const MinRuntime = time.Second
@@ -173,12 +176,13 @@ func Prepare(ctx context.Context, opts Options) (*Bench, error) {
 	case !fi.IsDir():
 		return nil, inputErrorf("%s is not a directory", opts.Dir)
 	}
-	f, err := os.CreateTemp(dir, "oltplab-fio-*.dat")
+	f, err := os.CreateTemp(dir, testFilePattern)
 	if err != nil {
 		return nil, inputErrorf("cannot create the test file in %s: %v", opts.Dir, unwrapPath(err))
 	}
 	f.Close()
 	b := &Bench{opts: opts, log: lg, plan: Plan{Fio: bin, FioVersion: version, Dir: dir, File: f.Name(), Extra: opts.Extra}}
+	b.warnLeftovers()
 	if err := b.prepare(); err != nil {
 		b.Close()
 		return nil, err
@@ -246,6 +250,27 @@ func (b *Bench) prepare() error {
 		p.Profiles = append(p.Profiles, pp)
 	}
 	return nil
+}
+
+// warnLeftovers warns about test files an oltplab killed outright (SIGKILL,
+// power loss) could not remove. They are not removed here: another
+// oltplab, perhaps on another host sharing the directory, may be using them.
+func (b *Bench) warnLeftovers() {
+	old, _ := filepath.Glob(filepath.Join(b.plan.Dir, testFilePattern))
+	var names []string
+	var bytes int64
+	for _, f := range old {
+		if f == b.plan.File {
+			continue
+		}
+		if fi, err := os.Stat(f); err == nil {
+			names, bytes = append(names, filepath.Base(f)), bytes+fi.Size()
+		}
+	}
+	if len(names) > 0 {
+		b.log.Warn(fmt.Sprintf("%s holds %d test file(s) of an earlier storage bench that did not finish (%s): remove them unless one still runs",
+			b.plan.Dir, len(names), FormatBytes(bytes)), "files", names)
+	}
 }
 
 // DefaultSize is the test file's size when none is given, with the reason.
