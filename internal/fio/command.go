@@ -40,6 +40,9 @@ func fioVersion(ctx context.Context, bin string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, "--version").Output()
+	if ctx.Err() != nil {
+		return "", fmt.Errorf("%s --version: %w", bin, ctx.Err())
+	}
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %w", bin, err)
 	}
