@@ -4,7 +4,7 @@
 #   scripts/testservers.sh run CMD [ARGS...]
 #
 # installs the Debian packages when they are missing (as root; Chromium too,
-# for the report's browser test), starts one
+# for the report's browser test, and fio for the storage benchmarks), starts one
 # PostgreSQL 15 and one MariaDB server in a fresh temporary directory on free
 # loopback ports, exports their admin URLs to CMD as OLTPLAB_TEST_POSTGRES and
 # OLTPLAB_TEST_MYSQL, then stops both servers and removes the directory,
@@ -27,6 +27,8 @@ install_missing() {
 	[[ $servers == *mysql* ]] && ! command -v mariadbd >/dev/null && pkgs+=(mariadb-server mariadb-client)
 	# The HTML report is tested in a real headless browser.
 	[[ ${OLTPLAB_NEEDS_BROWSER:-1} == 1 ]] && ! command -v chromium >/dev/null && pkgs+=(chromium)
+	# The storage micro-benchmarks are tested with the real fio.
+	command -v fio >/dev/null || pkgs+=(fio)
 	((${#pkgs[@]})) || return 0
 	if [[ $(id -u) != 0 ]]; then
 		log "missing ${pkgs[*]}: install them (apt-get install ${pkgs[*]}) or run as root"
