@@ -117,7 +117,7 @@ func (i *Instance) applyControls(disks []string) error {
 
 // memoryControl describes how memory was given to the engine.
 func (i *Instance) memoryControl() Control {
-	c := Control{Name: "memory", Method: "engine setting", Where: i.eng.memorySetting()}
+	c := Control{Name: "memory", Method: "engine setting " + i.eng.memorySetting()}
 	if i.spec.Memory > 0 {
 		c.Requested = i.spec.Memory.String()
 	} else {

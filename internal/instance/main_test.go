@@ -71,7 +71,7 @@ func serversRequired() bool {
 
 // needEngine skips a test whose engine is not installed, except under CI
 // (make test installs the engines; CI must not skip server tests).
-func needEngine(t *testing.T, e Engine) {
+func needEngine(t testing.TB, e Engine) {
 	t.Helper()
 	if _, err := engines[e].locate(""); err != nil {
 		if serversRequired() {
@@ -82,7 +82,7 @@ func needEngine(t *testing.T, e Engine) {
 }
 
 // testLog logs to the test's output at debug level.
-func testLog(t *testing.T) *slog.Logger {
+func testLog(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
@@ -97,7 +97,7 @@ var templates sync.Map // Engine → *template
 // fromTemplate returns a new data_dir holding an initialised cluster of
 // engine e, copied from one made once per test binary (initialising is
 // the slow part of a start).
-func fromTemplate(t *testing.T, e Engine, name string) string {
+func fromTemplate(t testing.TB, e Engine, name string) string {
 	t.Helper()
 	v, _ := templates.LoadOrStore(e, &template{})
 	tm := v.(*template)

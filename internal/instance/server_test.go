@@ -28,7 +28,7 @@ import (
 const writeCap = 50
 
 // lastCPU is the CPU the tests confine servers to.
-func lastCPU(t *testing.T) int {
+func lastCPU(t testing.TB) int {
 	h, err := LiveHost()
 	if err != nil || len(h.CPUs) == 0 {
 		t.Fatalf("host CPUs: %v", err)
@@ -72,7 +72,7 @@ func TestPostgres(t *testing.T) {
 
 	t.Run("settings", func(t *testing.T) {
 		for k, want := range map[string]string{"shared_buffers": "32MB", "max_connections": "30",
-			"wal_level": "replica", "wal_sync_method": "open_datasync", "current_database": DatabaseName} {
+			"wal_level": "replica", "wal_sync_method": "fdatasync", "backend_flush_after": "256kB", "current_database": DatabaseName} {
 			var got string
 			q := "SELECT current_setting($1)"
 			if k == "current_database" {
