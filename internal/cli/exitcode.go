@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/tpcc"
@@ -24,6 +25,13 @@ const (
 	exitCheckFailed = 6 // a consistency condition failed
 	exitStore       = 7 // results store unusable
 	exitRunFailed   = 8 // the run could not continue (e.g. connection lost for good)
+	// Managed instances (internal/instance), one code per kind of failure.
+	exitBinary      = 9  // a managed server's binaries are not installed
+	exitDirectory   = 10 // a managed instance's directory cannot be created, written or reached
+	exitCPUs        = 11 // cpus names CPUs this host does not offer
+	exitNoDevice    = 12 // io_limit on a directory with no block device under it
+	exitControl     = 13 // the environment cannot provide a requested control (e.g. no writable cgroup)
+	exitServer      = 14 // a managed server failed to start or stopped on its own
 	exitInterrupted = 130
 )
 
@@ -92,6 +100,9 @@ func exitCode(err error) int {
 	if errors.Is(err, context.Canceled) {
 		return exitInterrupted
 	}
+	if code, ok := instanceExitCodes[instance.KindOf(err)]; ok {
+		return code
+	}
 	var se *tpcc.SchemaError
 	if errors.As(err, &se) || errors.Is(err, load.ErrSchemaExists) || errors.Is(err, errNoSchema) {
 		return exitSchema
@@ -114,3 +125,14 @@ func exitCode(err error) int {
 }
 
 var errNoSchema = errors.New("no oltplab TPC-C schema")
+
+// instanceExitCodes maps the kinds of managed-instance failures.
+var instanceExitCodes = map[instance.Kind]int{
+	instance.KindSpec:      exitUsage,
+	instance.KindBinary:    exitBinary,
+	instance.KindDirectory: exitDirectory,
+	instance.KindCPUs:      exitCPUs,
+	instance.KindDevice:    exitNoDevice,
+	instance.KindControl:   exitControl,
+	instance.KindStart:     exitServer,
+}
