@@ -267,33 +267,29 @@ func (cg *cgroup) dirIn(h hierarchy) (string, bool) {
 // CPUs and memory nodes before it can hold a task: the shared parent gets
 // its own parent's.
 func makeV1(h hierarchy, id string) (string, error) {
-	parent := filepath.Join(h.own, cgroupParent)
-	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", err
-	}
-	if h.controllers[ctlCPUSet] {
+	return makeGroup(filepath.Join(h.own, cgroupParent), id, func(parent string) error {
+		if !h.controllers[ctlCPUSet] {
+			return nil
+		}
 		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
 			if readTrim(filepath.Join(parent, f)) == "" {
-				if err := os.WriteFile(filepath.Join(parent, f), []byte(readTrim(filepath.Join(h.own, f))), 0o644); err != nil {
-					return "", fmt.Errorf("initialise %s: %w", filepath.Join(parent, f), err)
+				if err := writeFile(filepath.Join(parent, f), readTrim(filepath.Join(h.own, f))); err != nil {
+					return err
 				}
 			}
 		}
-	}
-	sweepStale(parent)
-	dir := filepath.Join(parent, id)
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return "", err
-	}
-	if h.controllers[ctlCPUSet] {
+		return nil
+	}, func(dir string) error {
+		if !h.controllers[ctlCPUSet] {
+			return nil
+		}
 		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
-			if err := os.WriteFile(filepath.Join(dir, f), []byte(readTrim(filepath.Join(parent, f))), 0o644); err != nil {
-				_ = os.Remove(dir)
-				return "", fmt.Errorf("initialise %s: %w", filepath.Join(dir, f), err)
+			if err := writeFile(filepath.Join(dir, f), readTrim(filepath.Join(filepath.Dir(dir), f))); err != nil {
+				return err
 			}
 		}
-	}
-	return dir, nil
+		return nil
+	})
 }
 
 // makeV2 makes MOUNT/oltplab/ID in the v2 hierarchy with ctls enabled.
@@ -306,21 +302,47 @@ func makeV2(h hierarchy, id string, ctls []string) (string, error) {
 			enable = append(enable, "+"+v2Name[c])
 		}
 	}
-	parent := filepath.Join(h.mount, cgroupParent)
-	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", err
-	}
-	for _, d := range []string{h.mount, parent} {
-		if len(enable) == 0 {
+	return makeGroup(filepath.Join(h.mount, cgroupParent), id, func(parent string) error {
+		for _, d := range []string{h.mount, parent} {
+			if len(enable) == 0 {
+				break
+			}
+			if err := writeFile(filepath.Join(d, "cgroup.subtree_control"), strings.Join(enable, " ")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, func(string) error { return nil })
+}
+
+// makeGroup makes parent/id, preparing the shared parent and the new
+// group. The parent is removed by the last instance that leaves it
+// empty (cgroup.remove), so it may vanish between the two mkdirs: then
+// it is made again.
+func makeGroup(parent, id string, initParent, initGroup func(string) error) (string, error) {
+	dir := filepath.Join(parent, id)
+	for try := 0; ; try++ {
+		if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+		if err := initParent(parent); err != nil {
+			if try < 3 && errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return "", err
+		}
+		sweepStale(parent)
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
 			break
 		}
-		if err := os.WriteFile(filepath.Join(d, "cgroup.subtree_control"), []byte(strings.Join(enable, " ")), 0o644); err != nil {
-			return "", fmt.Errorf("enable %s in %s: %w", strings.Join(enable, " "), d, err)
+		if try < 3 && errors.Is(err, fs.ErrNotExist) {
+			continue
 		}
+		return "", err
 	}
-	sweepStale(parent)
-	dir := filepath.Join(parent, id)
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := initGroup(dir); err != nil {
+		_ = os.Remove(dir)
 		return "", err
 	}
 	return dir, nil
@@ -555,7 +577,12 @@ func (cg *cgroup) remove() error {
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("remove cgroup %s: %w", d, err))
+			continue
 		}
+		// The shared parent goes with its last group, so that no empty
+		// directory of oltplab's stays in a cgroup it does not own. (It
+		// fails while another instance's group is in it.)
+		_ = os.Remove(filepath.Dir(d))
 	}
 	return errors.Join(errs...)
 }
