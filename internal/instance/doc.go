@@ -16,13 +16,13 @@
 // joins the instance's cgroups before it forks, so the server and every
 // process it forks are inside the limits from their first instruction. Stop
 // shuts the server down (fast shutdown), kills whatever is left of its
-// process tree or in its cgroup and removes the cgroups; it also runs when the
-// context given to Start is cancelled.
+// process tree or in its cgroup and removes the cgroups; it also runs when
+// the context given to Start is cancelled.
 //
 // An instance describes itself (Describe): its spec, which control was
 // applied and how (or why not), the binaries and their version, the device
-// and file system under its directories, and the settings it was given.
-// Every result measured on an instance carries that description.
+// and file system under its directories, and the settings it was given:
+// the context to store with every result measured on it.
 //
 // The package imports internal/dialect (targets and secrets) and
 // internal/sysstat (devices) and nothing else of oltplab; it must not

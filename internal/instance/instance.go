@@ -101,7 +101,10 @@ func Start(ctx context.Context, s Spec, log *slog.Logger) (_ *Instance, err erro
 		i.engineWALDir = filepath.Join(i.walDir, string(s.Engine)+"-wal")
 	}
 	if !i.eng.server() {
-		return i, i.startEmbedded()
+		if err := i.startEmbedded(); err != nil {
+			return nil, err
+		}
+		return i, nil
 	}
 
 	if i.bins, err = i.eng.locate(s.BinDir); err != nil {
