@@ -23,8 +23,12 @@ log() { echo "testservers: $*" >&2; }
 
 install_missing() {
 	local pkgs=()
-	[[ $servers == *postgres* && ! -x $pgbin/initdb ]] && pkgs+=(postgresql-15)
-	[[ $servers == *mysql* ]] && ! command -v mariadbd >/dev/null && pkgs+=(mariadb-server mariadb-client)
+	# Both engines whatever $servers says: the managed-instance tests start
+	# their own PostgreSQL and MariaDB servers (initdb, mariadb-install-db).
+	[[ ! -x $pgbin/initdb ]] && pkgs+=(postgresql-15)
+	if ! PATH=$PATH:/usr/sbin command -v mariadbd >/dev/null || ! command -v mariadb-install-db >/dev/null; then
+		pkgs+=(mariadb-server mariadb-client)
+	fi
 	# The HTML report is tested in a real headless browser.
 	[[ ${OLTPLAB_NEEDS_BROWSER:-1} == 1 ]] && ! command -v chromium >/dev/null && pkgs+=(chromium)
 	# The storage micro-benchmarks are tested with the real fio.
