@@ -4,7 +4,7 @@
 #   scripts/testservers.sh run CMD [ARGS...]
 #
 # installs the Debian packages when they are missing (as root; Chromium too,
-# for the report's browser test), starts one
+# for the report's browser test, and fio for the storage benchmarks), starts one
 # PostgreSQL 15 and one MariaDB server in a fresh temporary directory on free
 # loopback ports, exports their admin URLs to CMD as OLTPLAB_TEST_POSTGRES and
 # OLTPLAB_TEST_MYSQL, then stops both servers and removes the directory,
@@ -23,10 +23,16 @@ log() { echo "testservers: $*" >&2; }
 
 install_missing() {
 	local pkgs=()
-	[[ $servers == *postgres* && ! -x $pgbin/initdb ]] && pkgs+=(postgresql-15)
-	[[ $servers == *mysql* ]] && ! command -v mariadbd >/dev/null && pkgs+=(mariadb-server mariadb-client)
+	# Both engines whatever $servers says: the managed-instance tests start
+	# their own PostgreSQL and MariaDB servers (initdb, mariadb-install-db).
+	[[ ! -x $pgbin/initdb ]] && pkgs+=(postgresql-15)
+	if ! PATH=$PATH:/usr/sbin command -v mariadbd >/dev/null || ! command -v mariadb-install-db >/dev/null; then
+		pkgs+=(mariadb-server mariadb-client)
+	fi
 	# The HTML report is tested in a real headless browser.
 	[[ ${OLTPLAB_NEEDS_BROWSER:-1} == 1 ]] && ! command -v chromium >/dev/null && pkgs+=(chromium)
+	# The storage micro-benchmarks are tested with the real fio.
+	command -v fio >/dev/null || pkgs+=(fio)
 	((${#pkgs[@]})) || return 0
 	if [[ $(id -u) != 0 ]]; then
 		log "missing ${pkgs[*]}: install them (apt-get install ${pkgs[*]}) or run as root"

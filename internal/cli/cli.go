@@ -65,7 +65,9 @@ func commands() []command {
 		{"report", "render profiles as one self-contained HTML (or Markdown) report", runReport},
 		{"experiment", "run a plan file: whole infrastructures compared on instances oltplab starts itself (run, resume, list, show)", runExperiment},
 		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
+		{"storage", "storage micro-benchmarks with fio: IOPS, MB/s and latency percentiles of a directory's device", runStorage},
 		{"results", "list, show and export stored results", runResults},
+		{"instance", "start, list and stop managed PostgreSQL/MariaDB servers on a chosen data directory", runInstance},
 		{"version", "print the version", runVersion},
 	}
 }
@@ -127,7 +129,9 @@ Results are stored in %s (override with --results or OLTPLAB_RESULTS).
 Exit codes: 0 ok, 1 unexpected failure, 2 bad flags or values, 3 target unreachable,
 4 authentication failed, 5 schema missing/incomplete/other version/already present,
 6 consistency check failed, 7 results store unusable, 8 run could not continue,
-10 a directory cannot be created or written, 15 too little free space for a build,
+9 server binaries not installed, 10 instance directory unusable, 11 cpus not on
+this host, 12 no block device for io_limit, 13 control unavailable here (cgroups),
+14 managed server failed, 15 too little free space for a build,
 130 interrupted (what was measured is stored, marked partial).
 
 Run "oltplab COMMAND --help" for a command's flags.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/experiment"
+	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -19,15 +20,21 @@ import (
 // in `oltplab --help` and README.
 const (
 	exitOK          = 0
-	exitFailure     = 1  // unexpected failure
-	exitUsage       = 2  // bad flags or values
-	exitConnect     = 3  // target unreachable
-	exitAuth        = 4  // authentication failed
-	exitSchema      = 5  // schema missing, incomplete, of another version, or already present
-	exitCheckFailed = 6  // a consistency condition failed
-	exitStore       = 7  // results store unusable
-	exitRunFailed   = 8  // the run could not continue (e.g. connection lost for good)
-	exitDirectory   = 10 // a directory a target needs cannot be created, written or reached
+	exitFailure     = 1 // unexpected failure
+	exitUsage       = 2 // bad flags or values
+	exitConnect     = 3 // target unreachable
+	exitAuth        = 4 // authentication failed
+	exitSchema      = 5 // schema missing, incomplete, of another version, or already present
+	exitCheckFailed = 6 // a consistency condition failed
+	exitStore       = 7 // results store unusable
+	exitRunFailed   = 8 // the run could not continue (e.g. connection lost for good)
+	// Managed instances (internal/instance), one code per kind of failure.
+	exitBinary      = 9  // a managed server's binaries are not installed
+	exitDirectory   = 10 // a managed instance's directory cannot be created, written or reached
+	exitCPUs        = 11 // cpus names CPUs this host does not offer
+	exitNoDevice    = 12 // io_limit on a directory with no block device under it
+	exitControl     = 13 // the environment cannot provide a requested control (e.g. no writable cgroup)
+	exitServer      = 14 // a managed server failed to start or stopped on its own
 	exitNoSpace     = 15 // too little free space for a plan's build
 	exitInterrupted = 130
 )
@@ -139,6 +146,9 @@ func exitCode(err error) int {
 	if errors.Is(err, context.Canceled) {
 		return exitInterrupted
 	}
+	if code, ok := instanceExitCodes[instance.KindOf(err)]; ok {
+		return code
+	}
 	var sce *tpcc.SchemaError
 	if errors.As(err, &sce) || errors.Is(err, load.ErrSchemaExists) || errors.Is(err, scenario.ErrNoSchema) ||
 		errors.Is(err, scenario.ErrIncompleteSchema) || errors.Is(err, scenario.ErrNotPostBuild) {
@@ -159,4 +169,15 @@ func exitCode(err error) int {
 		return exitSchema
 	}
 	return exitFailure
+}
+
+// instanceExitCodes maps the kinds of managed-instance failures.
+var instanceExitCodes = map[instance.Kind]int{
+	instance.KindSpec:      exitUsage,
+	instance.KindBinary:    exitBinary,
+	instance.KindDirectory: exitDirectory,
+	instance.KindCPUs:      exitCPUs,
+	instance.KindDevice:    exitNoDevice,
+	instance.KindControl:   exitControl,
+	instance.KindStart:     exitServer,
 }

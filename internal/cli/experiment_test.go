@@ -15,24 +15,6 @@ import (
 	"github.com/oltplab/oltplab/internal/store"
 )
 
-// childEnv makes the test binary run oltplab instead of the tests: the
-// SIGKILL test needs a real process to kill.
-const childEnv = "OLTPLAB_CLI_TEST_CHILD"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) == "1" {
-		args := os.Args[1:]
-		for i, a := range args {
-			if a == "--" {
-				args = args[i+1:]
-				break
-			}
-		}
-		os.Exit(Main(context.Background(), args, os.Environ(), Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
-	}
-	os.Exit(m.Run())
-}
-
 // writePlan writes a plan into dir and returns its path.
 func writePlan(t *testing.T, dir, text string) string {
 	t.Helper()
@@ -70,8 +52,8 @@ func TestExperimentKilledAndResumed(t *testing.T) {
 	results := filepath.Join(dir, "results.db")
 	env := []string{"OLTPLAB_RESULTS=" + results, "HOME=" + dir}
 
-	cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "experiment", "run", plan)
-	cmd.Env = append(os.Environ(), append(env, childEnv+"=1")...)
+	cmd := exec.Command(os.Args[0], "experiment", "run", plan)
+	cmd.Env = append(os.Environ(), append(env, asCLIEnv+"=1")...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

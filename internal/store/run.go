@@ -18,12 +18,13 @@ const (
 	KindRun     Kind = "run"     // a timed workload run
 	KindCheck   Kind = "check"   // consistency checks (TPC-C 3.3.2)
 	KindMonitor Kind = "monitor" // sampling only, no workload
+	KindStorage Kind = "storage" // storage micro-benchmarks (fio), no database
 )
 
 // Valid reports whether k is a kind this store knows.
 func (k Kind) Valid() bool {
 	switch k {
-	case KindBuild, KindRun, KindCheck, KindMonitor:
+	case KindBuild, KindRun, KindCheck, KindMonitor, KindStorage:
 		return true
 	}
 	return false
