@@ -98,6 +98,7 @@ func fixture() Input {
 		h := nvmeHost[i]
 		h.DataDevice = "nvme0n1"
 		h.DiskReadIOPS, h.DiskWriteIOPS = h.DiskIOPS*0.3, h.DiskIOPS*0.7
+		h.OwnIO, h.OwnReadIOPS, h.OwnWriteIOPS = true, h.DiskReadIOPS*0.9, h.DiskWriteIOPS*0.6
 		nvme.Steps[i].Host = &h
 	}
 	nvme.Series = fixtureSeries(8, 111)

@@ -20,6 +20,13 @@ type HostFigures struct {
 	// DiskLatencyP99Millis is the 99th percentile of per-second average
 	// latencies, not a per-I/O percentile; label it so.
 	DiskLatencyP99Millis float64 `json:"disk_latency_p99_of_per_second_avg_ms"`
+	// OwnIO says whether the database's own I/O was sampled (a managed
+	// instance's cgroup counters): OwnReadIOPS and OwnWriteIOPS are then
+	// its operations per second, summed over devices, whatever else
+	// used the data device.
+	OwnIO        bool    `json:"own_io,omitempty"`
+	OwnReadIOPS  float64 `json:"own_read_iops,omitempty"`
+	OwnWriteIOPS float64 `json:"own_write_iops,omitempty"`
 	// WaitSharePct: share of sampled database session time per wait class
 	// (cpu, data_io, log_io, lock, latch, client, other), percent.
 	WaitSharePct map[string]float64 `json:"wait_share_pct,omitempty"`

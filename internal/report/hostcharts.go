@@ -69,7 +69,8 @@ func (v *view) diskLatencyChart() chartSpec {
 func (v *view) iopsChart() chartSpec {
 	c := chartSpec{ID: "chart-disk-iops", Title: "Data disk IOPS vs virtual users", YLabel: "IOPS", X: xs(v.vus), ZeroY: true,
 		Note: "I/O operations per second on the device under the data directory, averaged over the complete repeats of each step: " +
-			"reads solid, writes dashed; thin dotted lines are the I/O caps a target was given. The whole device is counted, so other users of it add to it."}
+			"reads solid, writes dashed; thin dotted lines are the I/O caps a target was given. The whole device is counted, so other users of it add to it; " +
+			"\"own write\" (darker, dashed) is a managed instance's own writes as its cgroup counts them (" + ownIONote + ")."}
 	onDevice := func(f func(*HostFigures) float64) func(*HostFigures) (float64, bool) {
 		return func(h *HostFigures) (float64, bool) { return f(h), h.DataDevice != "" }
 	}
@@ -82,9 +83,28 @@ func (v *view) iopsChart() chartSpec {
 				Values: v.hostValues(pi, onDevice(func(h *HostFigures) float64 { return h.DiskReadIOPS }))},
 			seriesSpec{Label: p.Name + " write", Color: lighten(color(pi)), Role: "value", Dash: true,
 				Values: v.hostValues(pi, onDevice(func(h *HostFigures) float64 { return h.DiskWriteIOPS }))})
+		if v.hasOwnIO(pi) {
+			c.Series = append(c.Series, seriesSpec{Label: p.Name + " own write", Color: darken(color(pi)), Role: "value", Dash: true,
+				Values: v.hostValues(pi, func(h *HostFigures) (float64, bool) { return h.OwnWriteIOPS, h.OwnIO })})
+		}
+	}
+	// The caps, as reference lines; a cap far above every value (one set
+	// only to have the instance's own I/O counted) would flatten the chart.
+	top := 0.0
+	for _, s := range c.Series {
+		for _, x := range s.Values {
+			if x != nil {
+				top = max(top, *x)
+			}
+		}
+	}
+	for pi, p := range v.profiles {
+		if !v.hasHost(pi) {
+			continue
+		}
 		for _, k := range []string{"read_iops", "write_iops"} {
 			limit, ok := p.Limits[k]
-			if !ok || limit <= 0 {
+			if !ok || limit <= 0 || limit > 4*top {
 				continue
 			}
 			line := make([]*float64, len(v.vus))
@@ -96,6 +116,24 @@ func (v *view) iopsChart() chartSpec {
 		}
 	}
 	return c
+}
+
+// ownIONote says what a managed instance's own I/O counts.
+const ownIONote = "with cgroup v1, the direct and synchronous I/O its processes issue, such as WAL and data-file flushes, not the kernel's later writeback"
+
+// hasOwnIO reports whether any step of profile pi has the database's own I/O.
+func (v *view) hasOwnIO(pi int) bool {
+	return slices.ContainsFunc(v.profiles[pi].Steps, func(s Step) bool { return s.Host != nil && s.Host.OwnIO })
+}
+
+// darken mixes a #rrggbb colour 35% towards black.
+func darken(hex string) string {
+	x, err := strconv.ParseUint(strings.TrimPrefix(hex, "#"), 16, 32)
+	if err != nil {
+		return hex
+	}
+	mix := func(c uint64) uint64 { return c * 65 / 100 }
+	return fmt.Sprintf("#%02x%02x%02x", mix(x>>16&0xff), mix(x>>8&0xff), mix(x&0xff))
 }
 
 // waitChart plots the share of sampled database session time of every

@@ -14,7 +14,7 @@ import (
 // hostFigures averages the monitor summaries of a step's complete repeats
 // into the report's per-step host figures; nil when none was sampled.
 func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
-	var n float64
+	var n, own float64
 	h := &report.HostFigures{WaitSharePct: map[string]float64{}, AvgWaitMillis: map[string]float64{}}
 	for _, m := range ms {
 		if m == nil || m.Seconds == 0 {
@@ -34,6 +34,11 @@ func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
 			h.DiskWriteMBps += d.WriteMBps
 			h.DiskLatencyMillis += d.LatencyMillis
 			h.DiskLatencyP99Millis += d.LatencyP99Millis
+		}
+		if m.OwnIO != nil {
+			own++
+			h.OwnReadIOPS += m.OwnIO.ReadIOPS
+			h.OwnWriteIOPS += m.OwnIO.WriteIOPS
 		}
 		for _, w := range m.Waits {
 			h.WaitSharePct[w.Name] += w.SharePct
@@ -56,6 +61,11 @@ func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
 	h.DiskWriteMBps /= n
 	h.DiskLatencyMillis /= n
 	h.DiskLatencyP99Millis /= n
+	if own > 0 {
+		h.OwnIO = true
+		h.OwnReadIOPS /= own
+		h.OwnWriteIOPS /= own
+	}
 	for k := range h.WaitSharePct {
 		h.WaitSharePct[k] /= n
 	}

@@ -45,10 +45,24 @@ type Options struct {
 	// DB is the target database, optional; waits and DB counters are
 	// sampled when it implements dialect.WaitSampler.
 	DB dialect.Database
+	// OwnIO, optional, reads the cumulative I/O of the database's own
+	// processes by device (a managed instance's cgroup counters): their
+	// rates are sampled as own_read_iops, own_write_iops, own_read_mbps
+	// and own_write_mbps, so that a shared device's I/O can be told from
+	// the database's.
+	OwnIO IOProbe
 	// Root is the root of /proc (tests use a captured tree); "" is "/".
 	Root string
 	// Logger receives warnings; nil is slog.Default().
 	Logger *slog.Logger
+}
+
+// IOProbe reads cumulative I/O counters by device ("MAJ:MIN").
+type IOProbe func() (map[string]IOCount, error)
+
+// IOCount is cumulative block I/O on one device.
+type IOCount struct {
+	ReadIOs, WriteIOs, ReadBytes, WriteBytes uint64
 }
 
 // Result is what a Sampler collected.
@@ -195,6 +209,35 @@ func (s *Sampler) warn(doing string, err error) {
 	s.mu.Unlock()
 }
 
+// ownRates turns two readings of the database's own I/O counters into
+// per-second rates (never negative: a counter that went back, a restart,
+// gives no sample).
+func ownRates(at time.Time, prev, cur map[string]IOCount, dt time.Duration) []timed {
+	if dt <= 0 {
+		return nil
+	}
+	var out []timed
+	sec := dt.Seconds()
+	for dev, c := range cur {
+		p, ok := prev[dev]
+		if !ok || c.ReadIOs < p.ReadIOs || c.WriteIOs < p.WriteIOs || c.ReadBytes < p.ReadBytes || c.WriteBytes < p.WriteBytes {
+			continue
+		}
+		for _, m := range []struct {
+			metric string
+			v      float64
+		}{
+			{"own_read_iops", float64(c.ReadIOs-p.ReadIOs) / sec},
+			{"own_write_iops", float64(c.WriteIOs-p.WriteIOs) / sec},
+			{"own_read_mbps", float64(c.ReadBytes-p.ReadBytes) / 1e6 / sec},
+			{"own_write_mbps", float64(c.WriteBytes-p.WriteBytes) / 1e6 / sec},
+		} {
+			out = append(out, timed{at: at, s: store.Sample{Source: store.SourceHost, Metric: m.metric, Device: dev, Value: m.v}})
+		}
+	}
+	return out
+}
+
 // cpuMeter measures the CPU time of the calling goroutine's thread, which
 // it locks; its own CPU is reported per interval as sampler_cpu_pct.
 type cpuMeter struct {
@@ -244,6 +287,15 @@ func (s *Sampler) hostLoop(ctx context.Context, h *sysstat.HostSampler) {
 		s.warn("read host counters", err)
 		failing = true
 	}
+	own := s.opts.OwnIO
+	var ownPrev map[string]IOCount
+	if own != nil {
+		var err error
+		if ownPrev, err = own(); err != nil {
+			s.warn("read the database's own I/O counters", err)
+			own = nil
+		}
+	}
 	var batch []timed
 	for {
 		select {
@@ -261,6 +313,16 @@ func (s *Sampler) hostLoop(ctx context.Context, h *sysstat.HostSampler) {
 		batch = batch[:0]
 		for _, x := range hs {
 			batch = append(batch, timed{at: now, s: store.Sample{Source: store.SourceHost, Metric: x.Metric, Device: x.Device, Value: x.Value}})
+		}
+		if own != nil {
+			cur, err := own()
+			if err != nil {
+				s.warn("read the database's own I/O counters", err)
+				own = nil
+			} else {
+				batch = append(batch, ownRates(now, ownPrev, cur, now.Sub(prev))...)
+				ownPrev = cur
+			}
 		}
 		s.addCPU(meter.lap())
 		s.mu.Lock()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
@@ -28,6 +29,10 @@ type Env struct {
 	// (everything it was given, the device and file system under its
 	// directories): it is recorded in the context of every result.
 	Instance any
+	// OwnIO, when set, reads the I/O of the database's own processes (a
+	// managed instance's cgroup counters): sampled with the host, so that
+	// a shared device's I/O can be told from the database's.
+	OwnIO sampler.IOProbe
 }
 
 // ExperimentContext places a measurement in an experiment.

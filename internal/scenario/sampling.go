@@ -30,7 +30,7 @@ func (e *Env) StartSampling(ctx context.Context, db dialect.Database, tg dialect
 	if dir := LocalDataDir(tg, rc.Database.Settings); dir != "" {
 		dirs["data"] = dir
 	}
-	return sampler.Start(ctx, sampler.Options{Interval: interval, Dirs: dirs, DB: db, Logger: e.logger()})
+	return sampler.Start(ctx, sampler.Options{Interval: interval, Dirs: dirs, DB: db, OwnIO: e.OwnIO, Logger: e.logger()})
 }
 
 // StopSampling stops s and summarises the window [0, window] of its samples.
