@@ -49,7 +49,7 @@ var buildCost = map[string]struct {
 	bytesPerWarehouse   int64
 }{
 	"sqlite":   {12, 90 << 20},
-	"postgres": {15, 110 << 20},
+	"postgres": {25, 110 << 20},
 	"mysql":    {25, 140 << 20},
 }
 

@@ -73,7 +73,7 @@ func TestDecodeGoodPlan(t *testing.T) {
 		t.Fatal("no target disk-256MB-hdd")
 	}
 	in := hdd.Instance
-	if in.DataDir != "/var/tmp/disk/disk-256MB-hdd" || in.Memory != "256MB" || in.IOLimit.WriteIOPS != 150 ||
+	if in.DataDir != "/var/tmp/disk/disk-256MB-hdd" || in.Memory != 256<<20 || in.IOLimit.WriteIOPS != 150 ||
 		in.IOLimit.ReadIOPS != 200 || in.Settings["synchronous_commit"] != "on" || in.Engine != "postgres" || in.Name != hdd.Name {
 		t.Errorf("matrix target: got %+v", in)
 	}

@@ -152,10 +152,22 @@ func Report(ctx context.Context, st *store.Store, id int64) (report.Input, error
 }
 
 // ignoredContext are recorded facts that differ between any two targets
-// without saying anything about them: ids, times, seeds, ports, paths
-// that contain the target's name, the tool.
-var ignoredContext = []string{"experiment.", "tool.", "notes.", "schema.", "database.target", "instance.name",
-	"instance.max_connections", "storage.Path", "instance.data_dir", "instance.wal_dir"}
+// without saying anything about them: ids, times, seeds, ports, pids,
+// the tool, and paths that hold the target's name (the storage under
+// them is recorded on its own).
+var ignoredContext = []string{"experiment.", "tool.", "notes.", "schema.", "database.target",
+	"instance.id", "instance.server.pid", "instance.server.port", "instance.started", "instance.restarts",
+	"instance.engine_dir", "instance.wal_dir", "instance.controls", "instance.notes",
+	"instance.spec.name", "instance.spec.data_dir", "instance.spec.wal_dir", "storage.Path"}
+
+func ignored(key string) bool {
+	for _, p := range ignoredContext {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return strings.HasSuffix(key, ".Path") || strings.HasSuffix(key, "data_directory")
+}
 
 // targetContext is what was recorded about a target, flattened: the
 // instance it was given (from the plan) and the context of its first
@@ -163,8 +175,10 @@ var ignoredContext = []string{"experiment.", "tool.", "notes.", "schema.", "data
 func (rc *ReportContext) targetContext(t TargetParams) map[string]string {
 	out := map[string]string{}
 	if t.Instance != nil {
+		// As the instance's description records it (a run's context
+		// replaces it with the description itself).
 		for k, v := range results.Flatten(scenario.JSON(t.Instance)) {
-			out["instance."+k] = v
+			out["instance.spec."+k] = v
 		}
 	}
 	seqs := map[int]bool{}
@@ -186,10 +200,8 @@ func (rc *ReportContext) targetContext(t TargetParams) map[string]string {
 		}
 	}
 	for k := range out {
-		for _, p := range ignoredContext {
-			if strings.HasPrefix(k, p) {
-				delete(out, k)
-			}
+		if ignored(k) {
+			delete(out, k)
 		}
 	}
 	return out

@@ -418,8 +418,8 @@ func (r *Runner) runUnit(ctx context.Context, id int64, p *Plan, u Unit, of int,
 	r.unitEvent(UnitEvent{Unit: u, Of: of, State: store.StepRunning, Attempt: attempt})
 	env := &scenario.Env{Store: r.Store, Log: r.Log, Scrub: r.Scrub, ToolVersion: r.ToolVersion, Observer: r.Observer.Scenario,
 		Experiment: &scenario.ExperimentContext{ID: id, Name: p.Name, Target: u.TargetName(), Seq: u.Seq, Step: u.Step.Kind.Name}}
-	if len(running) == 1 && running[0].Instance != nil {
-		env.Instance = running[0].Instance
+	if len(running) == 1 {
+		env.Instance, env.OwnIO = running[0].Instance, running[0].OwnIO
 	}
 	x := &Exec{Plan: p, Env: env, Target: running[0], Targets: running, Attempt: attempt, Progress: prog,
 		save: func(ctx context.Context, v any) error {

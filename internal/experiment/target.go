@@ -13,6 +13,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/cost"
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/scenario"
 )
 
@@ -95,7 +96,7 @@ func (t *TargetSpec) finish(d *Decoder, p *Plan) error {
 		return d.Errorf(at, t.Path+".name", "%q: %s", t.Name, nameRule)
 	}
 	if t.URL != "" {
-		if set := t.Instance.setFields(); len(set) > 0 {
+		if set := setFields(t.Instance); len(set) > 0 {
 			return d.Errorf(at, t.Path, "url names an external database; %s describe a managed instance: give one or the other", strings.Join(set, ", "))
 		}
 		raw := t.URL
@@ -150,21 +151,21 @@ type Running struct {
 	// Instance is the managed instance's description, recorded in the
 	// context of every result measured on it; nil for a URL target.
 	Instance any
-	stop     func(ctx context.Context) error
+	// OwnIO reads the managed instance's own I/O counters (nil when they
+	// cannot be read: an embedded engine, no I/O cgroup).
+	OwnIO sampler.IOProbe
+	stop  func(ctx context.Context) error
 }
 
 // startTarget starts (managed) or opens (url) a target. secret is told
 // every password the target uses, for scrubbing.
 func startTarget(ctx context.Context, t *TargetSpec, log *slog.Logger, secret func(string)) (*Running, error) {
-	r := &Running{Spec: t}
+	r := &Running{Spec: t, Target: t.parsed}
 	if t.Managed() {
-		tg, desc, stop, err := startManaged(ctx, t, log)
-		if err != nil {
+		var err error
+		if r, err = startManaged(ctx, t, log); err != nil {
 			return nil, fmt.Errorf("start target %s: %w", t.Name, err)
 		}
-		r.Target, r.Instance, r.stop = tg, desc, stop
-	} else {
-		r.Target = t.parsed
 	}
 	if secret != nil && r.Target.PasswordSet {
 		secret(r.Target.Password.Reveal())
