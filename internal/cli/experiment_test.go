@@ -203,6 +203,11 @@ func TestExperimentBadPlans(t *testing.T) {
 		{"unwritable directory", base + "    url: sqlite:" + filepath.Join(notDir, "a.db") + "\n", exitDirectory, ":5:"},
 		{"no space", strings.Replace(base, "warehouses: 1", "warehouses: 90000000", 1) + "    url: sqlite:a.db\n", exitNoSpace, ":5:"},
 		{"unreachable server", base + fmt.Sprintf("    url: postgres://bench:s3cret@127.0.0.1:%d/tpcc\n", closedPort(t)), exitConnect, ":5:"},
+		{"missing binary", base + "    engine: postgres\n    data_dir: " + dir + "/pg\n    bin_dir: " + dir + "/no-bin\n", exitBinary, ":5:"},
+		{"unwritable instance directory", base + "    engine: postgres\n    data_dir: " + notDir + "/pg\n", exitDirectory, ":5:"},
+		{"cpus beyond the host", base + "    engine: postgres\n    data_dir: " + dir + "/pg\n    cpus: 0-4095\n", exitCPUs, ":5:"},
+		{"io_limit without a device", base + "    engine: postgres\n    data_dir: /dev/shm/oltplab-no-device\n    io_limit: {write_iops: 100}\n", exitNoDevice, ":5:"},
+		{"bad instance value", base + "    engine: postgres\n    data_dir: " + dir + "/pg\n    memory: lots\n", exitUsage, ":8:"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

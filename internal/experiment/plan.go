@@ -154,9 +154,13 @@ func Decode(file string, src []byte) (*Plan, error) {
 		}
 		p.Steps = append(p.Steps, &PlanStep{Index: i, Path: path, Line: n.Line, Kind: kind, Step: step})
 	}
-	for name, k := range sectionKeys {
+	// A section no step uses (a step commented out) is still checked, so
+	// that its mistakes do not wait for the day it is used.
+	for name := range sectionKeys {
 		if !used[name] {
-			return nil, d.Errorf(k, name, "options given but no %s step in steps", name)
+			if err := d.Decode(sections[name], lookupKind(name).New(), name); err != nil {
+				return nil, err
+			}
 		}
 	}
 

@@ -137,7 +137,7 @@ func TestDecodeBadPlans(t *testing.T) {
 		{"duplicate target", base("  - name: a\n    url: sqlite:c.db\n"), 7, "targets[1]", "also used by targets[0]"},
 		{"same database", base("  - name: b\n    url: sqlite:a.db\n"), 7, "targets[1]", "same database as a"},
 		{"unknown step", strings.Replace(base(""), "[build]", "[build, profil]", 1), 3, "steps[1]", "did you mean profile"},
-		{"section without step", base("profile:\n  vus: [1]\n"), 7, "profile", "no profile step"},
+		{"unused section checked", base("profile:\n  vus: [1]\n  duraton: 5s\n"), 9, "profile.duraton", "did you mean duration"},
 		{"unknown profile option", strings.Replace(base("profile:\n  vus: [1]\n  ramp: 5s\n"), "[build]", "[build, profile]", 1), 9, "profile.ramp", "did you mean rampup"},
 		{"bad duration", strings.Replace(base("profile:\n  vus: [1]\n  duration: 5\n"), "[build]", "[build, profile]", 1), 9, "profile.duration", "want a duration"},
 		{"bad vus", strings.Replace(base("profile:\n  vus: fib:0\n"), "[build]", "[build, profile]", 1), 8, "profile.vus", "fib"},
