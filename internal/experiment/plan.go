@@ -103,8 +103,9 @@ func Decode(file string, src []byte) (*Plan, error) {
 	var pf planFile
 	if err := d.Decode(fixed, &pf, ""); err != nil {
 		var pe *PlanError
-		if errors.As(err, &pe) && strings.HasPrefix(pe.Err.Error(), "unknown field") && !strings.ContainsAny(pe.Path, ".[") {
-			pe.Err = fmt.Errorf("unknown field%s", suggest(pe.Path, topLevelNames()))
+		if errors.As(err, &pe) && errors.Is(pe.Err, ErrUnknownField) && !strings.ContainsAny(pe.Path, ".[") {
+			// Top-level: the sections of step kinds are fields too.
+			pe.Err = fmt.Errorf("%w%s", ErrUnknownField, suggest(pe.Path, topLevelNames()))
 		}
 		return nil, err
 	}

@@ -43,8 +43,12 @@ func (e *PlanError) Unwrap() error { return e.Err }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// ErrPlanSyntax: the plan is not valid YAML.
-var ErrPlanSyntax = errors.New("not valid YAML")
+var (
+	// ErrPlanSyntax: the plan is not valid YAML.
+	ErrPlanSyntax = errors.New("not valid YAML")
+	// ErrUnknownField: a mapping key names no field.
+	ErrUnknownField = errors.New("unknown field")
+)
 
 // Decoder decodes YAML nodes into Go values strictly: a mapping key that
 // names no field is an error (with the field it most likely meant), a
@@ -253,7 +257,7 @@ func (d *Decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) error
 		seen[key] = true
 		idx, ok := fields[key]
 		if !ok {
-			return d.Errorf(k, p, "unknown field%s", suggest(key, slices.Sorted(mapKeys(fields))))
+			return d.Errorf(k, p, "%w%s", ErrUnknownField, suggest(key, slices.Sorted(mapKeys(fields))))
 		}
 		if err := d.decode(val, v.FieldByIndex(idx), p); err != nil {
 			return err
