@@ -247,7 +247,7 @@ func (a *app) experimentEnded(ctx context.Context, st *store.Store, id int64, er
 	}
 	switch {
 	case err == nil:
-		fmt.Fprintf(a.out(), "experiment %d finished; report: oltplab report --experiment %d -o report.html\n", id, id)
+		fmt.Fprintf(a.out(), "experiment %d finished; report: %s\n", id, a.reportHint(st, id))
 		return nil
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 		return withCode(exitInterrupted, fmt.Errorf("interrupted: what was measured is stored; continue with `oltplab experiment resume %d`", id))
@@ -257,6 +257,15 @@ func (a *app) experimentEnded(ctx context.Context, st *store.Store, id int64, er
 		return err
 	}
 	return fmt.Errorf("experiment %d stopped: %w (after fixing it: oltplab experiment resume %d)", id, err, id)
+}
+
+// reportHint is the command that draws experiment id from st.
+func (a *app) reportHint(st *store.Store, id int64) string {
+	hint := fmt.Sprintf("oltplab report --experiment %d -o report.html", id)
+	if def, err := store.DefaultPath(func(k string) string { return a.env[k] }); err != nil || def != st.Path() {
+		hint += " --results " + st.Path()
+	}
+	return hint
 }
 
 // printSchedule prints a checked plan's schedule with its estimate.
@@ -419,6 +428,6 @@ func experimentShow(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", s.Seq, target, s.Kind, s.State, s.Attempts, strings.TrimSpace(result))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\nreport: oltplab report --experiment %d -o report.html\n", id)
+	fmt.Fprintf(w, "\nreport: %s\n", a.reportHint(st, id))
 	return nil
 }

@@ -228,3 +228,23 @@ func TestExampleDecodes(t *testing.T) {
 		t.Errorf("targets: got %q", got)
 	}
 }
+
+// TestExamplesDecode: the plans in examples/ stay valid plans.
+func TestExamplesDecode(t *testing.T) {
+	for _, name := range []string{"storage-tiers.yaml", "memory.yaml", "cores.yaml"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join("..", "..", "examples", name)
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Decode(path, src)
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if len(p.Targets) < 2 || p.Estimate() > 10*time.Minute {
+				t.Errorf("%s: %d targets, estimated %s; want a comparison within 10 minutes", name, len(p.Targets), p.Estimate())
+			}
+		})
+	}
+}
