@@ -222,7 +222,11 @@ func (s *profileStep) Section(ctx context.Context, rc *ReportContext, index int)
 			continue
 		}
 		rp.Label = u.Target
-		if t, ok := rc.Target(u.Target); ok && t.Instance != nil {
+		t, ok := rc.Target(u.Target)
+		if ok {
+			rp.Target = t.Display // a managed instance's URL names a port of one start
+		}
+		if ok && t.Instance != nil {
 			l := t.Instance.IOLimit
 			rp.Limits = map[string]float64{}
 			if l.ReadIOPS > 0 {
