@@ -21,6 +21,6 @@
 // with the plan, so that the cost model can price an experiment's targets.
 //
 // It may import cost, dialect, driver, instance, load, profile, report,
-// results, scenario, store and sysstat. It must not import cli, and
+// results, sampler, scenario, store and sysstat. It must not import cli, and
 // nothing but cli imports it.
 package experiment
