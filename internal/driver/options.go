@@ -50,6 +50,11 @@ type Options struct {
 	MaxRetries int
 	// LiveEvery is the interval of the live callback.
 	LiveEvery time.Duration
+	// Start, when set, synchronises this run with the others sharing it
+	// (targets driven at once): the run opens its sessions, waits there
+	// for all of them, and its ramp-up and measured window are timed from
+	// the instant they are released (see Barrier). Not stored.
+	Start *Barrier
 }
 
 // Defaults are HammerDB's timed-run defaults where it has them (2 minutes
