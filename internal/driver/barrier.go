@@ -82,3 +82,21 @@ func (b *Barrier) abort() {
 	b.err = ErrBarrierBroken
 	close(b.done)
 }
+
+// Wait waits, without being a party, until the barrier releases its
+// parties (returning the release instant) or breaks (ErrBarrierBroken),
+// or ctx ends: work meant to run beside runs measured together starts
+// with them.
+func (b *Barrier) Wait(ctx context.Context) (time.Time, error) {
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err != nil {
+		return time.Time{}, b.err
+	}
+	return b.released, nil
+}

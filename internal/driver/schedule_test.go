@@ -238,7 +238,19 @@ func TestBarrierBroken(t *testing.T) {
 		}
 
 		b = NewBarrier(1)
+		waited := make(chan time.Time, 1)
+		go func() {
+			at, err := b.Wait(context.Background())
+			if err != nil {
+				t.Errorf("Wait: %v", err)
+			}
+			waited <- at
+		}()
+		synctest.Wait()
 		at, err := b.arrive(context.Background(), time.Now())
+		if w := <-waited; !w.Equal(at) {
+			t.Errorf("Wait returned %v, want the release instant %v", w, at)
+		}
 		if err != nil || !at.Equal(b.Released()) {
 			t.Errorf("single party: got %v, %v; want the release instant %v", at, err, b.Released())
 		}
