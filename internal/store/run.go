@@ -19,12 +19,19 @@ const (
 	KindCheck   Kind = "check"   // consistency checks (TPC-C 3.3.2)
 	KindMonitor Kind = "monitor" // sampling only, no workload
 	KindStorage Kind = "storage" // storage micro-benchmarks (fio), no database
+	// KindParallel is one measured window synchronised over several
+	// targets: its summary ties the targets' own runs (kind run) together.
+	KindParallel Kind = "parallel"
+	// KindNeighbours is a noisy-neighbour scenario: its phases, backups
+	// and the shared device's samples; the instances' load runs are runs
+	// of their own.
+	KindNeighbours Kind = "neighbours"
 )
 
 // Valid reports whether k is a kind this store knows.
 func (k Kind) Valid() bool {
 	switch k {
-	case KindBuild, KindRun, KindCheck, KindMonitor, KindStorage:
+	case KindBuild, KindRun, KindCheck, KindMonitor, KindStorage, KindParallel, KindNeighbours:
 		return true
 	}
 	return false
