@@ -94,6 +94,13 @@
     if (c.zero_y) {
       scales.y.range = zeroRange;
     }
+    if (seconds && c.spans && c.spans.length && c.x.length) {
+      // The axis covers every span, also one that begins before the
+      // first sample or ends after the last.
+      var lo = Math.min.apply(null, c.x), hi = Math.max.apply(null, c.x);
+      c.spans.forEach(function (s) { lo = Math.min(lo, s.from); hi = Math.max(hi, s.to); });
+      scales.x.range = function () { return [lo, hi]; };
+    }
     var xAxis = { label: xLabel };
     if (!seconds) {
       xAxis.splits = function () { return c.x; };
