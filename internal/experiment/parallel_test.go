@@ -145,6 +145,9 @@ steps: [build, parallel]
 	if len(sec.Charts) != 1 || len(sec.Charts[0].Series) != 3 || len(sec.Charts[0].X) < 2 {
 		t.Errorf("parallel chart: got %+v, want the total and both targets second by second", sec.Charts)
 	}
+	if tc := in.Experiment.Targets; tc[0].Context["database.settings.file"] == tc[1].Context["database.settings.file"] {
+		t.Errorf("targets' contexts, from their runs in the parallel step, do not tell the files apart: %v", tc[0].Context)
+	}
 	var html bytes.Buffer
 	if err := report.HTML(&html, in); err != nil {
 		t.Fatalf("HTML: %v", err)

@@ -186,16 +186,22 @@ func (rc *ReportContext) targetContext(t TargetParams) map[string]string {
 			out["instance.spec."+k] = v
 		}
 	}
-	seqs := map[int]bool{}
+	seqs, over := map[int]bool{}, map[int]bool{}
 	for _, s := range rc.Steps {
-		if s.Target == t.Name {
+		switch s.Target {
+		case t.Name:
 			seqs[s.Seq] = true
+		case "":
+			over[s.Seq] = true
 		}
 	}
 	var first *store.Run
 	for i := len(rc.runs) - 1; i >= 0; i-- {
 		r := &rc.runs[i]
-		if seqs[r.ExperimentSeq] && (first == nil || r.Kind == store.KindRun && first.Kind != store.KindRun) {
+		// A step over all targets stores each target's runs with the
+		// target's name in their context.
+		mine := seqs[r.ExperimentSeq] || over[r.ExperimentSeq] && runTarget(r) == t.Name
+		if mine && (first == nil || r.Kind == store.KindRun && first.Kind != store.KindRun) {
 			first = r
 		}
 	}
@@ -210,4 +216,16 @@ func (rc *ReportContext) targetContext(t TargetParams) map[string]string {
 		}
 	}
 	return out
+}
+
+// runTarget is the target a run of a step over all targets measured, as
+// its context names it ("" for the step's own runs).
+func runTarget(r *store.Run) string {
+	var c struct {
+		Experiment *scenario.ExperimentContext `json:"experiment"`
+	}
+	if json.Unmarshal(r.Context, &c) != nil || c.Experiment == nil {
+		return ""
+	}
+	return c.Experiment.Target
 }
