@@ -64,6 +64,7 @@ func commands() []command {
 		{"cost", "price the targets of a prices file: total cost, cost per 1,000 NOPM/TPM, savings", runCost},
 		{"report", "render profiles as one self-contained HTML (or Markdown) report", runReport},
 		{"experiment", "run a plan file: whole infrastructures compared on instances oltplab starts itself (run, resume, list, show)", runExperiment},
+		{"parallel", "drive several targets at once with one synchronised measured window: per-target and total NOPM/TPM", runParallel},
 		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
 		{"storage", "storage micro-benchmarks with fio: IOPS, MB/s and latency percentiles of a directory's device", runStorage},
 		{"results", "list, show and export stored results", runResults},
