@@ -47,7 +47,7 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 	)
 	fs := newFlagSet("results list")
 	sf.register(fs, a.env)
-	fs.StringVar(&kind, "kind", "", "only results of this kind: build, run, check, monitor")
+	fs.StringVar(&kind, "kind", "", "only results of this kind: build, run, check, monitor, storage, backup")
 	fs.StringVar(&label, "label", "", "only runs with this label")
 	fs.IntVar(&limit, "limit", 50, "at most `N` results, newest first (0: all)")
 	fs.BoolVar(&asJSON, "json", false, "print as JSON")
@@ -55,7 +55,7 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 		return helpOK(err)
 	}
 	if kind != "" && !store.Kind(kind).Valid() {
-		return usageErrorf("results list: unknown kind %q (want build, run, check or monitor)", kind)
+		return usageErrorf("results list: unknown kind %q (want build, run, check, monitor, storage or backup)", kind)
 	}
 	st, err := a.openStore(ctx, sf)
 	if err != nil {

@@ -19,12 +19,13 @@ const (
 	KindCheck   Kind = "check"   // consistency checks (TPC-C 3.3.2)
 	KindMonitor Kind = "monitor" // sampling only, no workload
 	KindStorage Kind = "storage" // storage micro-benchmarks (fio), no database
+	KindBackup  Kind = "backup"  // backup and restore cycles with the engine's own tools
 )
 
 // Valid reports whether k is a kind this store knows.
 func (k Kind) Valid() bool {
 	switch k {
-	case KindBuild, KindRun, KindCheck, KindMonitor, KindStorage:
+	case KindBuild, KindRun, KindCheck, KindMonitor, KindStorage, KindBackup:
 		return true
 	}
 	return false
