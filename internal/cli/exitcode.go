@@ -33,6 +33,7 @@ const (
 	exitNoDevice    = 12 // io_limit on a directory with no block device under it
 	exitControl     = 13 // the environment cannot provide a requested control (e.g. no writable cgroup)
 	exitServer      = 14 // a managed server failed to start or stopped on its own
+	exitBackup      = 16 // a backup, or the restore of one, failed (the source is untouched)
 	exitInterrupted = 130
 )
 
@@ -106,6 +107,15 @@ func exitCode(err error) int {
 			return c
 		}
 		return exitRunFailed
+	}
+	var be *scenario.BackupError
+	if errors.As(err, &be) {
+		// A missing tool, an unusable directory or a restored server that
+		// did not start keep their own codes; a tool that failed is this.
+		if c := exitCode(be.Err); c != exitFailure {
+			return c
+		}
+		return exitBackup
 	}
 	var ue *scenario.UnsupportedError
 	if errors.As(err, &ue) {
