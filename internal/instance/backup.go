@@ -137,10 +137,11 @@ type Backupper struct {
 
 // BackupperInfo is how a Backupper works, recorded with its results.
 type BackupperInfo struct {
-	Engine Engine            `json:"engine"`
-	Method BackupMethod      `json:"method"`
-	Jobs   int               `json:"jobs,omitempty"`
-	Tools  map[string]string `json:"tools"`
+	Engine Engine       `json:"engine"`
+	Method BackupMethod `json:"method"`
+	// Jobs is BackupOptions.Jobs, at least 1 (a base backup has none).
+	Jobs  int               `json:"jobs"`
+	Tools map[string]string `json:"tools"`
 	// Version is the first tool's --version line.
 	Version string `json:"version"`
 	// OSUser is the account the tools run as.
@@ -183,6 +184,7 @@ func NewBackupper(ctx context.Context, src BackupSource, o BackupOptions, log *s
 			src.Instance.spec.InstanceName())
 	}
 	b := &Backupper{src: src, eng: eng, be: be, method: method, jobs: max(o.Jobs, 1), tools: map[string]string{}, log: log}
+	b.desc = BackupperInfo{Engine: src.Engine, Method: method, Jobs: b.jobs, Tools: b.tools}
 	binDir := src.BinDir
 	if src.Instance != nil {
 		binDir = src.Instance.bins.Dir
@@ -232,11 +234,7 @@ func NewBackupper(ctx context.Context, src BackupSource, o BackupOptions, log *s
 		}
 	}
 	b.spec = b.restoreSpec(o)
-	b.desc = BackupperInfo{Engine: src.Engine, Method: method, Tools: b.tools, Version: b.desc.Version,
-		Placement: b.desc.Placement, Controls: b.desc.Controls, RestoreSpec: b.spec}
-	if b.method == Dump || b.method == MariaBackup {
-		b.desc.Jobs = b.jobs
-	}
+	b.desc.RestoreSpec = b.spec
 	b.desc.OSUser = fmt.Sprint(os.Geteuid())
 	if b.run.acct != nil {
 		b.desc.OSUser = b.run.acct.Name
@@ -341,6 +339,9 @@ func (b *Backupper) restoreSpec(o BackupOptions) Spec {
 		s = Spec{IOLimit: o.IOLimit}
 	}
 	s.Name, s.Engine, s.DataDir, s.WALDir = "restore", b.src.Engine, "", ""
+	if !o.IOLimit.IsZero() {
+		s.IOLimit = o.IOLimit // the restores go where the capped backups go
+	}
 	if s.BinDir == "" && b.src.Instance != nil {
 		s.BinDir = b.src.Instance.bins.Dir
 	}

@@ -237,7 +237,7 @@ func (e *Env) NewBackups(ctx context.Context, src BackupSource, o BackupOptions)
 		return nil, err
 	}
 	b := &Backups{env: e, src: src, opts: o, stem: "oltplab-backup-" + time.Now().Format("20060102T150405") + "-" + randomHex(3)}
-	if ob, ok := src.DB.(dialect.OnlineBackuper); ok && src.Instance == nil {
+	if ob, ok := src.DB.(dialect.OnlineBackuper); ok {
 		if o.Method != "" && o.Method != instance.Online {
 			return nil, &UnsupportedError{What: "back up with " + string(o.Method) + " (its backups use SQLite's online backup API: method online)", Dialect: src.DB.Name()}
 		}
