@@ -44,7 +44,7 @@ func TestBackupSQLite(t *testing.T) {
 	if !strings.Contains(strings.Join(kinds, ","), string(store.KindBackup)) {
 		t.Errorf("stored kinds %v, want a backup", kinds)
 	}
-	if r := oltplab(t, env, "results", "list", "--kind", "backup"); r.code != 0 || !strings.Contains(r.out, "bk") {
+	if r := oltplab(t, env, "results", "list", "--kind", "backup"); r.code != 0 || !strings.Contains(r.out, "1 backup(s): ") {
 		t.Errorf("results list --kind backup: exit %d, %q", r.code, r.out)
 	}
 	if r := oltplab(t, env, "backup", target, "--to", to, "--cycles", "1", "--restore=false"); r.code != 0 || !strings.Contains(r.out, "cycle") {

@@ -103,6 +103,18 @@ func headline(r store.Run) string {
 		TotalSecs  float64  `json:"total_seconds"`
 		Passed     *bool    `json:"passed"`
 		Warehouses int      `json:"warehouses"`
+		Backup     *struct {
+			Seconds struct {
+				N    int
+				Mean float64
+			} `json:"backup_seconds"`
+			MBps    struct{ Mean float64 } `json:"backup_mb_per_s"`
+			Restore struct {
+				N    int
+				Mean float64
+			} `json:"restore_seconds"`
+			Failed int `json:"checks_failed"`
+		} `json:"stats"`
 	}
 	if json.Unmarshal(r.Summary, &s) != nil {
 		return ""
@@ -116,6 +128,16 @@ func headline(r store.Run) string {
 		return "all conditions passed"
 	case s.Passed != nil:
 		return "CONDITIONS FAILED"
+	case s.Backup != nil && s.Backup.Seconds.N > 0:
+		b := s.Backup
+		h := fmt.Sprintf("%d backup(s): %.1f s, %.1f MB/s", b.Seconds.N, b.Seconds.Mean, b.MBps.Mean)
+		if b.Restore.N > 0 {
+			h += fmt.Sprintf("; restore %.1f s", b.Restore.Mean)
+		}
+		if b.Failed > 0 {
+			h += fmt.Sprintf("; %d RESTORED COPY(IES) FAILED THE CHECK", b.Failed)
+		}
+		return h
 	}
 	return ""
 }
