@@ -15,12 +15,17 @@ import (
 // the host, the storage under the database when it is local, the database
 // version and key settings, the schema and the tool.
 type RunContext struct {
-	Host     sysstat.Host      `json:"host"`
-	Storage  *sysstat.Device   `json:"storage,omitempty"`
-	Database DatabaseContext   `json:"database"`
-	Schema   *tpcc.Meta        `json:"schema,omitempty"`
-	Tool     ToolContext       `json:"tool"`
-	Notes    map[string]string `json:"notes,omitempty"`
+	Host     sysstat.Host    `json:"host"`
+	Storage  *sysstat.Device `json:"storage,omitempty"`
+	Database DatabaseContext `json:"database"`
+	Schema   *tpcc.Meta      `json:"schema,omitempty"`
+	Tool     ToolContext     `json:"tool"`
+	// Instance describes the managed instance measured (nil for a
+	// database oltplab did not start).
+	Instance any `json:"instance,omitempty"`
+	// Experiment places the measurement in an experiment (nil outside one).
+	Experiment *ExperimentContext `json:"experiment,omitempty"`
+	Notes      map[string]string  `json:"notes,omitempty"`
 }
 
 // DatabaseContext describes the database a result was measured on.
@@ -46,9 +51,11 @@ func (e *Env) GatherContext(ctx context.Context, db dialect.Database, tg dialect
 	c := RunContext{
 		Tool: ToolContext{Version: e.ToolVersion, GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH,
 			GOMAXPROCS: runtime.GOMAXPROCS(0)},
-		Database: DatabaseContext{Target: tg.String()},
-		Schema:   meta,
-		Notes:    map[string]string{},
+		Database:   DatabaseContext{Target: tg.String()},
+		Schema:     meta,
+		Instance:   e.Instance,
+		Experiment: e.Experiment,
+		Notes:      map[string]string{},
 	}
 	host, err := sysstat.ReadHost()
 	if err != nil {

@@ -13,6 +13,10 @@ import (
 // with the run (under "monitor") and shown by run, results show and report.
 type MonitorSummary struct {
 	sampler.StepSummary
+	// Dirs are the local directories of the database, by role ("data");
+	// with no device of that role in DeviceRoles, that data is on no
+	// block device (tmpfs): the window has no data-device figures.
+	Dirs              map[string]string   `json:"dirs,omitempty"`
 	DeviceRoles       map[string][]string `json:"device_roles,omitempty"`
 	WaitSource        string              `json:"wait_source,omitempty"`
 	SamplerCPUSeconds float64             `json:"sampler_cpu_seconds"`
@@ -26,7 +30,7 @@ func (e *Env) StartSampling(ctx context.Context, db dialect.Database, tg dialect
 	if dir := LocalDataDir(tg, rc.Database.Settings); dir != "" {
 		dirs["data"] = dir
 	}
-	return sampler.Start(ctx, sampler.Options{Interval: interval, Dirs: dirs, DB: db, Logger: e.logger()})
+	return sampler.Start(ctx, sampler.Options{Interval: interval, Dirs: dirs, DB: db, OwnIO: e.OwnIO, Logger: e.logger()})
 }
 
 // StopSampling stops s and summarises the window [0, window] of its samples.
@@ -34,6 +38,7 @@ func StopSampling(s *sampler.Sampler, window time.Duration) (MonitorSummary, []s
 	r := s.Stop()
 	m := MonitorSummary{
 		StepSummary:       sampler.Summarize(r.Samples, 0, window),
+		Dirs:              r.Dirs,
 		DeviceRoles:       r.DeviceRoles,
 		WaitSource:        r.WaitSource,
 		SamplerCPUSeconds: r.SamplerCPUSeconds,
