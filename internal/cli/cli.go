@@ -66,6 +66,7 @@ func commands() []command {
 		{"experiment", "run a plan file: whole infrastructures compared on instances oltplab starts itself (run, resume, list, show)", runExperiment},
 		{"parallel", "drive several targets at once with one synchronised measured window: per-target and total NOPM/TPM", runParallel},
 		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
+		{"backup", "timed backup and restore cycles with the engine's own tools, each restored copy checked", runBackup},
 		{"storage", "storage micro-benchmarks with fio: IOPS, MB/s and latency percentiles of a directory's device", runStorage},
 		{"results", "list, show and export stored results", runResults},
 		{"instance", "start, list and stop managed PostgreSQL/MariaDB servers on a chosen data directory", runInstance},
@@ -132,8 +133,9 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad flags or values, 3 target unreacha
 6 consistency check failed, 7 results store unusable, 8 run could not continue,
 9 server binaries not installed, 10 instance directory unusable, 11 cpus not on
 this host, 12 no block device for io_limit, 13 control unavailable here (cgroups),
-14 managed server failed, 15 too little free space for a build,
-130 interrupted (what was measured is stored, marked partial).
+14 managed server failed, 15 too little free space for a build, 16 a backup or
+restore failed (the source is untouched), 130 interrupted (what was measured is
+stored, marked partial).
 
 Run "oltplab COMMAND --help" for a command's flags.
 `, defaultResultsHint)

@@ -36,6 +36,7 @@ const (
 	exitControl     = 13 // the environment cannot provide a requested control (e.g. no writable cgroup)
 	exitServer      = 14 // a managed server failed to start or stopped on its own
 	exitNoSpace     = 15 // too little free space for a plan's build
+	exitBackup      = 16 // a backup, or the restore of one, failed (the source is untouched)
 	exitInterrupted = 130
 )
 
@@ -130,6 +131,15 @@ func exitCode(err error) int {
 			return c
 		}
 		return exitRunFailed
+	}
+	var be *scenario.BackupError
+	if errors.As(err, &be) {
+		// A missing tool, an unusable directory or a restored server that
+		// did not start keep their own codes; a tool that failed is this.
+		if c := exitCode(be.Err); c != exitFailure {
+			return c
+		}
+		return exitBackup
 	}
 	var ue *scenario.UnsupportedError
 	if errors.As(err, &ue) {

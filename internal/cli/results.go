@@ -48,7 +48,7 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 	)
 	fs := newFlagSet("results list")
 	sf.register(fs, a.env)
-	fs.StringVar(&kind, "kind", "", "only results of this kind: build, run, check, monitor")
+	fs.StringVar(&kind, "kind", "", "only results of this kind: build, run, check, monitor, storage, backup")
 	fs.StringVar(&label, "label", "", "only runs with this label")
 	fs.IntVar(&limit, "limit", 50, "at most `N` results, newest first (0: all)")
 	fs.BoolVar(&asJSON, "json", false, "print as JSON")
@@ -56,7 +56,7 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 		return helpOK(err)
 	}
 	if kind != "" && !store.Kind(kind).Valid() {
-		return usageErrorf("results list: unknown kind %q (want build, run, check or monitor)", kind)
+		return usageErrorf("results list: unknown kind %q (want build, run, check, monitor, storage or backup)", kind)
 	}
 	st, err := a.openStore(ctx, sf)
 	if err != nil {
@@ -104,6 +104,18 @@ func headline(r store.Run) string {
 		TotalSecs  float64  `json:"total_seconds"`
 		Passed     *bool    `json:"passed"`
 		Warehouses int      `json:"warehouses"`
+		Backup     *struct {
+			Seconds struct {
+				N    int
+				Mean float64
+			} `json:"backup_seconds"`
+			MBps    struct{ Mean float64 } `json:"backup_mb_per_s"`
+			Restore struct {
+				N    int
+				Mean float64
+			} `json:"restore_seconds"`
+			Failed int `json:"checks_failed"`
+		} `json:"stats"`
 	}
 	if json.Unmarshal(r.Summary, &s) != nil {
 		return ""
@@ -117,6 +129,16 @@ func headline(r store.Run) string {
 		return "all conditions passed"
 	case s.Passed != nil:
 		return "CONDITIONS FAILED"
+	case s.Backup != nil && s.Backup.Seconds.N > 0:
+		b := s.Backup
+		h := fmt.Sprintf("%d backup(s): %.1f s, %.1f MB/s", b.Seconds.N, b.Seconds.Mean, b.MBps.Mean)
+		if b.Restore.N > 0 {
+			h += fmt.Sprintf("; restore %.1f s", b.Restore.Mean)
+		}
+		if b.Failed > 0 {
+			h += fmt.Sprintf("; %d RESTORED COPY(IES) FAILED THE CHECK", b.Failed)
+		}
+		return h
 	}
 	return ""
 }

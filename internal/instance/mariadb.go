@@ -212,6 +212,8 @@ func (mariadbEngine) ready(ctx context.Context, i *Instance) (map[string]string,
 	return eff, nil
 }
 
+func (mariadbEngine) scheme() string { return "mysql" }
+
 func (mariadbEngine) target(i *Instance) dialect.Target {
 	return dialect.Target{Scheme: "mysql",
 		URL:      &url.URL{Scheme: "mysql", User: url.User(UserName), Host: fmt.Sprintf("127.0.0.1:%d", i.port), Path: "/" + DatabaseName},

@@ -19,6 +19,7 @@ const (
 	KindCheck   Kind = "check"   // consistency checks (TPC-C 3.3.2)
 	KindMonitor Kind = "monitor" // sampling only, no workload
 	KindStorage Kind = "storage" // storage micro-benchmarks (fio), no database
+	KindBackup  Kind = "backup"  // backup and restore cycles with the engine's own tools
 	// KindParallel is one measured window synchronised over several
 	// targets: its summary ties the targets' own runs (kind run) together.
 	KindParallel Kind = "parallel"
@@ -31,7 +32,7 @@ const (
 // Valid reports whether k is a kind this store knows.
 func (k Kind) Valid() bool {
 	switch k {
-	case KindBuild, KindRun, KindCheck, KindMonitor, KindStorage, KindParallel, KindNeighbours:
+	case KindBuild, KindRun, KindCheck, KindMonitor, KindStorage, KindBackup, KindParallel, KindNeighbours:
 		return true
 	}
 	return false
