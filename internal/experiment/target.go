@@ -13,6 +13,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/cost"
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/scenario"
 )
@@ -154,7 +155,10 @@ type Running struct {
 	// OwnIO reads the managed instance's own I/O counters (nil when they
 	// cannot be read: an embedded engine, no I/O cgroup).
 	OwnIO sampler.IOProbe
-	stop  func(ctx context.Context) error
+	// Managed is the managed instance itself (nil for a URL target): a
+	// step that backs it up runs its tools inside its controls.
+	Managed *instance.Instance
+	stop    func(ctx context.Context) error
 }
 
 // startTarget starts (managed) or opens (url) a target. secret is told
