@@ -218,9 +218,20 @@ func neighboursHeadline(s scenario.NeighboursSummary) string {
 		}
 		parts = append(parts, p)
 	}
-	h := "victims' NOPM loss: " + strings.Join(parts, ", ")
+	h := "victims' NOPM loss against the baseline: " + strings.Join(parts, ", ")
 	if len(parts) == 0 {
 		h = "no victim measured in both phases"
+	}
+	var during []string
+	for _, w := range s.WhileNoisy {
+		p := fmt.Sprintf("%s %s", w.Name, pct(w.NOPMLossPct))
+		if w.HasCI {
+			p += fmt.Sprintf(" (%s to %s)", pct(w.NOPMLo), pct(w.NOPMHi))
+		}
+		during = append(during, p)
+	}
+	if len(during) > 0 {
+		h += "; while backups ran: " + strings.Join(during, ", ")
 	}
 	if n := s.NoiseSeconds.N; n > 0 {
 		h += fmt.Sprintf("; %d backup(s), %.1f s on average", n, s.NoiseSeconds.Mean)
@@ -274,7 +285,7 @@ func (s *neighboursStep) Section(ctx context.Context, rc *ReportContext, index i
 	if run.Status != store.StatusOK {
 		sec.Note += fmt.Sprintf(" The scenario is %s: %s.", run.Status, run.Error)
 	}
-	sec.Tables = append(sec.Tables, instancesTable(sum), lossTable(sum), backupsTable(sum), deviceTable(sum))
+	sec.Tables = append(sec.Tables, instancesTable(sum), lossTable(sum), whileNoisyTable(sum), backupsTable(sum), deviceTable(sum))
 	charts, err := neighboursCharts(ctx, rc, run.ID, sum)
 	if err != nil {
 		return sec, err
@@ -305,13 +316,41 @@ func lossTable(s scenario.NeighboursSummary) report.Table {
 		b, _ := findInstance(s, l.Name, scenario.PhaseBaseline)
 		n, _ := findInstance(s, l.Name, scenario.PhaseNoisy)
 		nci, tci, sig := "—", "—", ""
-		if l.HasCI {
+		switch {
+		case l.HasCI:
 			nci, tci = pct(l.NOPMLo)+" to "+pct(l.NOPMHi), pct(l.TPMLo)+" to "+pct(l.TPMHi)
 			if !l.Significant {
 				sig = "not significant"
 			}
+		case l.Unbounded:
+			nci, sig = "unbounded", "not significant"
 		}
 		t.Rows = append(t.Rows, []string{l.Name, mean(b.NOPM), mean(n.NOPM), pct(l.NOPMLossPct), nci, pct(l.TPMLossPct), tci, sig})
+	}
+	return t
+}
+
+func whileNoisyTable(s scenario.NeighboursSummary) report.Table {
+	t := report.Table{Title: "Victims while the backups run",
+		Note: "Within the noisy phase, each victim's rate while a backup ran against its rate from that backup's end to the next " +
+			"one's start, cycle by cycle (the driver's per-second counts, per-minute rates; a second counts where its middle falls). " +
+			"Loss = 1 − during/between with Fieller's 95% interval over the cycles. The same instances are loaded in both, so the noisy " +
+			"instances' stopped load does not count here, as it does against the baseline.",
+		Header: []string{"Victim", "Cycles", "NOPM during", "NOPM between", "NOPM loss", "95% CI", "TPM during", "TPM between", "TPM loss", ""},
+		Right:  []bool{false, true, true, true, true, true, true, true, true, false}}
+	for _, w := range s.WhileNoisy {
+		nci, sig := "—", ""
+		switch {
+		case w.HasCI:
+			nci = pct(w.NOPMLo) + " to " + pct(w.NOPMHi)
+			if !w.Significant {
+				sig = "not significant"
+			}
+		case w.Unbounded:
+			nci, sig = "unbounded", "not significant"
+		}
+		t.Rows = append(t.Rows, []string{w.Name, strconv.Itoa(w.NOPMDuring.N), mean(w.NOPMDuring), mean(w.NOPMBetween), pct(w.NOPMLossPct), nci,
+			mean(w.TPMDuring), mean(w.TPMBetween), pct(w.TPMLossPct), sig})
 	}
 	return t
 }

@@ -112,7 +112,10 @@ type NeighboursSummary struct {
 	Phases      []NeighbourPhase    `json:"phases"`
 	Instances   []InstancePhase     `json:"instances"`
 	Losses      []VictimLoss        `json:"losses"`
-	NoiseRuns   []NoiseCycleResult  `json:"noise_cycles"`
+	// WhileNoisy are the victims' rates while the noise ran against
+	// between its cycles, within the noisy phase.
+	WhileNoisy []WhileNoisy       `json:"while_noisy"`
+	NoiseRuns  []NoiseCycleResult `json:"noise_cycles"`
 	// NoiseSeconds summarises the noise cycles' durations.
 	NoiseSeconds profile.Summary `json:"noise_seconds"`
 	Interrupted  bool            `json:"interrupted,omitempty"`
@@ -163,9 +166,35 @@ type VictimLoss struct {
 	TPMLo       float64 `json:"tpm_loss_lo_pct"`
 	TPMHi       float64 `json:"tpm_loss_hi_pct"`
 	// HasCI: both phases had two batches or more and the interval is
-	// bounded; Significant: it excludes no loss.
+	// bounded (Unbounded: it is not, the batches vary too much for their
+	// number); Significant: it excludes no loss.
 	HasCI       bool `json:"has_ci"`
+	Unbounded   bool `json:"unbounded,omitempty"`
 	Significant bool `json:"significant"`
+}
+
+// WhileNoisy is one victim in the noisy phase: its rates while a noise
+// cycle ran against between cycles, cycle by cycle (the driver's
+// per-second counts), and the loss while the noise runs, 1 − during /
+// between in percent, with Fieller's interval over the cycles. Unlike
+// the loss against the baseline it compares seconds with the same
+// instances loaded: the noisy instances' own load, stopped in the noisy
+// phase, does not count in it.
+type WhileNoisy struct {
+	Name        string          `json:"name"`
+	NOPMDuring  profile.Summary `json:"nopm_during"`
+	NOPMBetween profile.Summary `json:"nopm_between"`
+	TPMDuring   profile.Summary `json:"tpm_during"`
+	TPMBetween  profile.Summary `json:"tpm_between"`
+	NOPMLossPct float64         `json:"nopm_loss_pct"`
+	NOPMLo      float64         `json:"nopm_loss_lo_pct"`
+	NOPMHi      float64         `json:"nopm_loss_hi_pct"`
+	TPMLossPct  float64         `json:"tpm_loss_pct"`
+	TPMLo       float64         `json:"tpm_loss_lo_pct"`
+	TPMHi       float64         `json:"tpm_loss_hi_pct"`
+	HasCI       bool            `json:"has_ci"`
+	Unbounded   bool            `json:"unbounded,omitempty"`
+	Significant bool            `json:"significant"`
 }
 
 // NoiseCycleResult is one noise cycle of one noisy instance.
@@ -441,6 +470,41 @@ func (s *NeighboursSummary) settle(t0 time.Time, windows []ParallelWindow, cycle
 	}
 	s.NoiseRuns = cycles
 	s.NoiseSeconds = profile.Summarize(secs)
+
+	// The victims while the noise ran, against between its cycles.
+	var spans [][2]float64
+	for _, c := range cycles {
+		if c.Started.IsZero() || c.Ended.IsZero() {
+			continue
+		}
+		from, to := c.Window.FromMillis, c.Window.ToMillis
+		if i := c.Cycle - 1; i < len(spans) {
+			if math.IsNaN(spans[i][0]) {
+				spans[i] = [2]float64{float64(from) / 1000, float64(to) / 1000}
+			} else {
+				spans[i] = [2]float64{math.Min(spans[i][0], float64(from)/1000), math.Max(spans[i][1], float64(to)/1000)}
+			}
+			continue
+		}
+		for len(spans) < c.Cycle-1 {
+			spans = append(spans, [2]float64{math.NaN(), math.NaN()}) // a cycle that never ran
+		}
+		spans = append(spans, [2]float64{float64(from) / 1000, float64(to) / 1000})
+	}
+	spans = slices.DeleteFunc(spans, func(sp [2]float64) bool { return math.IsNaN(sp[0]) })
+	for _, w := range windows {
+		if w.Phase != PhaseNoisy || w.PlannedStart.IsZero() || len(spans) == 0 {
+			continue
+		}
+		end := float64(w.PlannedEnd.Sub(t0).Milliseconds()) / 1000
+		for _, t := range w.Targets {
+			if t.Result == nil || t.Start.IsZero() {
+				continue
+			}
+			start := float64(t.Start.Sub(t0).Milliseconds()) / 1000
+			s.WhileNoisy = append(s.WhileNoisy, whileNoisy(t.Name, t.Result.Series, start, spans, end))
+		}
+	}
 }
 
 func (s *NeighboursSummary) instance(name, phase string) (InstancePhase, bool) {
@@ -516,26 +580,84 @@ func batchSummaries(r *driver.Result, n int) (nopm, tpm profile.Summary, batchSe
 	return rates(no, r.NOPM), rates(tx, r.TPM), batchSeconds
 }
 
-// loss is a victim's loss against its baseline, from the two phases'
-// batch summaries: 1 − noisy/baseline in percent, the interval from
-// Fieller's for the ratio.
-func loss(name string, base, noisy InstancePhase) VictimLoss {
-	l := VictimLoss{Name: name}
-	rn, rt := profile.Ratio(noisy.NOPM, base.NOPM), profile.Ratio(noisy.TPM, base.TPM)
-	pct := func(r float64) float64 { return 100 * (1 - r) }
-	l.NOPMLossPct, l.TPMLossPct = pct(rn.Ratio), pct(rt.Ratio)
-	l.NOPMLo, l.NOPMHi = l.NOPMLossPct, l.NOPMLossPct
-	l.TPMLo, l.TPMHi = l.TPMLossPct, l.TPMLossPct
-	if rn.HasCI && !rn.Unbounded {
-		l.HasCI = true
-		l.NOPMLo, l.NOPMHi = pct(rn.Hi), pct(rn.Lo)
-		l.Significant = rn.Significant
+// lossOf is 1 − after/before in percent, with the interval of Fieller's
+// for the ratio of the means.
+type lossOf struct {
+	pct, lo, hi                   float64
+	hasCI, unbounded, significant bool
+}
+
+func lossBetween(after, before profile.Summary) lossOf {
+	r := profile.Ratio(after, before)
+	pct := func(x float64) float64 { return 100 * (1 - x) }
+	l := lossOf{pct: pct(r.Ratio)}
+	if !r.Defined || math.IsNaN(l.pct) {
+		l.pct = 0
 	}
-	if rt.HasCI && !rt.Unbounded {
-		l.TPMLo, l.TPMHi = pct(rt.Hi), pct(rt.Lo)
-	}
-	if math.IsNaN(l.NOPMLossPct) {
-		l.NOPMLossPct = 0
+	l.lo, l.hi = l.pct, l.pct
+	l.unbounded = r.HasCI && r.Unbounded
+	if r.HasCI && !r.Unbounded {
+		l.hasCI, l.significant = true, r.Significant
+		l.lo, l.hi = pct(r.Hi), pct(r.Lo)
 	}
 	return l
+}
+
+// loss is a victim's loss against its baseline, from the two phases'
+// batch summaries.
+func loss(name string, base, noisy InstancePhase) VictimLoss {
+	n, t := lossBetween(noisy.NOPM, base.NOPM), lossBetween(noisy.TPM, base.TPM)
+	return VictimLoss{Name: name, NOPMLossPct: n.pct, NOPMLo: n.lo, NOPMHi: n.hi, TPMLossPct: t.pct, TPMLo: t.lo, TPMHi: t.hi,
+		HasCI: n.hasCI, Unbounded: n.unbounded, Significant: n.significant}
+}
+
+// whileNoisy compares a victim's rates while each noise cycle ran (any
+// noisy instance's cycle c, from the first start to the last end) with
+// its rates from that cycle's end to the next cycle's start (or the
+// window's end). series is the victim's per-second series, the first
+// second starting at start on the samples' axis (seconds); cycles are
+// the cycles' [from, to] on that axis, in order; end is the window's end.
+func whileNoisy(name string, series []driver.SecondSample, start float64, cycles [][2]float64, end float64) WhileNoisy {
+	type acc struct{ no, tx, secs float64 }
+	during := make([]acc, len(cycles))
+	between := make([]acc, len(cycles))
+	at := start
+	for _, s := range series {
+		mid := at + s.IntervalSeconds/2
+		at += s.IntervalSeconds
+		for c, cy := range cycles {
+			next := end
+			if c+1 < len(cycles) {
+				next = cycles[c+1][0]
+			}
+			var a *acc
+			switch {
+			case mid >= cy[0] && mid <= cy[1]:
+				a = &during[c]
+			case mid > cy[1] && mid < next:
+				a = &between[c]
+			default:
+				continue
+			}
+			a.no += float64(s.NewOrders)
+			a.tx += float64(s.Transactions)
+			a.secs += s.IntervalSeconds
+		}
+	}
+	var dn, dt, bn, bt []float64
+	for c := range cycles {
+		d, b := during[c], between[c]
+		if d.secs <= 0 || b.secs <= 0 {
+			continue // a cycle that filled its interval has nothing to compare with
+		}
+		dn, dt = append(dn, d.no*60/d.secs), append(dt, d.tx*60/d.secs)
+		bn, bt = append(bn, b.no*60/b.secs), append(bt, b.tx*60/b.secs)
+	}
+	w := WhileNoisy{Name: name, NOPMDuring: profile.Summarize(dn), NOPMBetween: profile.Summarize(bn),
+		TPMDuring: profile.Summarize(dt), TPMBetween: profile.Summarize(bt)}
+	n, t := lossBetween(w.NOPMDuring, w.NOPMBetween), lossBetween(w.TPMDuring, w.TPMBetween)
+	w.NOPMLossPct, w.NOPMLo, w.NOPMHi = n.pct, n.lo, n.hi
+	w.TPMLossPct, w.TPMLo, w.TPMHi = t.pct, t.lo, t.hi
+	w.HasCI, w.Unbounded, w.Significant = n.hasCI, n.unbounded, n.significant
+	return w
 }
