@@ -65,6 +65,7 @@ func commands() []command {
 		{"report", "render profiles as one self-contained HTML (or Markdown) report", runReport},
 		{"experiment", "run a plan file: whole infrastructures compared on instances oltplab starts itself (run, resume, list, show)", runExperiment},
 		{"parallel", "drive several targets at once with one synchronised measured window: per-target and total NOPM/TPM", runParallel},
+		{"neighbours", "noisy neighbours: instances on shared storage, some backing up while the others run the load; each victim's loss", runNeighbours},
 		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
 		{"backup", "timed backup and restore cycles with the engine's own tools, each restored copy checked", runBackup},
 		{"storage", "storage micro-benchmarks with fio: IOPS, MB/s and latency percentiles of a directory's device", runStorage},

@@ -146,18 +146,22 @@ func writePlanTargets(b *strings.Builder, ts []planTarget) {
 	}
 }
 
-// runOptionsFlags are the run flags a generated plan's load takes.
+// loadFlags are the run flags a generated plan's load takes.
 type loadFlags struct {
 	vus       int
 	driver    driver.Options
 	clientSQL bool
+	// phases: the step times its windows itself (no --duration).
+	phases bool
 }
 
 func (l *loadFlags) register(fs *flag.FlagSet, d driver.Options) {
 	l.driver = d
 	fs.IntVar(&l.vus, "vus", d.VUs, "virtual users on each target")
 	fs.DurationVar(&l.driver.Rampup, "rampup", d.Rampup, "ramp-up before each measured window (executed, not measured)")
-	fs.DurationVar(&l.driver.Duration, "duration", d.Duration, "the measured window")
+	if !l.phases {
+		fs.DurationVar(&l.driver.Duration, "duration", d.Duration, "the measured window")
+	}
 	fs.DurationVar(&l.driver.Grace, "grace", d.Grace, "time in-flight transactions get to finish after the window (not measured)")
 	fs.Uint64Var(&l.driver.Seed, "seed", 0, "random seed (default: drawn and recorded)")
 	fs.BoolVar(&l.driver.AllWarehouses, "all-warehouses", false, "spread each virtual user over several warehouses")
@@ -168,7 +172,10 @@ func (l *loadFlags) register(fs *flag.FlagSet, d driver.Options) {
 // yaml writes the load options as plan fields.
 func (l *loadFlags) yaml(b *strings.Builder) {
 	d := l.driver
-	fmt.Fprintf(b, "  vus: %d\n  rampup: %s\n  duration: %s\n  grace: %s\n", l.vus, d.Rampup, d.Duration, d.Grace)
+	fmt.Fprintf(b, "  vus: %d\n  rampup: %s\n  grace: %s\n", l.vus, d.Rampup, d.Grace)
+	if !l.phases {
+		fmt.Fprintf(b, "  duration: %s\n", d.Duration)
+	}
 	if d.Seed != 0 {
 		fmt.Fprintf(b, "  seed: %d\n", d.Seed)
 	}
