@@ -1,7 +1,8 @@
 // Package driver owns a timed run of the TPC-C workload: the virtual users
 // (one session, one terminal and one random stream each), their pacing
 // (none: TPROC-C mode, as HammerDB), the ramp-up, measured and grace
-// windows, retries of serialization and deadlock failures, reconnection,
+// windows (timed from the run's own start, or from a start shared with
+// runs on other targets: Barrier), retries of serialization and deadlock failures, reconnection,
 // per-kind HDR latency histograms, the per-second series of the measured
 // window, the database counters read at the window's edges (NOPM, TPM) and
 // the driver's own CPU and scheduling lag, which show it is not the

@@ -23,6 +23,22 @@ profile:                     # options of every profile step (as oltplab run)
   reset_between: false       # return to the post-build state before each run
   client_sql: false          # statements from the client instead of procedures
 
+parallel:                    # every target at once, one synchronised window (a step over all targets)
+  vus: 4                     # on each target
+  rampup: 10s
+  duration: 60s              # the same wall-clock interval on every target
+  repeat: 3                  # windows, one after the other
+  skew_tolerance: 1s         # targets' windows further apart than this are marked
+
+neighbours:                  # noisy neighbours (a step over all targets, sharing storage)
+  noisy: [disk]              # they back up in the noisy phase; the others run the load
+  vus: 4
+  rampup: 10s                # before each phase's measured window
+  baseline: 5m               # every target loaded (default: cycles × interval)
+  cycles: 10                 # backups per noisy target, one every interval,
+  interval: 100s             # over a victims' window of cycles × interval
+  backup: {method: basebackup}   # to: DIR (default: NAME-backups beside data_dir)
+
 baseline: disk               # every ratio is taken against it (default: the first target)
 
 targets:                     # written one by one...
@@ -58,4 +74,6 @@ steps:                       # what runs on every target, in order
   - build
   - profile
   - profile: {vus: [8], repeat: 1}   # a step's own options override the section's
+  # - parallel                 # steps over all targets run with every target started
+  # - neighbours
 `

@@ -2,8 +2,9 @@
 // measurement in the results store: a build, a consistency check, a
 // performance profile (a virtual-user sequence with repeats and the
 // reset/checkpoint hygiene between steps), a monitor, a storage
-// benchmark, backup and restore cycles, and the infrastructure scenarios
-// as they arrive. `oltplab run` and an experiment plan's `profile` step
+// benchmark, backup and restore cycles, several targets driven with one
+// synchronised measured window (Window, Parallel), noisy neighbours
+// (Neighbours), and the infrastructure scenarios as they arrive. `oltplab run` and an experiment plan's `profile` step
 // are the same code: internal/cli parses flags and renders,
 // internal/experiment schedules steps over targets, and both call this
 // package.
