@@ -60,7 +60,7 @@ func (b *Barrier) arrive(ctx context.Context, now time.Time) (time.Time, error) 
 	select {
 	case <-b.done:
 	case <-ctx.Done():
-		b.abort()
+		b.Abort()
 		return time.Time{}, ctx.Err()
 	}
 	b.mu.Lock()
@@ -71,9 +71,11 @@ func (b *Barrier) arrive(ctx context.Context, now time.Time) (time.Time, error) 
 	return b.released, nil
 }
 
-// abort breaks the barrier for the parties waiting and those to come,
-// unless it has already released them.
-func (b *Barrier) abort() {
+// Abort breaks the barrier for the parties waiting and those to come,
+// unless it has already released them: a party that will not arrive
+// (its run could not even begin) calls it so that the others do not wait
+// for it. Run calls it itself when it ends before the start.
+func (b *Barrier) Abort() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.err != nil || !b.released.IsZero() {

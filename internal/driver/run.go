@@ -47,7 +47,7 @@ func Run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, live func(Live), clk clock) (*Result, error) {
 	if o.Start != nil {
 		// A run that ends before reaching the start releases the others.
-		defer o.Start.abort()
+		defer o.Start.Abort()
 	}
 	if err := o.Validate(); err != nil {
 		return nil, err

@@ -212,7 +212,7 @@ func TestBarrierBroken(t *testing.T) {
 			}()
 		}
 		synctest.Wait()
-		b.abort()
+		b.Abort()
 		for range 2 {
 			if err := <-errs; !errors.Is(err, ErrBarrierBroken) {
 				t.Errorf("waiting party: got %v, want ErrBarrierBroken", err)
@@ -254,7 +254,7 @@ func TestBarrierBroken(t *testing.T) {
 		if err != nil || !at.Equal(b.Released()) {
 			t.Errorf("single party: got %v, %v; want the release instant %v", at, err, b.Released())
 		}
-		b.abort()
+		b.Abort()
 		if b.Released().IsZero() {
 			t.Errorf("abort after release cleared the release")
 		}

@@ -164,7 +164,7 @@ func (s *parallelStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	ws, err := x.Env.Parallel(ctx, targetsOf(x.Targets), scenario.ParallelOptions{
 		Label: s.experiment + "/parallel", Driver: d, Repeat: s.Repeat, SkewTolerance: s.SkewTolerance, Done: prog.Done,
 		Stored: func(ctx context.Context, w scenario.ParallelWindow) error {
-			ids := windowRuns(w)
+			ids := w.Runs()
 			oc.RunIDs = append(oc.RunIDs, ids...)
 			if !w.Complete {
 				return nil
@@ -190,17 +190,6 @@ func (s *parallelStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 		oc.Headline += fmt.Sprintf(" (%d window(s) above the %s tolerance)", st.SkewExceeded, s.SkewTolerance)
 	}
 	return oc, nil
-}
-
-// windowRuns are the ids of a window's run and its targets' runs.
-func windowRuns(w scenario.ParallelWindow) []int64 {
-	ids := []int64{w.RunID}
-	for _, t := range w.Targets {
-		if t.RunID != 0 {
-			ids = append(ids, t.RunID)
-		}
-	}
-	return ids
 }
 
 // storedWindows reads the counting synchronised windows of one schedule

@@ -187,6 +187,9 @@ func (e *Env) Window(ctx context.Context, targets []ParallelTarget, o WindowOpti
 			rd.Style = schemas[i].style
 			id, res, err := p.env.timedRun(ctx, p.target.DB, p.target.Target, schemas[i].meta, rd, p.rc, 0,
 				profile.Slot{Repeat: max(o.Repeat, 1) - 1}, o.Label+"/"+p.target.Name, Preparation{})
+			// A run that failed before its driver started (its row could not
+			// be stored) never reached the start: the others must not wait.
+			barrier.Abort()
 			outs[i] = outcome{id, res, err}
 		})
 	}
@@ -266,6 +269,17 @@ func (e *Env) Window(ctx context.Context, targets []ParallelTarget, o WindowOpti
 		return w, errors.Join(runErr, storeErr("record the synchronised window", err))
 	}
 	return w, runErr
+}
+
+// Runs are the ids of the window's run and its targets' runs.
+func (w ParallelWindow) Runs() []int64 {
+	ids := []int64{w.RunID}
+	for _, t := range w.Targets {
+		if t.RunID != 0 {
+			ids = append(ids, t.RunID)
+		}
+	}
+	return ids
 }
 
 // schemaOf is what a target's runs need of its schema.
