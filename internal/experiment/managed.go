@@ -39,7 +39,7 @@ func startManaged(ctx context.Context, t *TargetSpec, log *slog.Logger) (*Runnin
 		end()
 		return nil, err
 	}
-	r := &Running{Spec: t, Target: inst.Target(), Instance: inst.Describe(),
+	r := &Running{Spec: t, Target: inst.Target(), Instance: inst.Describe(), Managed: inst,
 		stop: func(ctx context.Context) error {
 			defer end()
 			return inst.Stop(ctx)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/cost"
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/scenario"
 )
@@ -151,6 +152,9 @@ type Running struct {
 	// Instance is the managed instance's description, recorded in the
 	// context of every result measured on it; nil for a URL target.
 	Instance any
+	// Managed is the managed instance itself (its backups run inside its
+	// cgroups); nil for a URL target.
+	Managed *instance.Instance
 	// OwnIO reads the managed instance's own I/O counters (nil when they
 	// cannot be read: an embedded engine, no I/O cgroup).
 	OwnIO sampler.IOProbe

@@ -586,8 +586,10 @@ func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (Ba
 		IntervalSeconds float64    `json:"interval_seconds"`
 		Info            BackupInfo `json:"info"`
 	}{o, o.Interval.Seconds(), bs.Info()}
+	expID, expSeq := e.link()
 	id, err := e.Store.CreateRun(ctx, store.Run{Kind: store.KindBackup, Label: o.Label, Target: src.Target.String(),
-		Dialect: src.DB.Name(), ToolVersion: e.ToolVersion, Params: JSON(params), Context: JSON(rc)})
+		Dialect: src.DB.Name(), ToolVersion: e.ToolVersion, ExperimentID: expID, ExperimentSeq: expSeq,
+		Params: JSON(params), Context: JSON(rc)})
 	if err != nil {
 		return BackupOutcome{}, storeErr("record the backup", err)
 	}
@@ -599,7 +601,9 @@ func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (Ba
 		interval = time.Second
 	}
 	t0 := time.Now()
-	s := sampler.Start(ctx, sampler.Options{Start: t0, Interval: interval, Dirs: dirs, DB: src.DB, Logger: e.logger()})
+	// A managed source's own I/O counters include its backup tools': they
+	// run in its cgroups.
+	s := sampler.Start(ctx, sampler.Options{Start: t0, Interval: interval, Dirs: dirs, DB: src.DB, OwnIO: e.OwnIO, Logger: e.logger()})
 	var runErr error
 	for n := 1; n <= o.Cycles; n++ {
 		if n > 1 && o.Interval > 0 {
