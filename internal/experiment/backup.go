@@ -145,6 +145,22 @@ func nearestExisting(dir string) string {
 }
 
 func (b *backupStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
+	// A backup step that ran before (interrupted, failed) starts over
+	// from its first cycle: what the earlier attempt stored no longer
+	// counts.
+	if x.Attempt > 1 && x.Env.Experiment != nil {
+		runs, err := x.Env.Store.ListRuns(ctx, store.RunFilter{ExperimentID: x.Env.Experiment.ID, Counting: true})
+		if err != nil {
+			return Outcome{}, &scenario.StoreError{Op: "read the experiment's runs", Err: err}
+		}
+		for _, r := range runs {
+			if r.ExperimentSeq == x.Env.Experiment.Seq {
+				if err := x.Env.Store.SupersedeRun(ctx, r.ID, "the backup step ran again from its first cycle"); err != nil {
+					return Outcome{}, &scenario.StoreError{Op: "mark a run superseded", Err: err}
+				}
+			}
+		}
+	}
 	o := b.options()
 	o.Label = b.experiment + "/" + x.Target.Spec.Name
 	src := scenario.BackupSource{DB: x.Target.DB, Target: x.Target.Target, Instance: x.Target.Managed}

@@ -2,11 +2,13 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
@@ -28,16 +30,37 @@ steps: [build, backup]
 		t.Fatalf("Validate: %v", err)
 	}
 	st := openStore(t, dir)
-	r := &Runner{Store: st, ToolVersion: "test"}
-	id, err := r.Run(context.Background(), p)
-	if err != nil {
-		t.Fatalf("Run: %v", err)
+	// Interrupted during its second cycle, then resumed: the backup starts
+	// over and its first attempt no longer counts.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := &Runner{Store: st, ToolVersion: "test", Observer: Observer{Scenario: scenario.Observer{
+		Note: func(m string) {
+			if strings.HasPrefix(m, "cycle 2: backup") {
+				cancel()
+			}
+		}}}}
+	id, err := r.Run(ctx, p)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: got %v, want context.Canceled", err)
+	}
+	e, _ := st.GetExperiment(context.Background(), id)
+	if err := st.ClaimExperiment(context.Background(), id, e.Owner, ""); err != nil {
+		t.Fatal(err)
+	}
+	r.Observer = Observer{}
+	if err := r.Resume(context.Background(), id, nil); err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	all, _ := st.ListRuns(context.Background(), store.RunFilter{ExperimentID: id, Kind: store.KindBackup})
+	if len(all) != 2 || all[1].Status != store.StatusPartial || all[1].Superseded == "" {
+		t.Errorf("backup runs: %+v, want the interrupted one partial and superseded, then the resumed one", all)
 	}
 	steps, err := st.ExperimentSteps(context.Background(), id)
 	if err != nil || len(steps) != 2 || steps[1].State != store.StepDone || !strings.Contains(string(steps[1].Outcome), `"headline":"2 backup(s): `) {
 		t.Fatalf("steps: %+v, %v; want the backup done with its headline", steps, err)
 	}
-	runs, err := st.ListRuns(context.Background(), store.RunFilter{ExperimentID: id, Kind: store.KindBackup})
+	runs, err := st.ListRuns(context.Background(), store.RunFilter{ExperimentID: id, Kind: store.KindBackup, Counting: true})
 	if err != nil || len(runs) != 1 || runs[0].Status != store.StatusOK {
 		t.Fatalf("backup runs of the experiment: %+v, %v; want one ok", runs, err)
 	}
