@@ -300,6 +300,7 @@ func (b *Backups) Cycle(ctx context.Context, n int) (c BackupCycle, err error) {
 	fail := func(phase string, e error) (BackupCycle, error) {
 		c.Failed, c.Error = phase, b.env.scrub(e.Error())
 		if ctx.Err() != nil {
+			c.Error = "interrupted"
 			return c, ctx.Err()
 		}
 		return c, &BackupError{Cycle: n, Phase: phase, Err: e}
