@@ -23,6 +23,13 @@ profile:                     # options of every profile step (as oltplab run)
   reset_between: false       # return to the post-build state before each run
   client_sql: false          # statements from the client instead of procedures
 
+backup:                      # options of every backup step (as oltplab backup)
+  to: /var/tmp/oltplab-example/backups   # where the backups go (another device is the point)
+  cycles: 3                  # backup, restore into a new instance, check it; 3 times
+  method: basebackup         # PostgreSQL: basebackup or dump; MariaDB: mariadb-backup
+  interval: 0s               # pause between cycles
+                             # a managed instance's io_limit holds for its backups too
+
 parallel:                    # every target at once, one synchronised window (a step over all targets)
   vus: 4                     # on each target
   rampup: 10s
@@ -74,6 +81,7 @@ steps:                       # what runs on every target, in order
   - build
   - profile
   - profile: {vus: [8], repeat: 1}   # a step's own options override the section's
+  - backup
   # - parallel                 # steps over all targets run with every target started
   # - neighbours
 `

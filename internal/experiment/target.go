@@ -152,13 +152,13 @@ type Running struct {
 	// Instance is the managed instance's description, recorded in the
 	// context of every result measured on it; nil for a URL target.
 	Instance any
+	// Managed is the managed instance itself (its backups run inside its
+	// cgroups); nil for a URL target.
+	Managed *instance.Instance
 	// OwnIO reads the managed instance's own I/O counters (nil when they
 	// cannot be read: an embedded engine, no I/O cgroup).
 	OwnIO sampler.IOProbe
-	// Managed is the managed instance itself (nil for a URL target): a
-	// step that backs it up runs its tools inside its controls.
-	Managed *instance.Instance
-	stop    func(ctx context.Context) error
+	stop  func(ctx context.Context) error
 }
 
 // startTarget starts (managed) or opens (url) a target. secret is told

@@ -413,7 +413,7 @@ func (b *Backupper) Backup(ctx context.Context, dir string) (bk Backup, err erro
 			}
 		}
 	}()
-	b.log.Info("backup", "method", b.method, "dir", partial)
+	b.log.Debug("backup", "method", b.method, "dir", partial)
 	synced, err := b.be.backup(ctx, b, partial)
 	if err != nil {
 		return bk, err

@@ -300,6 +300,7 @@ func (b *Backups) Cycle(ctx context.Context, n int) (c BackupCycle, err error) {
 	fail := func(phase string, e error) (BackupCycle, error) {
 		c.Failed, c.Error = phase, b.env.scrub(e.Error())
 		if ctx.Err() != nil {
+			c.Error = "interrupted"
 			return c, ctx.Err()
 		}
 		return c, &BackupError{Cycle: n, Phase: phase, Err: e}
@@ -586,8 +587,10 @@ func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (Ba
 		IntervalSeconds float64    `json:"interval_seconds"`
 		Info            BackupInfo `json:"info"`
 	}{o, o.Interval.Seconds(), bs.Info()}
+	expID, expSeq := e.link()
 	id, err := e.Store.CreateRun(ctx, store.Run{Kind: store.KindBackup, Label: o.Label, Target: src.Target.String(),
-		Dialect: src.DB.Name(), ToolVersion: e.ToolVersion, Params: JSON(params), Context: JSON(rc)})
+		Dialect: src.DB.Name(), ToolVersion: e.ToolVersion, ExperimentID: expID, ExperimentSeq: expSeq,
+		Params: JSON(params), Context: JSON(rc)})
 	if err != nil {
 		return BackupOutcome{}, storeErr("record the backup", err)
 	}
@@ -599,7 +602,9 @@ func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (Ba
 		interval = time.Second
 	}
 	t0 := time.Now()
-	s := sampler.Start(ctx, sampler.Options{Start: t0, Interval: interval, Dirs: dirs, DB: src.DB, Logger: e.logger()})
+	// A managed source's own I/O counters include its backup tools': they
+	// run in its cgroups.
+	s := sampler.Start(ctx, sampler.Options{Start: t0, Interval: interval, Dirs: dirs, DB: src.DB, OwnIO: e.OwnIO, Logger: e.logger()})
 	var runErr error
 	for n := 1; n <= o.Cycles; n++ {
 		if n > 1 && o.Interval > 0 {
