@@ -125,7 +125,8 @@ Results are stored in %s (override with --results or OLTPLAB_RESULTS).
 Exit codes: 0 ok, 1 unexpected failure, 2 bad flags or values, 3 target unreachable,
 4 authentication failed, 5 schema missing/incomplete/other version/already present,
 6 consistency check failed, 7 results store unusable, 8 run could not continue,
-130 interrupted (what was measured is stored, marked partial).
+9 result suspect (stored, but the database's figures disagree with the driver's own
+counts), 130 interrupted (what was measured is stored, marked partial).
 
 Run "oltplab COMMAND --help" for a command's flags.
 `, defaultResultsHint)

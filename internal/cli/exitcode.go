@@ -25,6 +25,7 @@ const (
 	exitCheckFailed = 6 // a consistency condition failed
 	exitStore       = 7 // results store unusable
 	exitRunFailed   = 8 // the run could not continue (e.g. connection lost for good)
+	exitSuspect     = 9 // measured and stored, but the database's figures disagree with the driver's own counts
 	exitInterrupted = 130
 )
 
@@ -98,6 +99,10 @@ func exitCode(err error) int {
 			return c
 		}
 		return exitRunFailed
+	}
+	var sus *scenario.SuspectError
+	if errors.As(err, &sus) {
+		return exitSuspect
 	}
 	var ue *scenario.UnsupportedError
 	if errors.As(err, &ue) {

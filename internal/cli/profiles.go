@@ -16,15 +16,18 @@ import (
 // loadProfile reads one profile and its runs from the store and turns it
 // into the report model: per step, the repeats, their statistics and the
 // latency percentiles of the exactly merged histograms of the repeats.
-func loadProfile(ctx context.Context, st *store.Store, ref string) (report.Profile, error) {
+func loadProfile(ctx context.Context, st *store.Store, ref string, includeSuspect bool) (report.Profile, error) {
 	p, err := st.ProfileByLabelOrID(ctx, ref)
 	if err != nil {
 		return report.Profile{}, usageErrorf("profile %q: %v", ref, err)
 	}
-	return profileFromStore(ctx, st, p)
+	return profileFromStore(ctx, st, p, includeSuspect)
 }
 
-func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (report.Profile, error) {
+// profileFromStore builds the report model of p. Suspect runs are shown
+// but left out of the statistics, peaks and verdicts unless
+// includeSuspect is set.
+func profileFromStore(ctx context.Context, st *store.Store, p store.Profile, includeSuspect bool) (report.Profile, error) {
 	runs, err := st.ListRuns(ctx, store.RunFilter{Kind: store.KindRun, ProfileID: p.ID})
 	if err != nil {
 		return report.Profile{}, withCode(exitStore, fmt.Errorf("read the runs of profile %d: %w", p.ID, err))
@@ -59,10 +62,11 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (re
 			s = &stepRuns{vus: r.VUs, step: r.Step}
 			bySteps[r.Step] = s
 		}
+		suspect := r.Status == store.StatusSuspect
 		s.repeats = append(s.repeats, report.Repeat{RunID: r.ID, NOPM: res.NOPM, TPM: res.TPM,
-			Partial: res.Partial || r.Status != store.StatusOK})
+			Partial: res.Partial || (r.Status != store.StatusOK && !suspect), Suspect: suspect, Reasons: res.Suspect})
 		s.ids = append(s.ids, r.ID)
-		if !res.Partial && r.Status == store.StatusOK {
+		if !res.Partial && (r.Status == store.StatusOK || suspect && includeSuspect) {
 			s.monitors = append(s.monitors, sum.Monitor)
 		}
 	}
@@ -86,7 +90,7 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (re
 				}
 			}
 		}
-		step := report.NewStep(s.vus, s.repeats, lat)
+		step := report.NewStepWith(s.vus, s.repeats, lat, includeSuspect)
 		step.Host = hostFigures(s.monitors)
 		out.Steps = append(out.Steps, step)
 	}
@@ -98,7 +102,7 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (re
 			continue
 		}
 		for _, r := range s.repeats {
-			if r.Partial {
+			if r.Partial || r.Suspect && !includeSuspect {
 				continue
 			}
 			series, err := stepSeries(ctx, st, r.RunID, st0.VUs, st0.Host.DataDevice)
@@ -114,13 +118,13 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (re
 }
 
 // loadProfiles loads every reference, for compare, report and export.
-func loadProfiles(ctx context.Context, st *store.Store, refs []string) ([]report.Profile, error) {
+func loadProfiles(ctx context.Context, st *store.Store, refs []string, includeSuspect bool) ([]report.Profile, error) {
 	if len(refs) == 0 {
 		return nil, usageErrorf("name at least one profile (a --label or a profile id; see `oltplab results list`)")
 	}
 	var ps []report.Profile
 	for _, ref := range refs {
-		p, err := loadProfile(ctx, st, ref)
+		p, err := loadProfile(ctx, st, ref, includeSuspect)
 		if err != nil {
 			return nil, err
 		}
@@ -138,10 +142,10 @@ func (a *app) printProfileSummary(ctx context.Context, st *store.Store, id int64
 	if err != nil {
 		return withCode(exitStore, fmt.Errorf("read profile %d: %w", id, err))
 	}
-	rp, err := profileFromStore(ctx, st, p)
+	rp, err := profileFromStore(ctx, st, p, false)
 	if err != nil {
 		return err
 	}
-	printProfileTable(a.out(), rp)
+	printProfileTable(a.out(), rp, a.red)
 	return nil
 }

@@ -13,12 +13,14 @@ const reportSynopsis = "report PROFILE... -o FILE.html [--format html|md]"
 
 func runReport(ctx context.Context, a *app, args []string) error {
 	var (
-		sf     storeFlags
-		format string
-		output string
+		sf             storeFlags
+		format         string
+		output         string
+		includeSuspect bool
 	)
 	fs := newFlagSet("report")
 	sf.register(fs, a.env)
+	registerIncludeSuspect(fs, &includeSuspect)
 	fs.StringVar(&format, "format", "html", "html (one self-contained file, charts work offline) or md (Markdown tables)")
 	fs.StringVar(&output, "o", "", "write the report to `FILE` (default: standard output)")
 	refs, err := a.parseWithArgs(fs, reportSynopsis, args)
@@ -29,7 +31,7 @@ func runReport(ctx context.Context, a *app, args []string) error {
 	if write == nil {
 		return usageErrorf("report: unknown --format %q (want html or md)", format)
 	}
-	if err := a.renderProfiles(ctx, sf, refs, output, write); err != nil {
+	if err := a.renderProfiles(ctx, sf, refs, includeSuspect, output, write); err != nil {
 		return err
 	}
 	if output != "" {

@@ -3,10 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -88,7 +90,26 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
 			r.Status, prof, r.Label, vus, r.Target, headline(r))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if r.Status == store.StatusSuspect {
+			fmt.Fprintln(w, a.red(fmt.Sprintf("result %d is suspect: %s", r.ID, strings.Join(suspectReasons(r), "; "))))
+		}
+	}
+	return nil
+}
+
+// suspectReasons reads why a stored run is suspect from its summary.
+func suspectReasons(r store.Run) []string {
+	var s struct {
+		Suspect []string `json:"suspect"`
+	}
+	if len(r.Summary) == 0 || json.Unmarshal(r.Summary, &s) != nil || len(s.Suspect) == 0 {
+		return []string{"no reason recorded"}
+	}
+	return s.Suspect
 }
 
 // headline is the one figure that best describes a stored result.
@@ -170,6 +191,11 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 	if r.Error != "" {
 		fmt.Fprintf(w, "  error    %s\n", r.Error)
 	}
+	if r.Status == store.StatusSuspect {
+		for _, reason := range suspectReasons(r) {
+			fmt.Fprintln(w, a.red("  SUSPECT  "+reason))
+		}
+	}
 	if h := headline(r); h != "" {
 		fmt.Fprintf(w, "  result   %s\n", h)
 	}
@@ -199,12 +225,14 @@ func printFlat(w io.Writer, title string, m map[string]string) {
 
 func resultsExport(ctx context.Context, a *app, args []string) error {
 	var (
-		sf     storeFlags
-		format string
-		output string
+		sf             storeFlags
+		format         string
+		output         string
+		includeSuspect bool
 	)
 	fs := newFlagSet("results export")
 	sf.register(fs, a.env)
+	registerIncludeSuspect(fs, &includeSuspect)
 	fs.StringVar(&format, "format", "csv", "csv (one row per profile, step and repeat) or json")
 	fs.StringVar(&output, "o", "", "write to `FILE` instead of standard output")
 	refs, err := a.parseWithArgs(fs, "results export PROFILE... [--format csv|json] [-o FILE]", args)
@@ -215,18 +243,18 @@ func resultsExport(ctx context.Context, a *app, args []string) error {
 	if write == nil {
 		return usageErrorf("results export: unknown --format %q (want csv or json)", format)
 	}
-	return a.renderProfiles(ctx, sf, refs, output, write)
+	return a.renderProfiles(ctx, sf, refs, includeSuspect, output, write)
 }
 
 // renderProfiles loads profiles and writes them with one renderer, to a
 // file (written whole, then renamed) or to stdout.
-func (a *app) renderProfiles(ctx context.Context, sf storeFlags, refs []string, output string, write func(io.Writer, report.Input) error) error {
+func (a *app) renderProfiles(ctx context.Context, sf storeFlags, refs []string, includeSuspect bool, output string, write func(io.Writer, report.Input) error) error {
 	st, err := a.openStore(ctx, sf)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	ps, err := loadProfiles(ctx, st, refs)
+	ps, err := loadProfiles(ctx, st, refs, includeSuspect)
 	if err != nil {
 		return err
 	}
@@ -260,4 +288,11 @@ func writeFileAtomic(path string, fill func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// registerIncludeSuspect adds --include-suspect to a command that reads
+// profiles.
+func registerIncludeSuspect(fs *flag.FlagSet, v *bool) {
+	fs.BoolVar(v, "include-suspect", false,
+		"count runs stored as suspect (their database figures disagreed with the driver's own counts) in statistics, peaks and verdicts")
 }

@@ -42,7 +42,7 @@ func (o *runOptions) register(fs *flag.FlagSet, a *app) {
 	fs.DurationVar(&o.driver.Rampup, "rampup", d.Rampup, "ramp-up before each measured window (executed, not measured)")
 	fs.DurationVar(&o.driver.Duration, "duration", d.Duration, "measured window of each step")
 	fs.DurationVar(&o.driver.Grace, "grace", d.Grace, "time in-flight transactions get to finish after the window (not measured)")
-	fs.IntVar(&o.repeat, "repeat", 1, "run each step `N` times (mean, spread and 95% confidence interval per step)")
+	fs.IntVar(&o.repeat, "repeat", 1, "run each step `N` times (mean, spread and 95% confidence interval per step; 3 or more: two repeats give an interval too wide to conclude anything)")
 	fs.BoolVar(&o.interleave, "interleave", false, "with --repeat: run the whole sequence once per repeat, alternating direction, to spread drift")
 	fs.StringVar(&o.label, "label", "", "name of this profile, for `oltplab compare` and `oltplab report` (e.g. nvme)")
 	fs.Uint64Var(&o.driver.Seed, "seed", 0, "random seed (default: drawn and recorded with the result)")

@@ -27,7 +27,9 @@ var csvHeader = func() []string {
 		}
 	}
 	h = append(h, "peak_vus", "peak_nopm", "knee_vus")
-	return append(h, hostCSVHeader()...)
+	h = append(h, hostCSVHeader()...)
+	// Appended later: the run's cross-check verdict.
+	return append(h, "suspect", "suspect_reasons")
 }()
 
 // hostCSVHeader names the host columns: CPU, data disk, one share column
@@ -112,6 +114,11 @@ func CSV(w io.Writer, in Input) error {
 						csvFloat(r.NOPM), csvFloat(r.TPM), perVU)
 				}
 				rec = append(append(append(rec, summaries...), ratio...), tail...)
+				if len(s.Repeats) == 0 {
+					rec = append(rec, "", "")
+				} else {
+					rec = append(rec, strconv.FormatBool(r.Suspect), strings.Join(r.Reasons, "; "))
+				}
 				if err := cw.Write(rec); err != nil {
 					return fmt.Errorf("write csv row for %s at %d VUs: %w", p.Name, s.VUs, err)
 				}

@@ -108,5 +108,8 @@ func (c cell) Class(right bool) string {
 	if c.Dim {
 		add("ns")
 	}
+	if c.Bad {
+		add("bad")
+	}
 	return s
 }

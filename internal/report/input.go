@@ -63,6 +63,14 @@ type Repeat struct {
 	// Partial marks a run that did not complete its timed window (it was
 	// interrupted or failed); it is shown but not summarised.
 	Partial bool `json:"partial"`
+	// Suspect marks a run whose database figures disagreed with the
+	// driver's own counts (Reasons says how). It is shown, in red, but not
+	// summarised, so it takes no part in peaks and verdicts, unless the
+	// step was made with NewStepWith(..., true).
+	Suspect bool     `json:"suspect,omitempty"`
+	Reasons []string `json:"suspect_reasons,omitempty"`
+	// Counted marks a suspect repeat the caller chose to summarise.
+	Counted bool `json:"counted,omitempty"`
 }
 
 // LatencyFigures are the latency percentiles of one transaction kind.
@@ -71,13 +79,23 @@ type LatencyFigures struct {
 	P99Millis float64 `json:"p99_ms"`
 }
 
-// NewStep summarises the complete (non-partial) repeats of one step:
-// NOPM, TPM and TPM per virtual user, each with profile.Summarize.
+// NewStep summarises the complete (non-partial) repeats of one step that
+// are not suspect: NOPM, TPM and TPM per virtual user, each with
+// profile.Summarize.
 func NewStep(vus int, repeats []Repeat, latency map[string]LatencyFigures) Step {
+	return NewStepWith(vus, repeats, latency, false)
+}
+
+// NewStepWith is NewStep that also summarises the suspect repeats when
+// countSuspect is set (marking them Counted).
+func NewStepWith(vus int, repeats []Repeat, latency map[string]LatencyFigures, countSuspect bool) Step {
 	var nopm, tpm, perVU []float64
-	for _, r := range repeats {
-		if r.Partial {
+	for i, r := range repeats {
+		if r.Partial || r.Suspect && !countSuspect {
 			continue
+		}
+		if r.Suspect {
+			repeats[i].Counted = true
 		}
 		nopm = append(nopm, r.NOPM)
 		tpm = append(tpm, r.TPM)

@@ -65,6 +65,10 @@ type Result struct {
 	WallSeconds       float64  `json:"wall_seconds"`
 	SamplerCPUPct     float64  `json:"sampler_cpu_pct"`
 	Warnings          []string `json:"warnings,omitempty"`
+	// DBStatements counts the statements the wait probe ran on the target
+	// database (each a transaction of its own in the server's counters),
+	// so that a cross-check of those counters can allow for them.
+	DBStatements int64 `json:"db_statements"`
 }
 
 // Sampler runs until Stop.
@@ -83,6 +87,7 @@ type Sampler struct {
 	cpuInterval time.Duration // since the last sampler_cpu_pct sample
 	source      string
 	roles       map[string][]string
+	statements  int64 // run by the wait probe on the database
 }
 
 // timed is a sample before its time is made relative to Start.
@@ -160,6 +165,7 @@ func (s *Sampler) Stop() Result {
 		SamplerCPUSeconds: s.cpu.Seconds(),
 		WallSeconds:       wall.Seconds(),
 		Warnings:          s.warnings,
+		DBStatements:      s.statements,
 	}
 	if wall > 0 {
 		r.SamplerCPUPct = 100 * s.cpu.Seconds() / wall.Seconds()
@@ -182,6 +188,13 @@ func (s *Sampler) add(at time.Time, src store.Source, metric, device string, v f
 func (s *Sampler) addBatch(b []timed) {
 	s.mu.Lock()
 	s.samples = append(s.samples, b...)
+	s.mu.Unlock()
+}
+
+// countStatements records n statements run on the database.
+func (s *Sampler) countStatements(n int64) {
+	s.mu.Lock()
+	s.statements += n
 	s.mu.Unlock()
 }
 

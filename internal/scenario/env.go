@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/load"
@@ -95,6 +96,35 @@ func (e *RunError) Error() string {
 	return fmt.Sprintf("run: %v (what was measured is stored as run %d, marked %s)", e.Err, e.RunID, e.Status)
 }
 func (e *RunError) Unwrap() error { return e.Err }
+
+// SuspectError is a profile whose every run was measured and stored, but
+// some of whose figures cannot be trusted: the database's counters
+// disagreed with the driver's own counts (driver.Result.CheckCounters).
+// Those runs are stored with status suspect and their reasons.
+type SuspectError struct {
+	Runs  []SuspectRun
+	Total int // runs of the profile
+}
+
+// SuspectRun is one suspect run and why.
+type SuspectRun struct {
+	RunID   int64
+	VUs     int
+	Reasons []string
+}
+
+func (e *SuspectError) Error() string {
+	if len(e.Runs) == 0 {
+		return "no suspect run"
+	}
+	r := e.Runs[0]
+	msg := fmt.Sprintf("%d of %d run(s) suspect, stored marked suspect and left out of peaks and verdicts: run %d (%d VUs): %s",
+		len(e.Runs), e.Total, r.RunID, r.VUs, strings.Join(r.Reasons, "; "))
+	if len(e.Runs) > 1 {
+		msg += fmt.Sprintf(" (and %d more; see `oltplab results list`)", len(e.Runs)-1)
+	}
+	return msg
+}
 
 // UnsupportedError is a requested ability the target's dialect lacks
 // (e.g. a checkpoint before each step on a dialect that cannot checkpoint).

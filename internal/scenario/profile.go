@@ -41,6 +41,9 @@ type ProfileOutcome struct {
 	Partial bool
 	// Measured reports whether at least one run returned a result.
 	Measured bool
+	// Suspect lists the runs whose database figures disagreed with the
+	// driver's own counts (stored with status suspect).
+	Suspect []SuspectRun
 }
 
 // Profile runs every step and repeat of o on db as one stored profile. A
@@ -69,7 +72,7 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		"grace_seconds": d.Grace.Seconds(), "seed": d.Seed, "style": d.Style.String(),
 		"all_warehouses": d.AllWarehouses, "max_retries": d.MaxRetries,
 		"warehouses": meta.Warehouses, "dialect": db.Name(), "target": tg.String(),
-		"mode": Mode,
+		"mode": Mode, "deck": tpcc.DeckDescription(),
 	}
 	pid, err := e.Store.CreateProfile(ctx, store.Profile{Label: o.Label, Params: JSON(params), Context: JSON(rc)})
 	if err != nil {
@@ -78,6 +81,7 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 	out := ProfileOutcome{ID: pid}
 	slots := profile.Order(len(o.Steps), o.Repeat, o.Interleave)
 	var runErr error
+	var suspect SuspectError
 	for i, slot := range slots {
 		rd := o.Driver
 		rd.VUs = o.Steps[slot.Step]
@@ -100,6 +104,9 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 			if res.Partial {
 				out.Partial = true
 			}
+			if res.IsSuspect() {
+				suspect.Runs = append(suspect.Runs, SuspectRun{RunID: id, VUs: rd.VUs, Reasons: res.Suspect})
+			}
 		}
 		if err != nil || ctx.Err() != nil {
 			runErr = err
@@ -116,7 +123,10 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		status = store.StatusFailed
 	case runErr != nil || out.Partial || ctx.Err() != nil:
 		status = store.StatusPartial
+	case len(suspect.Runs) > 0:
+		status = store.StatusSuspect
 	}
+	out.Suspect = suspect.Runs
 	if err := e.Store.FinishProfile(fctx, pid, status); err != nil {
 		return out, errors.Join(runErr, storeErr("record the profile result", err))
 	}
@@ -126,6 +136,10 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 	if err := ctx.Err(); err != nil {
 		out.Partial = true
 		return out, err
+	}
+	if len(suspect.Runs) > 0 {
+		suspect.Total = len(out.Runs)
+		return out, &suspect
 	}
 	return out, nil
 }
@@ -159,6 +173,9 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 		smp.SetStart(res.Window.Start)
 		m, samples := StopSampling(smp, time.Duration(res.Window.Seconds*float64(time.Second)))
 		mon, hostSamples = &m, samples
+		// The database's figures must agree with the driver's own counts,
+		// allowing for what the samplers ran on the database meanwhile.
+		res.CheckCounters(m.SamplerDBStatements)
 	} else {
 		smp.Stop()
 	}
@@ -169,6 +186,10 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 	switch {
 	case rerr != nil && res == nil:
 		status = store.StatusFailed
+	case res != nil && res.IsSuspect():
+		// Wrong figures outrank an incomplete window: neither is usable,
+		// and this one would otherwise look like a measurement.
+		status = store.StatusSuspect
 	case rerr != nil || (res != nil && res.Partial):
 		status = store.StatusPartial
 	}

@@ -17,6 +17,9 @@ type MonitorSummary struct {
 	WaitSource        string              `json:"wait_source,omitempty"`
 	SamplerCPUSeconds float64             `json:"sampler_cpu_seconds"`
 	Warnings          []string            `json:"warnings,omitempty"`
+	// SamplerDBStatements counts the statements the samplers ran on the
+	// target database (allowed for when its counters are cross-checked).
+	SamplerDBStatements int64 `json:"sampler_db_statements"`
 }
 
 // StartSampling starts the host sampler (and the database's, when db is
@@ -38,6 +41,8 @@ func StopSampling(s *sampler.Sampler, window time.Duration) (MonitorSummary, []s
 		WaitSource:        r.WaitSource,
 		SamplerCPUSeconds: r.SamplerCPUSeconds,
 		Warnings:          r.Warnings,
+
+		SamplerDBStatements: r.DBStatements,
 	}
 	m.SamplerCPUPct = r.SamplerCPUPct
 	return m, r.Samples

@@ -107,8 +107,10 @@ func (d *Database) connect(ctx context.Context) (*pgx.Conn, error) {
 func (d *Database) Name() string { return "postgres" }
 
 // Caps: stored procedures, unlimited load workers, exact NUMERIC money.
+// pg_stat_database lags: a backend publishes its transaction counts when
+// it goes idle at most once a second (PGSTAT_MIN_INTERVAL).
 func (d *Database) Caps() dialect.Capabilities {
-	return dialect.Capabilities{Procedures: true, MaxLoadWorkers: 0, MoneyTolerance: 0}
+	return dialect.Capabilities{Procedures: true, MaxLoadWorkers: 0, MoneyTolerance: 0, TxCountLag: time.Second}
 }
 
 // Close closes the metadata connection, if one was opened.
