@@ -57,3 +57,19 @@ func TestRepeatHelpRecommendsThree(t *testing.T) {
 		t.Errorf("run --help does not recommend 3 or more repeats:\n%s", r.out)
 	}
 }
+
+// TestQuickstartHelpDefaults: quickstart --help listed run's defaults
+// (5m0s, 2m0s, "4") instead of its own (10s, 3s, 1,2,4).
+func TestQuickstartHelpDefaults(t *testing.T) {
+	r := oltplab(t, storeEnv(t), "quickstart", "--help")
+	for _, want := range []string{"(default 10s)", "(default 3s)", `(default "1,2,4")`, "(default 5s)"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("quickstart --help lacks %s", want)
+		}
+	}
+	for _, bad := range []string{"5m0s", "2m0s", `(default "4")`} {
+		if strings.Contains(r.out, bad) {
+			t.Errorf("quickstart --help shows run's default %s", bad)
+		}
+	}
+}
