@@ -126,6 +126,11 @@ func exitCode(err error) int {
 	if errors.Is(err, dialect.ErrUnknownScheme) {
 		return exitUsage
 	}
+	if errors.Is(err, dialect.ErrNoDatabase) {
+		// The server is there, the database is not: the target is wrong
+		// (or not created yet), not its schema.
+		return exitConnect
+	}
 	switch dialect.ClassOf(err) {
 	case dialect.ClassConnection:
 		return exitConnect

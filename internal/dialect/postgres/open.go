@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/oltplab/oltplab/internal/dialect"
 )
@@ -71,6 +72,13 @@ func open(ctx context.Context, t dialect.Target) (*Database, error) {
 	d := &Database{cfg: cfg, target: target}
 	conn, err := d.connect(ctx)
 	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == stateInvalidCatalogName {
+			// pgx's text repeats every address and TLS attempt: say only this.
+			return nil, &dialect.Error{Class: dialect.ClassUndefinedObject, Op: op,
+				Err: fmt.Errorf("%w: %q does not exist on %s:%d: create it first (CREATE DATABASE %s, or createdb)",
+					dialect.ErrNoDatabase, cfg.Database, cfg.Host, cfg.Port, quoteIdent(cfg.Database))}
+		}
 		return nil, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))

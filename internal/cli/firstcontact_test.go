@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/oltplab/oltplab/internal/dbtest"
+	"github.com/oltplab/oltplab/internal/dialect"
+)
+
+// TestMissingDatabase: build on a database the server does not have
+// failed with the driver's TLS attempts in the message and exit 5 (as if
+// the schema were missing). It exits 3 and says how to create it.
+func TestMissingDatabase(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		target func(testing.TB) dialect.Target
+		create string
+	}{
+		{"postgres", dbtest.Postgres, `CREATE DATABASE "no_such_db"`},
+		{"mysql", dbtest.MySQL, "CREATE DATABASE `no_such_db`"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			u, err := url.Parse(dbtest.RawURL(c.target(t)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			u.Path = "/no_such_db"
+			q := u.Query()
+			q.Del("sslmode") // as a user types it: pgx then tries TLS first
+			u.RawQuery = q.Encode()
+			r := oltplab(t, storeEnv(t), "build", "--target", u.String())
+			if r.code != exitConnect {
+				t.Errorf("exit %d, want %d", r.code, exitConnect)
+			}
+			if !strings.Contains(r.err, c.create) {
+				t.Errorf("stderr %q does not say how to create the database (%s)", r.err, c.create)
+			}
+			if strings.Contains(r.err, "tls") || strings.Contains(r.err, "TLS") {
+				t.Errorf("stderr carries the driver's TLS attempts: %q", r.err)
+			}
+		})
+	}
+}
+
+// TestTargetGivenTwice: a repeated --target silently kept the last one.
+func TestTargetGivenTwice(t *testing.T) {
+	r := oltplab(t, storeEnv(t), "run", "--target", "sqlite:a.db", "--target", "postgres://u:s3cret@127.0.0.1/x")
+	if r.code != exitUsage {
+		t.Errorf("exit %d, want %d", r.code, exitUsage)
+	}
+	if !strings.Contains(r.err, "--target given twice") {
+		t.Errorf("stderr %q does not say --target was given twice", r.err)
+	}
+	if strings.Contains(r.err, "s3cret") {
+		t.Errorf("stderr shows the password")
+	}
+	// The environment's target is a default, not a first value.
+	env := append(storeEnv(t), "OLTPLAB_TARGET=sqlite:env.db")
+	if r := oltplab(t, env, "run", "--target", "sqlite:"+t.TempDir()+"/flag.db", "--duration", "1s"); r.code == exitUsage {
+		t.Errorf("--target over OLTPLAB_TARGET refused: %q", r.err)
+	}
+}
