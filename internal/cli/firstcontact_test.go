@@ -62,3 +62,26 @@ func TestTargetGivenTwice(t *testing.T) {
 		t.Errorf("--target over OLTPLAB_TARGET refused: %q", r.err)
 	}
 }
+
+// TestResultsShowAndProfiles: results show printed no latency table
+// without --json, and results list --kind profile was refused.
+func TestResultsShowAndProfiles(t *testing.T) {
+	env := storeEnv(t)
+	target := "sqlite:" + t.TempDir() + "/tpcc.db"
+	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
+		t.Fatalf("build: exit %d", r.code)
+	}
+	if r := oltplab(t, env, "run", "--target", target, "--vus", "1", "--rampup", "0s", "--duration", "1s", "--label", "lat"); r.code != 0 {
+		t.Fatalf("run: exit %d", r.code)
+	}
+	r := oltplab(t, env, "results", "show", "2")
+	for _, want := range []string{"p99 ms", "new_order", "stock_level", "NOPM"} {
+		if r.code != 0 || !strings.Contains(r.out, want) {
+			t.Errorf("results show 2: exit %d, lacks %q", r.code, want)
+		}
+	}
+	r = oltplab(t, env, "results", "list", "--kind", "profile")
+	if r.code != 0 || !strings.Contains(r.out, "lat") || !strings.Contains(r.out, "1 ok") {
+		t.Errorf("results list --kind profile: exit %d, want the profile 'lat' with its run", r.code)
+	}
+}

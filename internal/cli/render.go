@@ -39,18 +39,7 @@ func (a *app) printRunResult(r *driver.Result, id int64, storePath string, tg di
 	}
 	fmt.Fprintln(w)
 
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "transaction\tcompleted\trolled back\tretried\tfailed\tmix %\tp50 ms\tp90 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\t")
-	for _, k := range r.Kinds {
-		var failed int64
-		for _, n := range k.Failed {
-			failed += n
-		}
-		l := k.LatencyMicros
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", k.Kind, k.Completed, k.RolledBack, k.Retried,
-			failed, r.MixPct[k.Kind], ms(l.P50), ms(l.P90), ms(l.P95), ms(l.P99), ms(l.P999), ms(l.Max))
-	}
-	tw.Flush()
+	printKindsTable(w, r)
 	if len(r.ErrorsByClass) > 0 {
 		var parts []string
 		for c, n := range r.ErrorsByClass {
@@ -60,9 +49,12 @@ func (a *app) printRunResult(r *driver.Result, id int64, storePath string, tg di
 	}
 
 	fmt.Fprintf(w, "\naudit figures (TPC-C 9.2 and 5.2.3):\n")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, f := range r.AuditFigures {
 		verdict := auditVerdict(f)
+		if strings.HasPrefix(verdict, "BELOW") || strings.HasPrefix(verdict, "OUT OF") {
+			verdict = a.red(verdict) // the last column: colour codes cannot upset the alignment
+		}
 		fmt.Fprintf(tw, "  %s\t%.3f\t[%g, %g]\t%d samples\t%s\n", f.Name, f.Value, f.Lo, f.Hi, f.Samples, verdict)
 	}
 	tw.Flush()
@@ -98,6 +90,23 @@ func auditVerdict(f tpcc.Figure) string {
 		}
 	}
 	return "OUT OF BOUNDS"
+}
+
+// printKindsTable prints each transaction kind's counts, share of the
+// mix and latency percentiles.
+func printKindsTable(w io.Writer, r *driver.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "transaction\tcompleted\trolled back\tretried\tfailed\tmix %\tp50 ms\tp90 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\t")
+	for _, k := range r.Kinds {
+		var failed int64
+		for _, n := range k.Failed {
+			failed += n
+		}
+		l := k.LatencyMicros
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", k.Kind, k.Completed, k.RolledBack, k.Retried,
+			failed, r.MixPct[k.Kind], ms(l.P50), ms(l.P90), ms(l.P95), ms(l.P99), ms(l.P999), ms(l.Max))
+	}
+	tw.Flush()
 }
 
 // agreement says how the database's figures compare with the driver's

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
@@ -49,21 +50,24 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 	)
 	fs := newFlagSet("results list")
 	sf.register(fs, a.env)
-	fs.StringVar(&kind, "kind", "", "only results of this kind: build, run, check, monitor")
+	fs.StringVar(&kind, "kind", "", "only results of this kind: build, run, check, monitor, or profile (the sweeps that group runs)")
 	fs.StringVar(&label, "label", "", "only runs with this label")
 	fs.IntVar(&limit, "limit", 50, "at most `N` results, newest first (0: all)")
 	fs.BoolVar(&asJSON, "json", false, "print as JSON")
 	if err := a.parseFlags(fs, "results list [--kind K] [--label L] [--limit N]", args); err != nil {
 		return helpOK(err)
 	}
-	if kind != "" && !store.Kind(kind).Valid() {
-		return usageErrorf("results list: unknown kind %q (want build, run, check or monitor)", kind)
+	if kind != "" && kind != kindProfile && !store.Kind(kind).Valid() {
+		return usageErrorf("results list: unknown kind %q (want build, run, check, monitor or profile)", kind)
 	}
 	st, err := a.openStore(ctx, sf)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if kind == kindProfile {
+		return a.listProfiles(ctx, st, label, limit, asJSON)
+	}
 	runs, err := st.ListRuns(ctx, store.RunFilter{Kind: store.Kind(kind), Label: label, Limit: limit})
 	if err != nil {
 		return withCode(exitStore, fmt.Errorf("list results: %w", err))
@@ -110,6 +114,48 @@ func suspectReasons(r store.Run) []string {
 		return []string{"no reason recorded"}
 	}
 	return s.Suspect
+}
+
+// kindProfile lists profiles (virtual-user sweeps) rather than runs.
+const kindProfile = "profile"
+
+// listProfiles prints the stored profiles, newest first, with their
+// steps and the number of runs in each state.
+func (a *app) listProfiles(ctx context.Context, st *store.Store, label string, limit int, asJSON bool) error {
+	ps, err := st.ListProfiles(ctx, store.ProfileFilter{Label: label, Limit: limit})
+	if err != nil {
+		return withCode(exitStore, fmt.Errorf("list profiles: %w", err))
+	}
+	if asJSON {
+		return writeJSON(a.out(), ps)
+	}
+	w := a.out()
+	if len(ps) == 0 {
+		fmt.Fprintf(w, "no profiles in %s yet\n", st.Path())
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tCREATED\tSTATUS\tLABEL\tVUS\tREPEAT\tRUNS\tTARGET")
+	for _, p := range ps {
+		runs, err := st.ListRuns(ctx, store.RunFilter{Kind: store.KindRun, ProfileID: p.ID})
+		if err != nil {
+			return withCode(exitStore, fmt.Errorf("list the runs of profile %d: %w", p.ID, err))
+		}
+		byStatus := map[store.Status]int{}
+		for _, r := range runs {
+			byStatus[r.Status]++
+		}
+		var counts []string
+		for _, s := range []store.Status{store.StatusOK, store.StatusSuspect, store.StatusPartial, store.StatusFailed, store.StatusRunning} {
+			if n := byStatus[s]; n > 0 {
+				counts = append(counts, fmt.Sprintf("%d %s", n, s))
+			}
+		}
+		params := flatten(p.Params)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.CreatedAt.Local().Format("2006-01-02 15:04:05"), p.Status,
+			p.Label, params["vus_spec"], params["repeat"], strings.Join(counts, ", "), params["target"])
+	}
+	return tw.Flush()
 }
 
 // headline is the one figure that best describes a stored result.
@@ -198,6 +244,19 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 	}
 	if h := headline(r); h != "" {
 		fmt.Fprintf(w, "  result   %s\n", h)
+	}
+	if r.Kind == store.KindRun && len(r.Summary) > 0 {
+		var res driver.Result
+		if err := json.Unmarshal(r.Summary, &res); err == nil && len(res.Kinds) > 0 {
+			fmt.Fprintf(w, "  NOPM %s from %s; TPM %s from %s; driver's own counts: NOPM %s, TPM %s%s\n",
+				thousands(res.NOPM), res.NOPMSource, thousands(res.TPM), res.TPMSource,
+				thousands(res.DriverNOPM), thousands(res.DriverTPM), agreement(&res))
+			for _, warn := range res.Warnings {
+				fmt.Fprintf(w, "  note: %s\n", warn)
+			}
+			fmt.Fprintln(w)
+			printKindsTable(w, &res)
+		}
 	}
 	var withMonitor struct {
 		Monitor *scenario.MonitorSummary `json:"monitor"`
