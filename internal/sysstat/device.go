@@ -18,21 +18,21 @@ type Device struct {
 	MountSource  string // e.g. /dev/nvme0n1p2, overlay, server:/export
 	MountOptions string
 
-	Name       string   // block device holding the file system, e.g. nvme0n1p2; empty when none
-	Major      uint32   // of Name
-	Minor      uint32   // of Name
-	Disk       string   // whole disk holding Name (Name itself when not a partition)
-	Model      string   // the disk's model, when the driver reports one
-	Driver     string   // the disk's driver, e.g. nvme, sd, virtio_blk
-	Rotational bool     // what the kernel reports (queue/rotational); a virtual disk reports what the hypervisor passes on: see Medium
+	Name       string // block device holding the file system, e.g. nvme0n1p2; empty when none
+	Major      uint32 // of Name
+	Minor      uint32 // of Name
+	Disk       string // whole disk holding Name (Name itself when not a partition)
+	Model      string // the disk's model, when the driver reports one
+	Driver     string // the disk's driver, e.g. nvme, sd, virtio_blk
+	Rotational bool   // what the kernel reports (queue/rotational); a virtual disk reports what the hypervisor passes on: see Medium
 	// Medium says what Rotational tells of the storage: the kernel's
 	// report for a physical disk, "unknown" for a virtual one (virtio,
 	// Xen, Hyper-V, VMware), whose rotational flag says nothing of the
 	// SSD or HDD underneath; empty without a block device.
-	Medium string
-	SizeBytes  int64    // size of Name
-	Scheduler  string   // the disk's active I/O scheduler, e.g. none, mq-deadline
-	Slaves     []string // devices under a device-mapper or md disk, e.g. [nvme0n1p3]
+	Medium    string
+	SizeBytes int64    // size of Name
+	Scheduler string   // the disk's active I/O scheduler, e.g. none, mq-deadline
+	Slaves    []string // devices under a device-mapper or md disk, e.g. [nvme0n1p3]
 }
 
 // devNum is a device number, major:minor.
