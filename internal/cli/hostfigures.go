@@ -21,6 +21,9 @@ func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
 			continue
 		}
 		n++
+		if m.HostRole != "" && !m.DatabaseHostMeasured {
+			h.LoadGeneratorOnly, h.DatabaseHost = true, m.DatabaseAddress
+		}
 		h.CPUBusyPct += m.CPU.BusyPct
 		h.CPUIdlePct += m.CPU.IdlePct
 		h.CPUIOWaitPct += m.CPU.IOWaitPct

@@ -8,6 +8,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/scenario"
 )
 
 func noColour(s string) string { return s }
@@ -71,5 +72,17 @@ func TestQuickstartHelpDefaults(t *testing.T) {
 		if strings.Contains(r.out, bad) {
 			t.Errorf("quickstart --help shows run's default %s", bad)
 		}
+	}
+}
+
+// TestMonitorSummaryRemote: host figures of a run on a remote database are
+// labelled as the load generator's.
+func TestMonitorSummaryRemote(t *testing.T) {
+	var out bytes.Buffer
+	a := &app{stdio: Stdio{Out: &out}, env: Env{}}
+	a.printMonitorSummary(scenario.MonitorSummary{HostRole: "load generator only", DatabaseAddress: "10.0.0.5"})
+	if !strings.Contains(out.String(), "load generator host (this machine) during the window") ||
+		!strings.Contains(out.String(), "the database at 10.0.0.5 runs on another machine") {
+		t.Errorf("remote host figures not labelled:\n%s", out.String())
 	}
 }

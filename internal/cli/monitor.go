@@ -15,8 +15,14 @@ import (
 func (a *app) printMonitorSummary(m scenario.MonitorSummary) {
 	w := a.out()
 	c := m.CPU
-	fmt.Fprintf(w, "\nhost during the window (%d s sampled): CPU busy %.1f%% (user %.1f, system %.1f), idle %.1f%%, iowait %.1f%%, steal %.1f%%\n",
-		m.Seconds, c.BusyPct, c.UserPct, c.SystemPct, c.IdlePct, c.IOWaitPct, c.StealPct)
+	host := "host"
+	if m.HostRole != "" && !m.DatabaseHostMeasured {
+		host = "load generator host (this machine)"
+		fmt.Fprintf(w, "\nnote: the database at %s runs on another machine: the host figures below are the load generator's; the database host was not measured\n",
+			m.DatabaseAddress)
+	}
+	fmt.Fprintf(w, "\n%s during the window (%d s sampled): CPU busy %.1f%% (user %.1f, system %.1f), idle %.1f%%, iowait %.1f%%, steal %.1f%%\n",
+		host, m.Seconds, c.BusyPct, c.UserPct, c.SystemPct, c.IdlePct, c.IOWaitPct, c.StealPct)
 	if len(m.Devices) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "  device\trole\tread IOPS\twrite IOPS\tread MB/s\twrite MB/s\tlatency ms\tp99 of per-second avg ms\tqueue\tutil %\t")

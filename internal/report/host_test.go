@@ -274,3 +274,37 @@ func TestTopWaitClasses(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadGeneratorOnly: with the database on another machine the report
+// called the sampled host's busiest disk "the data device (vda)". It says
+// the figures are the load generator's and the database host was not
+// measured.
+func TestLoadGeneratorOnly(t *testing.T) {
+	in := fixture()
+	for i := range in.Profiles[0].Steps {
+		h := *in.Profiles[0].Steps[i].Host
+		h.LoadGeneratorOnly, h.DatabaseHost, h.DataDevice = true, "10.0.0.5", "vda"
+		in.Profiles[0].Steps[i].Host = &h
+	}
+	var md bytes.Buffer
+	if err := Markdown(&md, in); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	for _, want := range []string{"Load generator (database host not measured) and database: nvme",
+		"The database ran on another machine (10.0.0.5), which was not measured"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Markdown lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "Disk: the data device (vda)") {
+		t.Errorf("Markdown calls the load generator's disk the data device")
+	}
+	var html bytes.Buffer
+	if err := HTML(&html, in); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(html.String(), "its curve is the load generator") {
+		t.Errorf("the disk chart of a remote database does not say whose disk it shows")
+	}
+}

@@ -33,6 +33,10 @@ func (v *view) cpuChart() chartSpec {
 		if !v.hasHost(pi) {
 			continue
 		}
+		if remote, addr := v.loadGeneratorOnly(pi); remote {
+			c.Note += " " + p.Name + ": the database ran on another machine (" + addr +
+				"), which was not measured; its curves are the load generator's CPU."
+		}
 		c.Series = append(c.Series,
 			seriesSpec{Label: p.Name + " idle", Color: color(pi), Role: "value",
 				Values: v.hostValues(pi, func(h *HostFigures) (float64, bool) { return h.CPUIdlePct, true })},
@@ -51,6 +55,10 @@ func (v *view) diskLatencyChart() chartSpec {
 	for pi, p := range v.profiles {
 		if !v.hasHost(pi) {
 			continue
+		}
+		if remote, addr := v.loadGeneratorOnly(pi); remote {
+			c.Note += " " + p.Name + ": the database ran on another machine (" + addr +
+				"), which was not measured; its curve is the load generator's busiest device."
 		}
 		// No I/O in a step leaves no latency: a gap, not a zero.
 		c.Series = append(c.Series,

@@ -74,12 +74,21 @@ func (v *view) hostTable(pi int) table {
 	// a column.
 	deviceColumn := len(devices) > 1
 	note := "Averages over the complete repeats of each step. CPU: share of the host's CPU time. Disk: the data device"
+	if remote, addr := v.loadGeneratorOnly(pi); remote {
+		note = "The database ran on another machine (" + addr + "), which was not measured: CPU and disk figures are " +
+			"the load generator's, the machine oltplab ran on. Averages over the complete repeats of each step. " +
+			"CPU: share of the load generator's CPU time. Disk: its busiest device"
+	}
 	if len(devices) == 1 {
 		note += " (" + slices.Collect(maps.Keys(devices))[0] + ")"
 	}
-	note += "; latency p99 is the " + diskP99Note + ". Wait classes: share of sampled database session time, top three. " +
-		"Average waits: wait times the engine measures itself."
-	t := table{ID: fmt.Sprintf("host-%d", pi), Title: "Host and database: " + p.Name, Note: note,
+	note += "; latency p99 is the " + diskP99Note + ". Wait classes (from the database itself): share of sampled database " +
+		"session time, top three. Average waits: wait times the engine measures itself."
+	title := "Host and database: " + p.Name
+	if remote, _ := v.loadGeneratorOnly(pi); remote {
+		title = "Load generator (database host not measured) and database: " + p.Name
+	}
+	t := table{ID: fmt.Sprintf("host-%d", pi), Title: title, Note: note,
 		Header: []string{"VUs", "CPU busy", "CPU idle", "CPU iowait"},
 		Right:  []bool{true, true, true, true}}
 	if deviceColumn {
@@ -113,4 +122,15 @@ func (v *view) hostTable(pi int) table {
 		t.Rows = append(t.Rows, row{Cells: cells})
 	}
 	return t
+}
+
+// loadGeneratorOnly reports whether profile pi's host figures are the
+// load generator's because the database ran elsewhere, and where.
+func (v *view) loadGeneratorOnly(pi int) (bool, string) {
+	for _, s := range v.profiles[pi].Steps {
+		if s.Host != nil && s.Host.LoadGeneratorOnly {
+			return true, s.Host.DatabaseHost
+		}
+	}
+	return false, ""
 }

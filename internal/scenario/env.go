@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 
 	"github.com/oltplab/oltplab/internal/driver"
@@ -21,6 +22,9 @@ type Env struct {
 	Scrub       func(string) string // removes secrets; nil keeps text as is
 	ToolVersion string
 	Observer    Observer
+	// IsLocalAddress tells whether an address is this machine's (see
+	// Place); nil tests loopback and the interfaces' addresses.
+	IsLocalAddress func(net.IP) bool
 }
 
 func (e *Env) scrub(s string) string {

@@ -171,7 +171,7 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 		// Host and database samples share the driver's time axis: t = 0 is
 		// the start of the measured window.
 		smp.SetStart(res.Window.Start)
-		m, samples := StopSampling(smp, time.Duration(res.Window.Seconds*float64(time.Second)))
+		m, samples := StopSampling(smp, time.Duration(res.Window.Seconds*float64(time.Second)), rc.Placement)
 		mon, hostSamples = &m, samples
 		// The database's figures must agree with the driver's own counts,
 		// allowing for what the samplers ran on the database meanwhile.
