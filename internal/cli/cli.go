@@ -64,6 +64,7 @@ func commands() []command {
 		{"report", "render profiles as one self-contained HTML (or Markdown) report", runReport},
 		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
 		{"results", "list, show and export stored results", runResults},
+		{"clean", "remove the database copy --reset-between keeps (left behind when oltplab was killed)", runClean},
 		{"version", "print the version", runVersion},
 	}
 }

@@ -104,6 +104,10 @@ func exitCode(err error) int {
 	if errors.As(err, &sus) {
 		return exitSuspect
 	}
+	var spe *scenario.SpaceError
+	if errors.As(err, &spe) || errors.Is(err, dialect.ErrInUse) {
+		return exitRunFailed
+	}
 	var ue *scenario.UnsupportedError
 	if errors.As(err, &ue) {
 		return exitUsage

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 
@@ -83,5 +85,45 @@ func TestResultsShowAndProfiles(t *testing.T) {
 	r = oltplab(t, env, "results", "list", "--kind", "profile")
 	if r.code != 0 || !strings.Contains(r.out, "lat") || !strings.Contains(r.out, "1 ok") {
 		t.Errorf("results list --kind profile: exit %d, want the profile 'lat' with its run", r.code)
+	}
+}
+
+// TestResetBetweenDocumentedAndCleanable: --reset-between's copy and its
+// handling of other sessions are in run --help, and oltplab clean removes
+// a copy left behind.
+func TestResetBetweenDocumentedAndCleanable(t *testing.T) {
+	env := storeEnv(t)
+	r := oltplab(t, env, "run", "--help")
+	for _, want := range []string{"Keeps a full copy", "free space", "oltplab clean", "-terminate-sessions", "never another user's",
+		"fresh from oltplab build"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("run --help lacks %q", want)
+		}
+	}
+	dir := t.TempDir()
+	target := "sqlite:" + dir + "/tpcc.db"
+	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
+		t.Fatalf("build: exit %d", r.code)
+	}
+	tg, _ := dialect.ParseTarget(target, "")
+	db, err := dialect.Open(context.Background(), tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.(dialect.Resetter).SaveBaseline(context.Background()); err != nil { // as a killed profile leaves it
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := os.Stat(dir + "/tpcc.db.oltplab-base"); err != nil {
+		t.Fatalf("no baseline copy to clean: %v", err)
+	}
+	if r := oltplab(t, env, "clean", "--target", target); r.code != 0 {
+		t.Fatalf("clean: exit %d", r.code)
+	}
+	if _, err := os.Stat(dir + "/tpcc.db.oltplab-base"); !os.IsNotExist(err) {
+		t.Errorf("the baseline copy is still there after clean: %v", err)
+	}
+	if r := oltplab(t, env, "run", "--target", target, "--terminate-sessions"); r.code != exitUsage {
+		t.Errorf("--terminate-sessions without --reset-between: exit %d, want %d", r.code, exitUsage)
 	}
 }

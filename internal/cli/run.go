@@ -30,7 +30,9 @@ type runOptions struct {
 	quiet      bool // no live lines (quickstart prints its own)
 	checkpoint bool // --checkpoint-before
 	reset      bool // --reset-between
-	driver     driver.Options
+	// terminateSessions: --terminate-sessions
+	terminateSessions bool
+	driver            driver.Options
 }
 
 func (o *runOptions) register(fs *flag.FlagSet, a *app) {
@@ -50,7 +52,14 @@ func (o *runOptions) register(fs *flag.FlagSet, a *app) {
 	fs.BoolVar(&o.clientSQL, "client-sql", false, "send each statement from the client instead of calling stored procedures")
 	fs.IntVar(&o.driver.MaxRetries, "max-retries", d.MaxRetries, "retries of one transaction after a serialization failure, deadlock or lock timeout")
 	fs.BoolVar(&o.checkpoint, "checkpoint-before", false, "write dirty pages and log before each step (PostgreSQL CHECKPOINT; InnoDB flush; SQLite WAL checkpoint)")
-	fs.BoolVar(&o.reset, "reset-between", false, "return the database to its post-build state before each step and repeat (template copy, file copy or table copy), so repeats start equal")
+	fs.BoolVar(&o.reset, "reset-between", false,
+		"return the database to its post-build state before each step and repeat, so repeats start equal. Needs a database "+
+			"fresh from oltplab build (no run since). Keeps a full copy of it while the profile runs (PostgreSQL and MariaDB: "+
+			"database DB_oltplab_base; SQLite: FILE.oltplab-base), after checking the free space when the database is on this "+
+			"machine; the copy is dropped at the end (oltplab clean --target URL removes one left behind). PostgreSQL copies "+
+			"need the database to itself: other sessions make the reset fail, naming them (see --terminate-sessions)")
+	fs.BoolVar(&o.terminateSessions, "terminate-sessions", false,
+		"with --reset-between on PostgreSQL: end the other sessions of the same database user on the database before each reset (never another user's); without it oltplab ends none")
 	fs.BoolVar(&o.json, "json", false, "print results as JSON")
 }
 
@@ -62,6 +71,9 @@ func (o *runOptions) validate() error {
 	o.steps = steps
 	if o.repeat < 1 {
 		return usageErrorf("run: --repeat must be at least 1, got %d", o.repeat)
+	}
+	if o.terminateSessions && !o.reset {
+		return usageErrorf("run: --terminate-sessions goes with --reset-between")
 	}
 	if o.driver.Seed == 0 {
 		o.driver.Seed = drawSeed()
@@ -97,7 +109,7 @@ func runRun(ctx context.Context, a *app, args []string) error {
 func (o runOptions) scenarioOptions() scenario.ProfileOptions {
 	return scenario.ProfileOptions{
 		Label: o.label, Steps: o.steps, VUsSpec: o.vus, Repeat: o.repeat, Interleave: o.interleave,
-		Checkpoint: o.checkpoint, Reset: o.reset, Driver: o.driver,
+		Checkpoint: o.checkpoint, Reset: o.reset, TerminateSessions: o.terminateSessions, Driver: o.driver,
 	}
 }
 

@@ -25,6 +25,9 @@ type Env struct {
 	// IsLocalAddress tells whether an address is this machine's (see
 	// Place); nil tests loopback and the interfaces' addresses.
 	IsLocalAddress func(net.IP) bool
+	// FreeBytes reads the free space of a directory's file system; nil is
+	// sysstat.FreeBytes.
+	FreeBytes func(dir string) (int64, error)
 }
 
 func (e *Env) scrub(s string) string {
@@ -128,6 +131,19 @@ func (e *SuspectError) Error() string {
 		msg += fmt.Sprintf(" (and %d more; see `oltplab results list`)", len(e.Runs)-1)
 	}
 	return msg
+}
+
+// SpaceError is a copy a scenario must make that the free space cannot
+// hold; nothing was copied.
+type SpaceError struct {
+	What       string // "the baseline copy --reset-between keeps"
+	Need, Free int64  // bytes
+	Where      string // the directory whose file system was checked
+}
+
+func (e *SpaceError) Error() string {
+	return fmt.Sprintf("not enough free space for %s: it needs %s with headroom, %s are free in %s",
+		e.What, formatBytes(e.Need), formatBytes(e.Free), e.Where)
 }
 
 // UnsupportedError is a requested ability the target's dialect lacks

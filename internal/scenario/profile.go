@@ -29,6 +29,10 @@ type ProfileOptions struct {
 	// Checkpoint writes dirty pages and log before each step; Reset
 	// returns the database to its post-build state before each step.
 	Checkpoint, Reset bool
+	// TerminateSessions lets Reset end the database user's other sessions
+	// when its method needs the database to itself; without it none is
+	// ended and a reset fails naming them.
+	TerminateSessions bool
 	// Driver is the template of every run; VUs is set per step and Seed
 	// is the base of each run's seed.
 	Driver driver.Options
@@ -59,14 +63,15 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		// The dialect (SQLite) or this build has no stored procedures.
 		o.Driver.Style = dialect.StyleClientSQL
 	}
-	h, err := newHygiene(ctx, db, tg, meta, o.Checkpoint, o.Reset)
+	rc := e.GatherContext(ctx, db, tg, &meta)
+	h, err := e.newHygiene(ctx, db, tg, meta, hygieneOptions{checkpoint: o.Checkpoint, reset: o.Reset,
+		endSessions: o.TerminateSessions, dataDir: LocalDataDir(tg, rc.Placement, rc.Database.Settings)})
 	if err != nil {
 		return ProfileOutcome{}, err
 	}
-	rc := e.GatherContext(ctx, db, tg, &meta)
 	d := o.Driver
 	params := map[string]any{
-		"checkpoint_before": o.Checkpoint, "reset_between": o.Reset,
+		"checkpoint_before": o.Checkpoint, "reset_between": o.Reset, "terminate_sessions": o.TerminateSessions,
 		"vus": o.Steps, "vus_spec": o.VUsSpec, "repeat": o.Repeat, "interleave": o.Interleave,
 		"rampup_seconds": d.Rampup.Seconds(), "duration_seconds": d.Duration.Seconds(),
 		"grace_seconds": d.Grace.Seconds(), "seed": d.Seed, "style": d.Style.String(),

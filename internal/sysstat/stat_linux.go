@@ -25,3 +25,13 @@ func statDev(path string) (dev, rdev devNum, err error) {
 	}
 	return dev, rdev, nil
 }
+
+// FreeBytes is the space available to an unprivileged user on the file
+// system holding path (statfs f_bavail).
+func FreeBytes(path string) (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return 0, fmt.Errorf("free space of %s: %w", path, err)
+	}
+	return int64(st.Bavail) * int64(st.Bsize), nil
+}

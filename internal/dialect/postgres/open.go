@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -32,6 +33,9 @@ type Database struct {
 	// read every second (TxCount), so they do not fork a backend each time.
 	metaMu sync.Mutex
 	meta   *pgx.Conn
+
+	// endOthers: hygiene may end this user's other sessions (EndOtherSessions).
+	endOthers atomic.Bool
 }
 
 // Open parses the target and checks that the database accepts a
