@@ -31,7 +31,8 @@ var pageTemplate = template.Must(template.New("report").Parse(reportTemplate))
 
 // htmlPage is the data of report.html.tmpl.
 type htmlPage struct {
-	Title, Generated, Version, UPlotVersion, HighCV, DiskP99Note string
+	Title, Generated, Version, UPlotVersion, HighCV, DiskP99Note, KneeRule string
+	MinRepeats                                                             int
 
 	Profiles []string
 	Top      []table // before the charts: profiles, peaks and knees
@@ -63,6 +64,8 @@ func HTML(w io.Writer, in Input) error {
 		UPlotVersion: uPlotVersion,
 		HighCV:       formatPercent(profile.DefaultHighVariationCV),
 		DiskP99Note:  diskP99Note,
+		KneeRule:     profile.Rule,
+		MinRepeats:   profile.MinRepeats,
 		Charts:       v.charts(),
 		HostCharts:   v.hostCharts(),
 		SeriesCharts: v.seriesCharts(),
