@@ -61,7 +61,7 @@ func commands() []command {
 		{"run", "drive the workload with virtual users and measure it", runRun},
 		{"check", "evaluate the consistency conditions of TPC-C clause 3.3.2", runCheck},
 		{"compare", "compare profiles step by step, with ratios and confidence intervals", runCompare},
-		{"report", "render profiles as one self-contained HTML (or Markdown) report", runReport},
+		{"report", "render profiles and monitor results as one self-contained HTML (or Markdown) report", runReport},
 		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
 		{"results", "list, show and export stored results", runResults},
 		{"clean", "remove the database copy --reset-between keeps (left behind when oltplab was killed)", runClean},

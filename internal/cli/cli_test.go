@@ -437,6 +437,28 @@ func TestMonitor(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.out, "monitor") {
 		t.Errorf("results list --kind monitor: exit %d, %q", r.code, r.out)
 	}
+	// A monitor is first-class in report and export (it was refused: "no
+	// profile with that label or id"), by its label or its result id.
+	if r := oltplab(t, env, "monitor", "--target", target, "--duration", "2s", "--interval", "500ms", "--label", "noon"); r.code != 0 {
+		t.Fatalf("labelled monitor: exit %d", r.code)
+	}
+	html := filepath.Join(t.TempDir(), "m.html")
+	if r := oltplab(t, env, "report", "noon", fmt.Sprint(got.RunID), "-o", html); r.code != 0 {
+		t.Errorf("report of monitors: exit %d", r.code)
+	}
+	if b, err := os.ReadFile(html); err != nil || !bytes.Contains(b, []byte("<h2>Monitors</h2>")) || !bytes.Contains(b, []byte(`id="chart-monitor-0-cpu"`)) {
+		t.Errorf("report of monitors lacks the monitors table or chart (%v)", err)
+	}
+	r = oltplab(t, env, "results", "export", "noon", "--format", "csv")
+	if r.code != 0 || !strings.HasPrefix(r.out, "run_id,label,target,t_s,cpu_busy_pct") || strings.Count(r.out, "\n") < 2 {
+		t.Errorf("export csv of a monitor: exit %d, %q", r.code, r.out)
+	}
+	if r := oltplab(t, env, "results", "export", "noon", "--format", "json"); r.code != 0 || !strings.Contains(r.out, `"monitors"`) {
+		t.Errorf("export json of a monitor: exit %d", r.code)
+	}
+	if r := oltplab(t, env, "compare", "noon", fmt.Sprint(got.RunID)); r.code != exitUsage || !strings.Contains(r.err, "monitor result") {
+		t.Errorf("compare of monitors: exit %d (%q), want %d saying it is a monitor", r.code, r.err, exitUsage)
+	}
 	for _, bad := range [][]string{{"monitor", "--duration", "0s"}, {"monitor", "--duration", "2s", "--interval", "1ms"}} {
 		if r := oltplab(t, env, bad...); r.code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", bad, r.code, exitUsage)

@@ -31,6 +31,9 @@ func runCompare(ctx context.Context, a *app, args []string) error {
 	if len(refs) < 2 {
 		return usageErrorf("compare: name at least two profiles (labels or ids; see `oltplab results list`)")
 	}
+	if err := a.onlyProfiles(ctx, sf, refs); err != nil {
+		return err
+	}
 	text := func(w io.Writer, in report.Input) error { return compareText(w, in, a.red) }
 	write := map[string]func(io.Writer, report.Input) error{"text": text, "md": report.Markdown, "json": report.JSON}[format]
 	if write == nil {
@@ -189,4 +192,23 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// onlyProfiles refuses a reference that names a monitor rather than a
+// profile: a monitor has no steps to compare.
+func (a *app) onlyProfiles(ctx context.Context, sf storeFlags, refs []string) error {
+	st, err := a.openStore(ctx, sf)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, ref := range refs {
+		if _, err := st.ProfileByLabelOrID(ctx, ref); err == nil {
+			continue
+		}
+		if _, found, _ := monitorByRef(ctx, st, ref); found {
+			return usageErrorf("compare: %q is a monitor result, which has no steps to compare; show it with oltplab report", ref)
+		}
+	}
+	return nil
 }

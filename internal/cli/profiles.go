@@ -117,25 +117,6 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile, inc
 	return out, nil
 }
 
-// loadProfiles loads every reference, for compare, report and export.
-func loadProfiles(ctx context.Context, st *store.Store, refs []string, includeSuspect bool) ([]report.Profile, error) {
-	if len(refs) == 0 {
-		return nil, usageErrorf("name at least one profile (a --label or a profile id; see `oltplab results list`)")
-	}
-	var ps []report.Profile
-	for _, ref := range refs {
-		p, err := loadProfile(ctx, st, ref, includeSuspect)
-		if err != nil {
-			return nil, err
-		}
-		if len(p.Steps) == 0 {
-			return nil, usageErrorf("profile %q has no measured run", ref)
-		}
-		ps = append(ps, p)
-	}
-	return ps, nil
-}
-
 // printProfileSummary prints the statistics of a profile that just ran.
 func (a *app) printProfileSummary(ctx context.Context, st *store.Store, id int64) error {
 	p, err := st.GetProfile(ctx, id)

@@ -78,7 +78,7 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 	if err := a.check(ctx, st, db, tg, false); err != nil {
 		return err
 	}
-	ps, err := loadProfiles(ctx, st, []string{fmt.Sprint(out.ID)}, false)
+	ps, _, err := loadInputs(ctx, st, []string{fmt.Sprint(out.ID)}, false)
 	if err != nil {
 		return err
 	}

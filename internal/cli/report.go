@@ -9,7 +9,7 @@ import (
 	"github.com/oltplab/oltplab/internal/report"
 )
 
-const reportSynopsis = "report PROFILE... -o FILE.html [--format html|md]"
+const reportSynopsis = "report PROFILE|MONITOR... -o FILE.html [--format html|md] [--include-suspect]"
 
 func runReport(ctx context.Context, a *app, args []string) error {
 	var (

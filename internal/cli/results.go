@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,11 +21,11 @@ import (
 
 const resultsSynopsis = `results list [--kind K] [--label L] [--limit N]
        oltplab results show ID [--json]
-       oltplab results export PROFILE... [--format csv|json] [-o FILE]`
+       oltplab results export PROFILE|MONITOR... [--format csv|json] [-o FILE] [--include-suspect]`
 
 func runResults(ctx context.Context, a *app, args []string) error {
 	if len(args) == 0 {
-		return usageErrorf("results: want a subcommand: list, show ID or export PROFILE... (see `oltplab results --help`)")
+		return usageErrorf("results: want a subcommand: list, show ID or export PROFILE|MONITOR... (see `oltplab results --help`)")
 	}
 	switch args[0] {
 	case "list":
@@ -292,9 +293,9 @@ func resultsExport(ctx context.Context, a *app, args []string) error {
 	fs := newFlagSet("results export")
 	sf.register(fs, a.env)
 	registerIncludeSuspect(fs, &includeSuspect)
-	fs.StringVar(&format, "format", "csv", "csv (one row per profile, step and repeat) or json")
+	fs.StringVar(&format, "format", "csv", "csv (one row per profile, step and repeat; for monitors, one row per second) or json")
 	fs.StringVar(&output, "o", "", "write to `FILE` instead of standard output")
-	refs, err := a.parseWithArgs(fs, "results export PROFILE... [--format csv|json] [-o FILE]", args)
+	refs, err := a.parseWithArgs(fs, "results export PROFILE|MONITOR... [--format csv|json] [-o FILE] [--include-suspect]", args)
 	if err != nil {
 		return helpOK(err)
 	}
@@ -313,15 +314,25 @@ func (a *app) renderProfiles(ctx context.Context, sf storeFlags, refs []string, 
 		return err
 	}
 	defer st.Close()
-	ps, err := loadProfiles(ctx, st, refs, includeSuspect)
+	ps, ms, err := loadInputs(ctx, st, refs, includeSuspect)
 	if err != nil {
 		return err
 	}
-	in := report.Input{Title: "oltplab performance profiles", Generated: time.Now().UTC(), Version: version(), Profiles: ps}
-	if output == "" {
-		return write(a.out(), in)
+	in := report.Input{Title: "oltplab performance profiles", Generated: time.Now().UTC(), Version: version(), Profiles: ps, Monitors: ms}
+	if len(ps) == 0 {
+		in.Title = "oltplab monitors"
 	}
-	return writeFileAtomic(output, func(w io.Writer) error { return write(w, in) })
+	wr := func(w io.Writer) error {
+		err := write(w, in)
+		if errors.Is(err, report.ErrMixedCSV) {
+			return usageErrorf("%v", err)
+		}
+		return err
+	}
+	if output == "" {
+		return wr(a.out())
+	}
+	return writeFileAtomic(output, wr)
 }
 
 // writeFileAtomic writes a file through a temporary sibling and a rename,

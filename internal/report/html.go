@@ -35,13 +35,14 @@ type htmlPage struct {
 	MinRepeats                                                             int
 
 	Profiles []string
+	Monitors int
 	Top      []table // before the charts: profiles, peaks and knees
 	Rest     []table
 	// Charts are the charts against virtual users of throughput and
 	// latency, HostCharts those of host and database figures (empty
 	// without samplers), SeriesCharts the per-second series of chosen
 	// runs. AllCharts is all of them, in page order, for the script.
-	Charts, HostCharts, SeriesCharts, AllCharts []chartSpec
+	Charts, HostCharts, SeriesCharts, MonitorCharts, AllCharts []chartSpec
 
 	UPlotJS, JS   template.JS
 	UPlotCSS, CSS template.CSS
@@ -58,26 +59,28 @@ type htmlPage struct {
 func HTML(w io.Writer, in Input) error {
 	v := newView(in)
 	page := htmlPage{
-		Title:        in.Title,
-		Generated:    formatTime(in.Generated),
-		Version:      versionOrDev(in.Version),
-		UPlotVersion: uPlotVersion,
-		HighCV:       formatPercent(profile.DefaultHighVariationCV),
-		DiskP99Note:  diskP99Note,
-		KneeRule:     profile.Rule,
-		MinRepeats:   profile.MinRepeats,
-		Charts:       v.charts(),
-		HostCharts:   v.hostCharts(),
-		SeriesCharts: v.seriesCharts(),
-		UPlotJS:      template.JS(uPlotJS),
-		JS:           template.JS(reportJS),
-		UPlotCSS:     template.CSS(uPlotCSS),
-		CSS:          template.CSS(reportCSS),
+		Title:         in.Title,
+		Generated:     formatTime(in.Generated),
+		Version:       versionOrDev(in.Version),
+		UPlotVersion:  uPlotVersion,
+		HighCV:        formatPercent(profile.DefaultHighVariationCV),
+		DiskP99Note:   diskP99Note,
+		KneeRule:      profile.Rule,
+		MinRepeats:    profile.MinRepeats,
+		Charts:        v.charts(),
+		HostCharts:    v.hostCharts(),
+		SeriesCharts:  v.seriesCharts(),
+		MonitorCharts: v.monitorCharts(),
+		Monitors:      len(v.monitors),
+		UPlotJS:       template.JS(uPlotJS),
+		JS:            template.JS(reportJS),
+		UPlotCSS:      template.CSS(uPlotCSS),
+		CSS:           template.CSS(reportCSS),
 	}
 	if page.Title == "" {
 		page.Title = "Performance profiles"
 	}
-	page.AllCharts = slices.Concat(page.Charts, page.HostCharts, page.SeriesCharts)
+	page.AllCharts = slices.Concat(page.Charts, page.HostCharts, page.SeriesCharts, page.MonitorCharts)
 	if page.AllCharts == nil {
 		page.AllCharts = []chartSpec{}
 	}
@@ -85,7 +88,10 @@ func HTML(w io.Writer, in Input) error {
 		page.Profiles = append(page.Profiles, p.Name)
 	}
 	tables := v.tables()
-	split := min(2, len(tables))
+	split := 0
+	if len(v.profiles) > 0 {
+		split = min(2, len(tables))
+	}
 	page.Top, page.Rest = tables[:split], tables[split:]
 	if err := pageTemplate.Execute(w, page); err != nil {
 		return fmt.Errorf("write html report: %w", err)

@@ -15,6 +15,8 @@ type Input struct {
 	// report, shown in the footer.
 	Version  string    `json:"version"`
 	Profiles []Profile `json:"profiles"`
+	// Monitors are monitor results shown beside (or instead of) profiles.
+	Monitors []Monitor `json:"monitors,omitempty"`
 }
 
 // Profile is one virtual-user sweep (one `oltplab run ... --label`).
@@ -122,4 +124,25 @@ func (p Profile) StepFigures(latencyKind string) []profile.StepFigures {
 		out[i] = profile.StepFigures{VUs: s.VUs, NOPM: s.NOPM, TPM: s.TPM, P99Millis: s.Latency[latencyKind].P99Millis}
 	}
 	return out
+}
+
+// Monitor is one stored monitor result (`oltplab monitor`): the host, and
+// the database when a target was given, sampled while something else made
+// the load. It has no steps and no throughput.
+type Monitor struct {
+	RunID int64  `json:"run_id"`
+	Label string `json:"label"`
+	// Target is the redacted target; empty when only the host was sampled.
+	Target  string    `json:"target,omitempty"`
+	Started time.Time `json:"started"`
+	Seconds float64   `json:"seconds"`
+	// Partial: the monitor was stopped before its duration.
+	Partial bool `json:"partial"`
+	// Figures are the averages over the whole monitor.
+	Figures *HostFigures `json:"figures,omitempty"`
+	// Points is the per-second series (CPU and the data or busiest disk;
+	// the throughput fields stay 0).
+	Points []SeriesPoint `json:"points,omitempty"`
+	// Context is the monitor's context flattened to key/value.
+	Context map[string]string `json:"context,omitempty"`
 }

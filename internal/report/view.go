@@ -17,9 +17,10 @@ import (
 type view struct {
 	in       Input
 	profiles []profView
-	vus      []int    // union of all steps' VUs, ascending
-	kinds    []string // union of latency kinds, sorted
-	ctxKeys  []string // union of context keys, sorted
+	monitors []Monitor // targets redacted
+	vus      []int     // union of all steps' VUs, ascending
+	kinds    []string  // union of latency kinds, sorted
+	ctxKeys  []string  // union of context keys, sorted
 	diff     map[string]bool
 }
 
@@ -57,6 +58,10 @@ func newView(in Input) *view {
 		}
 		v.profiles = append(v.profiles, pv)
 		ctxs = append(ctxs, p.Context)
+	}
+	for _, m := range in.Monitors {
+		m.Target = redactTarget(m.Target)
+		v.monitors = append(v.monitors, m)
 	}
 	v.vus = slices.Sorted(maps.Keys(vus))
 	v.kinds = slices.Sorted(maps.Keys(kinds))
@@ -417,7 +422,11 @@ func (v *view) contextTable() table {
 
 // tables returns every table in report order, leaving out empty ones.
 func (v *view) tables() []table {
-	all := []table{v.profilesTable(), v.verdictTable(), v.suspectTable(), v.comparisonTable()}
+	var all []table
+	if len(v.profiles) > 0 {
+		all = append(all, v.profilesTable(), v.verdictTable(), v.suspectTable(), v.comparisonTable())
+	}
+	all = append(all, v.monitorTable())
 	for i := range v.profiles {
 		all = append(all, v.stepTable(i))
 	}
