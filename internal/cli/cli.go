@@ -118,6 +118,10 @@ Commands:
 		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(w, `
+Workload: TPROC-C style, as HammerDB's: the five TPC-C transactions and mix, with no keying
+or think time. Its NOPM and TPM are not tpmC and do not compare with published TPC-C results.
+check evaluates the TPC-C 3.3.2 consistency conditions.
+
 Targets: postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB, sqlite:PATH.
 Passwords: in the URL, PGPASSWORD or ~/.pgpass (PostgreSQL), MYSQL_PWD (MySQL),
 or --password-file; they never appear in output, logs or results.

@@ -127,3 +127,15 @@ func TestResetBetweenDocumentedAndCleanable(t *testing.T) {
 		t.Errorf("--terminate-sessions without --reset-between: exit %d, want %d", r.code, exitUsage)
 	}
 }
+
+// TestWorkloadSaid: the tool said "TPC-C" without saying that its default
+// workload is TPROC-C style (no keying or think time), whose figures are
+// not tpmC.
+func TestWorkloadSaid(t *testing.T) {
+	r := oltplab(t, storeEnv(t), "--help")
+	for _, want := range []string{"TPROC-C style", "no keying", "not tpmC", "3.3.2"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("oltplab --help lacks %q", want)
+		}
+	}
+}
