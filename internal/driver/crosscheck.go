@@ -92,12 +92,13 @@ type CrossCheck struct {
 // figure, a counter that went backwards, or a divergence beyond the
 // tolerance. observerStatements is the number of statements oltplab's
 // samplers ran on the target database while the run went on (0 when none
-// ran). A result without a measured window is left alone. Calling it again
-// replaces the previous check.
+// ran). A result without a measured window, or whose counters could not
+// be read at both edges (its database figures do not exist), is left
+// alone. Calling it again replaces the previous check.
 func (r *Result) CheckCounters(observerStatements int64) {
 	r.Suspect = nil
 	r.Check = nil
-	if r.Window.Seconds <= 0 {
+	if r.Window.Seconds <= 0 || !r.countersRead {
 		return
 	}
 	var completed, newOrders, retried, failed, noFailed int64

@@ -16,6 +16,7 @@ func checked(dbNewOrders, dbTx int64, serverCounter bool, observer int64) *Resul
 		DBTransactions:     dbTx,
 		TPMSource:          DriverTPMSource,
 		CounterReadSeconds: 0.01,
+		countersRead:       true,
 		Kinds: []KindResult{
 			{Kind: "new_order", Completed: 4444, RolledBack: 44},
 			{Kind: "payment", Completed: 4356},
@@ -87,11 +88,18 @@ func TestCheckCountersAllowance(t *testing.T) {
 	if got, want := r.Check.Transactions.Allowance, int64(2*4+335+100+2*counterReadStatements); got != want {
 		t.Errorf("transaction allowance: got %d, want %d", got, want)
 	}
-	// A window never opened is not checked.
+	// A window never opened, or whose end counters could not be read, is
+	// not checked.
 	empty := &Result{}
 	empty.CheckCounters(0)
 	if empty.Check != nil || empty.IsSuspect() {
 		t.Errorf("a result without a window was checked: %+v", empty.Check)
+	}
+	unread := checked(0, 0, true, 0)
+	unread.countersRead = false
+	unread.CheckCounters(0)
+	if unread.Check != nil || unread.IsSuspect() {
+		t.Errorf("a result without its end counters was checked: %q", unread.Suspect)
 	}
 }
 

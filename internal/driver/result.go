@@ -90,6 +90,9 @@ type Result struct {
 	Series []SecondSample `json:"series"`
 
 	hists [tpcc.NumTxKinds]*hdrhistogram.Histogram
+	// countersRead: both edges' counters were read, so the database's
+	// figures exist and can be cross-checked.
+	countersRead bool
 }
 
 // Window is the measured window: from the moment the start counters were

@@ -323,6 +323,7 @@ func (r *runner) endWindow(_ time.Time, complete bool) {
 		return
 	}
 	res := r.res
+	res.countersRead = true
 	res.DBNewOrders = nopm - r.startNOPM
 	if minutes := w.Seconds / 60; minutes > 0 {
 		res.NOPM = float64(res.DBNewOrders) / minutes
