@@ -65,6 +65,7 @@ func commands() []command {
 		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
 		{"results", "list, show and export stored results", runResults},
 		{"clean", "remove the database copy --reset-between keeps (left behind when oltplab was killed)", runClean},
+		{"agent", "serve this host's metrics to an oltplab driving a database here from another machine (--agent)", runAgent},
 		{"version", "print the version", runVersion},
 	}
 }

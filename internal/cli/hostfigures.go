@@ -21,13 +21,19 @@ func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
 			continue
 		}
 		n++
-		if m.HostRole != "" && !m.DatabaseHostMeasured {
+		// The database's host: measured here, by its agent, or not at all
+		// (then the figures are the load generator's).
+		hs := &m.StepSummary
+		switch {
+		case m.DatabaseHost != nil:
+			hs, h.Agent, h.DatabaseHost = m.DatabaseHost, m.Agent, m.DatabaseAddress
+		case m.HostRole != "" && !m.DatabaseHostMeasured:
 			h.LoadGeneratorOnly, h.DatabaseHost = true, m.DatabaseAddress
 		}
-		h.CPUBusyPct += m.CPU.BusyPct
-		h.CPUIdlePct += m.CPU.IdlePct
-		h.CPUIOWaitPct += m.CPU.IOWaitPct
-		if d := dataDevice(m.Devices); d != nil {
+		h.CPUBusyPct += hs.CPU.BusyPct
+		h.CPUIdlePct += hs.CPU.IdlePct
+		h.CPUIOWaitPct += hs.CPU.IOWaitPct
+		if d := dataDevice(hs.Devices); d != nil {
 			h.DataDevice = d.Device
 			h.DiskIOPS += d.ReadIOPS + d.WriteIOPS
 			h.DiskMBps += d.ReadMBps + d.WriteMBps
@@ -79,8 +85,9 @@ func dataDevice(ds []sampler.DeviceSummary) *sampler.DeviceSummary {
 }
 
 // stepSeries reads the per-second series of one run: the workload's own
-// figures with the host's CPU and data-device figures on the same axis.
-func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev string) (*report.StepSeries, error) {
+// figures with the CPU and data-device figures of host (store.SourceHost,
+// or store.SourceDBHost for the database host's agent) on the same axis.
+func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev string, host store.Source) (*report.StepSeries, error) {
 	samples, err := st.Samples(ctx, runID, store.SampleFilter{})
 	if err != nil {
 		return nil, withCode(exitStore, fmt.Errorf("read the samples of run %d: %w", runID, err))
@@ -109,15 +116,15 @@ func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev 
 			point(s.TMillis).NOPM = s.Value
 		case s.Source == store.SourceWorkload && s.Metric == "p99_ms":
 			point(s.TMillis).P99Millis = s.Value
-		case s.Source == store.SourceHost && s.Metric == "cpu_busy_pct":
+		case s.Source == host && s.Metric == "cpu_busy_pct":
 			point(s.TMillis).CPUBusyPct = s.Value
-		case s.Source == store.SourceHost && s.Metric == "cpu_iowait_pct":
+		case s.Source == host && s.Metric == "cpu_iowait_pct":
 			point(s.TMillis).CPUIOWaitPct = s.Value
-		case s.Source == store.SourceHost && s.Device == dev && s.Metric == "disk_read_iops":
+		case s.Source == host && s.Device == dev && s.Metric == "disk_read_iops":
 			point(s.TMillis).DiskIOPS += s.Value
-		case s.Source == store.SourceHost && s.Device == dev && s.Metric == "disk_write_iops":
+		case s.Source == host && s.Device == dev && s.Metric == "disk_write_iops":
 			point(s.TMillis).DiskIOPS += s.Value
-		case s.Source == store.SourceHost && s.Device == dev && s.Metric == "disk_latency_ms":
+		case s.Source == host && s.Device == dev && s.Metric == "disk_latency_ms":
 			point(s.TMillis).DiskLatencyMillis = s.Value
 		}
 	}
@@ -130,4 +137,13 @@ func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev 
 	}
 	sort.Slice(out.Points, func(i, j int) bool { return out.Points[i].TSeconds < out.Points[j].TSeconds })
 	return out, nil
+}
+
+// seriesSource is the source of the host series behind h: the database
+// host's agent when it measured, else this machine.
+func seriesSource(h *report.HostFigures) store.Source {
+	if h != nil && h.Agent != "" {
+		return store.SourceDBHost
+	}
+	return store.SourceHost
 }

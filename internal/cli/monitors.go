@@ -62,7 +62,7 @@ func monitorFromStore(ctx context.Context, st *store.Store, r store.Run) (report
 	if m.Figures != nil {
 		dev = m.Figures.DataDevice
 	}
-	series, err := stepSeries(ctx, st, r.ID, 0, dev)
+	series, err := stepSeries(ctx, st, r.ID, 0, dev, seriesSource(m.Figures))
 	if err != nil {
 		return m, err
 	}

@@ -105,7 +105,7 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile, inc
 			if r.Partial || r.Suspect && !includeSuspect {
 				continue
 			}
-			series, err := stepSeries(ctx, st, r.RunID, st0.VUs, st0.Host.DataDevice)
+			series, err := stepSeries(ctx, st, r.RunID, st0.VUs, st0.Host.DataDevice, seriesSource(st0.Host))
 			if err != nil {
 				return report.Profile{}, err
 			}

@@ -32,6 +32,7 @@ type runOptions struct {
 	reset      bool // --reset-between
 	// terminateSessions: --terminate-sessions
 	terminateSessions bool
+	agent             string // --agent: oltplab agent on the database's host
 	driver            driver.Options
 }
 
@@ -61,6 +62,13 @@ func (o *runOptions) register(fs *flag.FlagSet, a *app) {
 	fs.BoolVar(&o.terminateSessions, "terminate-sessions", false,
 		"with --reset-between on PostgreSQL: end the other sessions of the same database user on the database before each reset (never another user's); without it oltplab ends none")
 	fs.BoolVar(&o.json, "json", false, "print results as JSON")
+	registerAgent(fs, &o.agent)
+}
+
+// registerAgent adds --agent to a command that samples the host.
+func registerAgent(fs *flag.FlagSet, v *string) {
+	fs.StringVar(v, "agent", "", "HOST:PORT of an oltplab agent running on the database's host, when that is another machine: "+
+		"its CPU, memory and disks are measured too (start it there with: oltplab agent --listen :7300)")
 }
 
 func (o *runOptions) validate() error {
@@ -144,7 +152,9 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 				l.Elapsed.Round(time.Second), l.Phase, l.TPM, l.NOPM, l.Errors)
 		}
 	}
-	out, err := a.scenarioEnv(st, obs).Profile(ctx, db, tg, o.scenarioOptions())
+	env := a.scenarioEnv(st, obs)
+	env.Agent = o.agent
+	out, err := env.Profile(ctx, db, tg, o.scenarioOptions())
 	if len(o.steps)*o.repeat > 1 && !o.json && out.Measured {
 		// The profile is stored: its statistics print even after Ctrl-C.
 		if perr := a.printProfileSummary(context.WithoutCancel(ctx), st, out.ID); perr != nil {

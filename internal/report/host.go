@@ -12,8 +12,13 @@ type HostFigures struct {
 	// machine oltplab ran on) and the database host was not measured;
 	// wait classes and average waits still come from the database itself.
 	LoadGeneratorOnly bool `json:"load_generator_only,omitempty"`
-	// DatabaseHost is the database's address when LoadGeneratorOnly.
+	// DatabaseHost is the database's address when it is not on this
+	// machine.
 	DatabaseHost string `json:"database_host,omitempty"`
+	// Agent is the address of the `oltplab agent` that measured the CPU
+	// and disk figures on the database's host, when the database ran on
+	// another machine and one did.
+	Agent string `json:"agent,omitempty"`
 	// Data device (the one under the database's data directory; the
 	// busiest device when that is unknown, and always the load
 	// generator's busiest device when LoadGeneratorOnly).

@@ -308,3 +308,22 @@ func TestLoadGeneratorOnly(t *testing.T) {
 		t.Errorf("the disk chart of a remote database does not say whose disk it shows")
 	}
 }
+
+// TestAgentMeasuredHost: figures an agent measured on the database's host
+// are labelled as that host's.
+func TestAgentMeasuredHost(t *testing.T) {
+	in := fixture()
+	for i := range in.Profiles[0].Steps {
+		h := *in.Profiles[0].Steps[i].Host
+		h.Agent, h.DatabaseHost = "10.0.0.5:7300", "10.0.0.5"
+		in.Profiles[0].Steps[i].Host = &h
+	}
+	var md bytes.Buffer
+	if err := Markdown(&md, in); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "Database host (oltplab agent at 10.0.0.5:7300) and database: nvme") ||
+		!strings.Contains(md.String(), "measured there by oltplab agent at 10.0.0.5:7300") {
+		t.Errorf("agent-measured figures not labelled as the database host's")
+	}
+}

@@ -78,6 +78,10 @@ func (v *view) hostTable(pi int) table {
 		note = "The database ran on another machine (" + addr + "), which was not measured: CPU and disk figures are " +
 			"the load generator's, the machine oltplab ran on. Averages over the complete repeats of each step. " +
 			"CPU: share of the load generator's CPU time. Disk: its busiest device"
+	} else if agent, addr := v.agentMeasured(pi); agent != "" {
+		note = "The database ran on another machine (" + addr + "); its CPU and disk figures were measured there by " +
+			"oltplab agent at " + agent + ". Averages over the complete repeats of each step. CPU: share of the database " +
+			"host's CPU time. Disk: its data device"
 	}
 	if len(devices) == 1 {
 		note += " (" + slices.Collect(maps.Keys(devices))[0] + ")"
@@ -87,6 +91,8 @@ func (v *view) hostTable(pi int) table {
 	title := "Host and database: " + p.Name
 	if remote, _ := v.loadGeneratorOnly(pi); remote {
 		title = "Load generator (database host not measured) and database: " + p.Name
+	} else if agent, _ := v.agentMeasured(pi); agent != "" {
+		title = "Database host (oltplab agent at " + agent + ") and database: " + p.Name
 	}
 	t := table{ID: fmt.Sprintf("host-%d", pi), Title: title, Note: note,
 		Header: []string{"VUs", "CPU busy", "CPU idle", "CPU iowait"},
@@ -133,4 +139,15 @@ func (v *view) loadGeneratorOnly(pi int) (bool, string) {
 		}
 	}
 	return false, ""
+}
+
+// agentMeasured returns the agent that measured profile pi's database
+// host, and the database's address; "" when none did.
+func (v *view) agentMeasured(pi int) (agent, addr string) {
+	for _, s := range v.profiles[pi].Steps {
+		if s.Host != nil && s.Host.Agent != "" {
+			return s.Host.Agent, s.Host.DatabaseHost
+		}
+	}
+	return "", ""
 }

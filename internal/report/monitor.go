@@ -45,8 +45,11 @@ func (v *view) monitorTable() table {
 			continue
 		}
 		host := "this machine"
-		if h.LoadGeneratorOnly {
+		switch {
+		case h.LoadGeneratorOnly:
 			host = "this machine only: the database at " + h.DatabaseHost + " was not measured"
+		case h.Agent != "":
+			host = "the database's host, by oltplab agent at " + h.Agent
 		}
 		dev := h.DataDevice
 		if dev == "" {

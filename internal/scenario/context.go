@@ -59,6 +59,7 @@ func (e *Env) GatherContext(ctx context.Context, db dialect.Database, tg dialect
 	}
 	c.Host = host
 	c.Placement = Place(ctx, tg, e.IsLocalAddress)
+	c.Placement.Agent = e.Agent
 	if db != nil {
 		c.Database.Dialect = db.Name()
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -22,6 +22,9 @@ type Placement struct {
 	Address string `json:"address,omitempty"`
 	// Why says how Local was decided, for a reader of the result.
 	Why string `json:"why"`
+	// Agent is the address of the `oltplab agent` that measures the
+	// database's host, when one was given.
+	Agent string `json:"agent,omitempty"`
 }
 
 // HostRole is what the host figures measured with this placement

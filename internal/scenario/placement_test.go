@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/agent"
 	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/scenario"
+	"github.com/oltplab/oltplab/internal/store"
 )
 
 func TestPlace(t *testing.T) {
@@ -97,5 +99,49 @@ func TestRemoteDatabaseHostNotMeasured(t *testing.T) {
 	}
 	if !strings.Contains(string(run.Context), `"placement":{"local":false,"address":"127.0.0.1"`) {
 		t.Errorf("stored context does not place the database on another machine: %s", run.Context)
+	}
+}
+
+// TestAgentMeasuresDatabaseHost: with the database on another machine
+// and an oltplab agent running there, the run records that host's
+// figures as the database host's. The agent runs on loopback; the address
+// test is made to say the server is not this machine.
+func TestAgentMeasuresDatabaseHost(t *testing.T) {
+	tg := dbtest.Postgres(t)
+	env, db := builtEnv(t, tg)
+	env.IsLocalAddress = func(net.IP) bool { return false }
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- agent.Server{}.Serve(ctx, ln) }()
+	defer func() { stop(); <-served }()
+	env.Agent = ln.Addr().String()
+
+	var stored []scenario.RunStored
+	env.Observer.RunStored = func(r scenario.RunStored) { stored = append(stored, r) }
+	d := shortDriver()
+	d.Duration = 3 * time.Second
+	if _, err := env.Profile(context.Background(), db, tg, scenario.ProfileOptions{Steps: []int{1}, Repeat: 1, Driver: d}); err != nil {
+		t.Fatalf("profile: %v", err)
+	}
+	if len(stored) != 1 || stored[0].Monitor == nil {
+		t.Fatalf("no sampled run stored")
+	}
+	m := stored[0].Monitor
+	if m.DatabaseHost == nil || m.DatabaseHost.Seconds == 0 || m.Agent != env.Agent || !m.DatabaseHostMeasured {
+		t.Fatalf("database host not measured by the agent: %+v (warnings %q)", m.DatabaseHost, m.Warnings)
+	}
+	if !strings.Contains(m.HostRole, "measured by oltplab agent at "+env.Agent) {
+		t.Errorf("host role %q does not name the agent", m.HostRole)
+	}
+	if len(m.AgentRoles) == 0 {
+		t.Errorf("the agent marked no device under the server's data directory")
+	}
+	samples, err := env.Store.Samples(context.Background(), stored[0].ID, store.SampleFilter{Source: store.SourceDBHost})
+	if err != nil || len(samples) == 0 {
+		t.Errorf("no db_host samples stored (%v)", err)
 	}
 }
