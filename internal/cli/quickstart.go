@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -72,7 +73,10 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 	}
 	fmt.Fprintf(ew, "running %s virtual users: %s ramp-up and %s measured each, no think time\n", o.vus, o.driver.Rampup, o.driver.Duration)
 	out, err := a.profile(ctx, st, db, tg, o)
-	if err != nil {
+	// A suspect run is stored and shown: the quickstart still checks and
+	// reports, and exits with the suspect code at the end.
+	var suspect *scenario.SuspectError
+	if err != nil && !errors.As(err, &suspect) {
 		return err
 	}
 	if err := a.check(ctx, st, db, tg, false); err != nil {
@@ -89,6 +93,9 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 	abs, _ := filepath.Abs(output)
 	fmt.Fprintf(a.out(), "\nreport: %s\n", abs)
 	fmt.Fprintf(a.out(), "next: oltplab results list; oltplab build/run --target postgres://... for a real server\n")
+	if suspect != nil {
+		return suspect
+	}
 	return nil
 }
 
