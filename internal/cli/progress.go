@@ -116,7 +116,11 @@ func (b *buildProgress) describe(p load.Progress, bar bool) string {
 			fmt.Fprintf(&s, " (%s rows/s)", thousands(p.RowsPerSec))
 		}
 	}
-	fmt.Fprintf(&s, ", elapsed %s", clockDuration(p.Elapsed))
+	if p.Phase < load.PhaseLoad {
+		fmt.Fprintf(&s, " elapsed %s", clockDuration(p.Elapsed))
+	} else {
+		fmt.Fprintf(&s, ", elapsed %s", clockDuration(p.Elapsed))
+	}
 	return s.String()
 }
 
