@@ -36,7 +36,8 @@ const (
 	exitControl     = 13 // the environment cannot provide a requested control (e.g. no writable cgroup)
 	exitServer      = 14 // a managed server failed to start or stopped on its own
 	exitNoSpace     = 15 // too little free space for a plan's build
-	exitBackup      = 16 // a backup, or the restore of one, failed (the source is untouched)
+	exitSuspect     = 16 // measured and stored, but the database's figures disagree with the driver's own counts
+	exitBackup      = 18 // a backup, or the restore of one, failed (the source is untouched)
 	exitInterrupted = 130
 )
 
@@ -141,6 +142,14 @@ func exitCode(err error) int {
 		}
 		return exitBackup
 	}
+	var sus *scenario.SuspectError
+	if errors.As(err, &sus) {
+		return exitSuspect
+	}
+	var spe *scenario.SpaceError
+	if errors.As(err, &spe) || errors.Is(err, dialect.ErrInUse) {
+		return exitRunFailed
+	}
 	var ue *scenario.UnsupportedError
 	if errors.As(err, &ue) {
 		return exitUsage
@@ -169,6 +178,11 @@ func exitCode(err error) int {
 	}
 	if errors.Is(err, dialect.ErrUnknownScheme) {
 		return exitUsage
+	}
+	if errors.Is(err, dialect.ErrNoDatabase) {
+		// The server is there, the database is not: the target is wrong
+		// (or not created yet), not its schema.
+		return exitConnect
 	}
 	switch dialect.ClassOf(err) {
 	case dialect.ClassConnection:

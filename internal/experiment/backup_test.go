@@ -67,7 +67,7 @@ steps: [build, backup]
 	if entries, err := os.ReadDir(filepath.Join(dir, "backups")); err != nil || len(entries) != 0 {
 		t.Errorf("backups directory (relative to the plan): %v, %d entries; want it, emptied", err, len(entries))
 	}
-	in, err := Report(context.Background(), st, id)
+	in, err := Report(context.Background(), st, id, false)
 	if err != nil {
 		t.Fatalf("Report: %v", err)
 	}

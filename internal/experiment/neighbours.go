@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -166,7 +167,7 @@ func (s *neighboursStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	var ns []scenario.Neighbour
 	var methods []string
 	for _, r := range x.Targets {
-		n := scenario.Neighbour{ParallelTarget: targetsOf([]*Running{r})[0], DataDir: dataDirOf(ctx, r)}
+		n := scenario.Neighbour{ParallelTarget: targetsOf([]*Running{r})[0], DataDir: dataDirOf(ctx, r, x.Env.IsLocalAddress)}
 		if slices.Contains(s.Noisy, r.Spec.Name) {
 			bs, err := x.Env.NewBackups(ctx, scenario.BackupSource{DB: r.DB, Target: r.Target, Instance: r.Managed},
 				scenario.BackupOptions{Label: s.experiment + "/neighbours/" + r.Spec.Name, Cycles: s.Cycles,
@@ -196,7 +197,7 @@ func (s *neighboursStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 }
 
 // dataDirOf is where a target's data is on this host ("" when unknown).
-func dataDirOf(ctx context.Context, r *Running) string {
+func dataDirOf(ctx context.Context, r *Running, isLocal func(net.IP) bool) string {
 	if d := r.Spec.LocalDir(); d != "" {
 		return d
 	}
@@ -206,7 +207,7 @@ func dataDirOf(ctx context.Context, r *Running) string {
 	if err != nil {
 		return ""
 	}
-	return scenario.LocalDataDir(r.Target, settings)
+	return scenario.LocalDataDir(r.Target, scenario.Place(ctx, r.Target, isLocal), settings)
 }
 
 func neighboursHeadline(s scenario.NeighboursSummary) string {

@@ -135,7 +135,7 @@ steps: [build, parallel, neighbours]
 		t.Errorf("backups left behind: %v", left)
 	}
 
-	in, err := Report(ctx, st, id)
+	in, err := Report(ctx, st, id, false)
 	if err != nil {
 		t.Fatalf("Report: %v", err)
 	}

@@ -254,7 +254,7 @@ func (e *Env) NewBackups(ctx context.Context, src BackupSource, o BackupOptions)
 	dataDir := ""
 	if src.DB != nil && src.Instance == nil {
 		if s, err := src.DB.Settings(ctx); err == nil {
-			dataDir = LocalDataDir(src.Target, s)
+			dataDir = LocalDataDir(src.Target, Place(ctx, src.Target, e.IsLocalAddress), s)
 		}
 	}
 	bk, err := instance.NewBackupper(ctx, instance.BackupSource{Engine: eng, Target: src.Target, Instance: src.Instance,
@@ -316,7 +316,7 @@ func (b *Backups) Cycle(ctx context.Context, n int) (c BackupCycle, err error) {
 	}
 	c.Backup.Bytes, c.Backup.SyncedBy = bytes, syncedBy
 	c.Backup.MBps = mbps(bytes, c.Backup.Ended.Sub(c.Backup.Started))
-	b.env.note("cycle %d: backup of %s in %.1f s (%.1f MB/s)", n, formatBytes(bytes), c.Backup.Seconds, c.Backup.MBps)
+	b.env.note("cycle %d: backup of %s in %.1f s (%.1f MB/s)", n, decimalBytes(bytes), c.Backup.Seconds, c.Backup.MBps)
 	if o.Keep {
 		c.Backup.Kept = true
 	} else {
@@ -353,7 +353,7 @@ func (b *Backups) Cycle(ctx context.Context, n int) (c BackupCycle, err error) {
 	}
 	c.Restore.Bytes = r.bytes
 	c.Restore.MBps = mbps(r.bytes, c.Restore.Ended.Sub(c.Restore.Started))
-	b.env.note("cycle %d: restored %s in %.1f s (%.1f MB/s); checking it", n, formatBytes(r.bytes), c.Restore.Seconds, c.Restore.MBps)
+	b.env.note("cycle %d: restored %s in %.1f s (%.1f MB/s); checking it", n, decimalBytes(r.bytes), c.Restore.Seconds, c.Restore.MBps)
 
 	c.Check = &CheckPhase{Started: time.Now()}
 	out, err := b.checkRestored(ctx, r.target)
@@ -490,8 +490,9 @@ func fileTarget(tg dialect.Target, file string) dialect.Target {
 	return tg
 }
 
-// formatBytes is a size for progress notes.
-func formatBytes(n int64) string {
+// decimalBytes is a size for backup progress notes, in the decimal units
+// of the MB/s beside it.
+func decimalBytes(n int64) string {
 	switch {
 	case n >= 1e9:
 		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
@@ -564,7 +565,7 @@ func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (Ba
 		sum.RestoreDir = o.restoreDir()
 		dirs["restore"] = o.restoreDir()
 	}
-	source := LocalDataDir(src.Target, rc.Database.Settings)
+	source := LocalDataDir(src.Target, rc.Placement, rc.Database.Settings)
 	if src.Instance != nil {
 		source = src.Instance.DataDir()
 	}
@@ -621,7 +622,7 @@ func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (Ba
 			break
 		}
 	}
-	m, samples := StopSampling(s, time.Since(t0))
+	m, samples := StopSampling(s, time.Since(t0), rc.Placement)
 	sum.Monitor = m
 	for i := range sum.Cycles {
 		placeCycle(&sum.Cycles[i], t0, samples)

@@ -358,7 +358,7 @@ func (e *Env) Neighbours(ctx context.Context, ns []Neighbour, o NeighboursOption
 		}
 		runErr = err
 	}
-	m, samples := StopSampling(smp, time.Since(t0))
+	m, samples := StopSampling(smp, time.Since(t0), rc.Placement)
 	sum.Monitor = m
 	sum.Interrupted = ctx.Err() != nil
 	slices.SortFunc(cycles, func(a, b NoiseCycleResult) int {
