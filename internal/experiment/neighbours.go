@@ -15,6 +15,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/instance"
+	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
@@ -211,8 +212,12 @@ func dataDirOf(ctx context.Context, r *Running, isLocal func(net.IP) bool) strin
 }
 
 func neighboursHeadline(s scenario.NeighboursSummary) string {
-	var parts []string
+	var parts, suspect []string
 	for _, l := range s.Losses {
+		if l.Suspect {
+			suspect = append(suspect, l.Name)
+			continue
+		}
 		p := fmt.Sprintf("%s %s", l.Name, pct(l.NOPMLossPct))
 		if l.HasCI {
 			p += fmt.Sprintf(" (%s to %s)", pct(l.NOPMLo), pct(l.NOPMHi))
@@ -222,6 +227,9 @@ func neighboursHeadline(s scenario.NeighboursSummary) string {
 	h := "victims' NOPM loss against the baseline: " + strings.Join(parts, ", ")
 	if len(parts) == 0 {
 		h = "no victim measured in both phases"
+	}
+	if len(suspect) > 0 {
+		h += fmt.Sprintf(" (SUSPECT, left out: %s)", strings.Join(suspect, ", "))
 	}
 	var during []string
 	for _, w := range s.WhileNoisy {
@@ -283,7 +291,12 @@ func (s *neighboursStep) Section(ctx context.Context, rc *ReportContext, index i
 	sec.Note = fmt.Sprintf("Baseline: every instance runs the load. Noisy: the noisy instance(s) %s take a %s %d time(s), one every %.0f s, "+
 		"while the victims %s run the load%s. %s",
 		strings.Join(sum.Noisy, ", "), sum.Noise, sum.Cycles, sum.Interval, strings.Join(sum.Victims, ", "), shared, sum.CI)
-	if run.Status != store.StatusOK {
+	switch run.Status {
+	case store.StatusOK:
+	case store.StatusSuspect:
+		sec.Note += " The scenario is suspect: an instance's database figures disagreed with the driver's own counts in a phase " +
+			"(its runs are marked); a victim's loss from such a run is shown, flagged, and left out of the headline."
+	default:
 		sec.Note += fmt.Sprintf(" The scenario is %s: %s.", run.Status, run.Error)
 	}
 	sec.Tables = append(sec.Tables, instancesTable(sum), lossTable(sum), whileNoisyTable(sum), backupsTable(sum), deviceTable(sum))
@@ -320,11 +333,12 @@ func lossTable(s scenario.NeighboursSummary) report.Table {
 		switch {
 		case l.HasCI:
 			nci, tci = pct(l.NOPMLo)+" to "+pct(l.NOPMHi), pct(l.TPMLo)+" to "+pct(l.TPMHi)
-			if !l.Significant {
-				sig = "not significant"
-			}
+			sig = significance(l.Significant, l.TooFew)
 		case l.Unbounded:
 			nci, sig = "unbounded", "not significant"
+		}
+		if l.Suspect {
+			sig = strings.TrimPrefix(sig+"; SUSPECT: a phase's database figures disagree with the driver's own counts", "; ")
 		}
 		t.Rows = append(t.Rows, []string{l.Name, mean(b.NOPM), mean(n.NOPM), pct(l.NOPMLossPct), nci, pct(l.TPMLossPct), tci, sig})
 	}
@@ -344,9 +358,7 @@ func whileNoisyTable(s scenario.NeighboursSummary) report.Table {
 		switch {
 		case w.HasCI:
 			nci = pct(w.NOPMLo) + " to " + pct(w.NOPMHi)
-			if !w.Significant {
-				sig = "not significant"
-			}
+			sig = significance(w.Significant, w.TooFew)
 		case w.Unbounded:
 			nci, sig = "unbounded", "not significant"
 		}
@@ -354,6 +366,18 @@ func whileNoisyTable(s scenario.NeighboursSummary) report.Table {
 			mean(w.TPMDuring), mean(w.TPMBetween), pct(w.TPMLossPct), sig})
 	}
 	return t
+}
+
+// significance marks a loss's interval that does not support a
+// conclusion.
+func significance(significant, tooFew bool) string {
+	switch {
+	case tooFew:
+		return fmt.Sprintf("too few to conclude (under %d batches or cycles)", profile.MinRepeats)
+	case !significant:
+		return "not significant"
+	}
+	return ""
 }
 
 func findInstance(s scenario.NeighboursSummary, name, phase string) (scenario.InstancePhase, bool) {

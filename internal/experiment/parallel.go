@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -173,23 +174,29 @@ func (s *parallelStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 			prog.Keep = append(prog.Keep, ids...)
 			return x.Save(ctx, prog)
 		}})
-	if err != nil {
+	var suspect *scenario.SuspectError
+	if err != nil && !errors.As(err, &suspect) {
 		return oc, err
 	}
-	all, err := storedWindows(ctx, x.Env.Store, x.Env.Experiment.ID, x.Env.Experiment.Seq)
-	if err != nil {
-		return oc, err
+	all, serr := storedWindows(ctx, x.Env.Store, x.Env.Experiment.ID, x.Env.Experiment.Seq)
+	if serr != nil {
+		return oc, errors.Join(err, serr)
 	}
 	if len(all) == 0 {
 		all = ws
 	}
-	st := scenario.SummarizeWindows(all)
+	st := scenario.SummarizeWindows(all, false)
 	oc.Headline = fmt.Sprintf("total NOPM %.0f, TPM %.0f over %d targets; windows at most %.0f ms apart",
 		st.TotalNOPM.Mean, st.TotalTPM.Mean, len(st.Targets), st.MaxSkewMillis)
 	if st.SkewExceeded > 0 {
 		oc.Headline += fmt.Sprintf(" (%d window(s) above the %s tolerance)", st.SkewExceeded, s.SkewTolerance)
 	}
-	return oc, nil
+	if st.Suspect > 0 {
+		oc.Headline += fmt.Sprintf("; %d window(s) with a suspect target left out", st.Suspect)
+	}
+	// A suspect window is measured and stored; the error says so, as a
+	// suspect profile's does.
+	return oc, err
 }
 
 // storedWindows reads the counting synchronised windows of one schedule
@@ -241,11 +248,19 @@ func (s *parallelStep) Section(ctx context.Context, rc *ReportContext, index int
 		sec.Note = "No synchronised window was measured."
 		return sec, nil
 	}
-	st := scenario.SummarizeWindows(ws)
+	st := scenario.SummarizeWindows(ws, rc.IncludeSuspect)
 	sec.Tables = append(sec.Tables, parallelTargetsTable(rc, st), parallelWindowsTable(ws), parallelAlignmentTable(ws))
 	sec.Note = fmt.Sprintf("All targets ran at once: each opened its sessions, they were released together, ramped up and measured "+
 		"one window planned as the same wall-clock interval on every target. Each target's NOPM and TPM come from its own "+
 		"database's counters; the total is their sum. %d of %d window(s) complete.", st.Complete, st.Windows)
+	switch {
+	case st.Suspect > 0 && rc.IncludeSuspect:
+		sec.Note += fmt.Sprintf(" %d of them had a suspect target (its database figures disagreed with the driver's own counts): "+
+			"counted in the statistics, as asked.", st.Suspect)
+	case st.Suspect > 0:
+		sec.Note += fmt.Sprintf(" %d of them had a suspect target (its database figures disagreed with the driver's own counts): "+
+			"shown, but left out of the statistics (--include-suspect counts them).", st.Suspect)
+	}
 	if st.SkewExceeded > 0 {
 		sec.Note += fmt.Sprintf(" %d window(s) had targets' windows further apart than the tolerance: their totals add figures of different intervals.", st.SkewExceeded)
 	}
@@ -295,6 +310,9 @@ func parallelWindowsTable(ws []scenario.ParallelWindow) report.Table {
 		if !w.Complete {
 			flags = append(flags, "incomplete: a target did not measure the whole window")
 		}
+		if w.Suspect {
+			flags = append(flags, "SUSPECT: a target's database figures disagree with the driver's own counts")
+		}
 		ratio := "—"
 		if w.NOPM.Min > 0 {
 			ratio = fmt.Sprintf("%.2f", w.NOPM.Max/w.NOPM.Min)
@@ -327,6 +345,9 @@ func parallelAlignmentTable(ws []scenario.ParallelWindow) report.Table {
 			status := string(tg.Status)
 			if tg.Error != "" {
 				status += ": " + tg.Error
+			}
+			if len(tg.Suspect) > 0 {
+				status += ": " + strings.Join(tg.Suspect, "; ")
 			}
 			t.Rows = append(t.Rows, []string{strconv.Itoa(w.Repeat), tg.Name, w.PlannedStart.UTC().Format("15:04:05.000"),
 				fmt.Sprintf("%.1f", tg.StartOffsetMillis), fmt.Sprintf("%.1f", tg.EndOffsetMillis), secs,

@@ -167,10 +167,17 @@ type VictimLoss struct {
 	TPMHi       float64 `json:"tpm_loss_hi_pct"`
 	// HasCI: both phases had two batches or more and the interval is
 	// bounded (Unbounded: it is not, the batches vary too much for their
-	// number); Significant: it excludes no loss.
+	// number); TooFew: a side had fewer than profile.MinRepeats batches,
+	// too few to conclude; Significant: it excludes no loss, on enough
+	// batches.
 	HasCI       bool `json:"has_ci"`
 	Unbounded   bool `json:"unbounded,omitempty"`
+	TooFew      bool `json:"too_few,omitempty"`
 	Significant bool `json:"significant"`
+	// Suspect: a phase's run of the victim is suspect (its database
+	// figures disagreed with the driver's own counts); the loss is shown
+	// but left out of headlines unless suspect runs are included.
+	Suspect bool `json:"suspect,omitempty"`
 }
 
 // WhileNoisy is one victim in the noisy phase: its rates while a noise
@@ -194,6 +201,7 @@ type WhileNoisy struct {
 	TPMHi       float64         `json:"tpm_loss_hi_pct"`
 	HasCI       bool            `json:"has_ci"`
 	Unbounded   bool            `json:"unbounded,omitempty"`
+	TooFew      bool            `json:"too_few,omitempty"`
 	Significant bool            `json:"significant"`
 }
 
@@ -378,6 +386,13 @@ func (e *Env) Neighbours(ctx context.Context, ns []Neighbour, o NeighboursOption
 	case sum.Interrupted || len(windows) < 2:
 		status, errText = store.StatusPartial, "interrupted"
 	}
+	var suspect SuspectError
+	for _, w := range windows {
+		suspect.add(w, o.Driver.VUs)
+	}
+	if status == store.StatusOK && len(suspect.Runs) > 0 {
+		status = store.StatusSuspect
+	}
 	fctx := context.WithoutCancel(ctx)
 	serr := e.Store.AddSamples(fctx, id, samples)
 	if err := e.Store.FinishRun(fctx, id, status, JSON(sum), errText); err != nil {
@@ -389,6 +404,9 @@ func (e *Env) Neighbours(ctx context.Context, ns []Neighbour, o NeighboursOption
 	}
 	if runErr == nil && sum.Interrupted {
 		runErr = ctx.Err()
+	}
+	if runErr == nil {
+		runErr = suspect.orNil()
 	}
 	return out, runErr
 }
@@ -441,7 +459,7 @@ func (s *NeighboursSummary) settle(t0 time.Time, windows []ParallelWindow, cycle
 				role = "noisy"
 			}
 			ip := InstancePhase{Name: t.Name, Phase: w.Phase, Role: role, RunID: t.RunID, Status: t.Status}
-			if t.Result != nil && t.Status == store.StatusOK {
+			if t.Result != nil && (t.Status == store.StatusOK || t.Status == store.StatusSuspect) {
 				ip.NOPM, ip.TPM, ip.BatchSeconds = batchSummaries(t.Result, batches)
 				ip.Batches = ip.NOPM.N
 			}
@@ -455,7 +473,9 @@ func (s *NeighboursSummary) settle(t0 time.Time, windows []ParallelWindow, cycle
 		if !okB || !okN || base.NOPM.N == 0 || noisy.NOPM.N == 0 {
 			continue
 		}
-		s.Losses = append(s.Losses, loss(v, base, noisy))
+		l := loss(v, base, noisy)
+		l.Suspect = base.Status == store.StatusSuspect || noisy.Status == store.StatusSuspect
+		s.Losses = append(s.Losses, l)
 	}
 	var secs []float64
 	for i := range cycles {
@@ -583,8 +603,8 @@ func batchSummaries(r *driver.Result, n int) (nopm, tpm profile.Summary, batchSe
 // lossOf is 1 − after/before in percent, with the interval of Fieller's
 // for the ratio of the means.
 type lossOf struct {
-	pct, lo, hi                   float64
-	hasCI, unbounded, significant bool
+	pct, lo, hi                           float64
+	hasCI, unbounded, tooFew, significant bool
 }
 
 func lossBetween(after, before profile.Summary) lossOf {
@@ -596,6 +616,7 @@ func lossBetween(after, before profile.Summary) lossOf {
 	}
 	l.lo, l.hi = l.pct, l.pct
 	l.unbounded = r.HasCI && r.Unbounded
+	l.tooFew = r.HasCI && r.TooFew
 	if r.HasCI && !r.Unbounded {
 		l.hasCI, l.significant = true, r.Significant
 		l.lo, l.hi = pct(r.Hi), pct(r.Lo)
@@ -608,7 +629,7 @@ func lossBetween(after, before profile.Summary) lossOf {
 func loss(name string, base, noisy InstancePhase) VictimLoss {
 	n, t := lossBetween(noisy.NOPM, base.NOPM), lossBetween(noisy.TPM, base.TPM)
 	return VictimLoss{Name: name, NOPMLossPct: n.pct, NOPMLo: n.lo, NOPMHi: n.hi, TPMLossPct: t.pct, TPMLo: t.lo, TPMHi: t.hi,
-		HasCI: n.hasCI, Unbounded: n.unbounded, Significant: n.significant}
+		HasCI: n.hasCI, Unbounded: n.unbounded, TooFew: n.tooFew, Significant: n.significant}
 }
 
 // whileNoisy compares a victim's rates while each noise cycle ran (any
@@ -658,6 +679,6 @@ func whileNoisy(name string, series []driver.SecondSample, start float64, cycles
 	n, t := lossBetween(w.NOPMDuring, w.NOPMBetween), lossBetween(w.TPMDuring, w.TPMBetween)
 	w.NOPMLossPct, w.NOPMLo, w.NOPMHi = n.pct, n.lo, n.hi
 	w.TPMLossPct, w.TPMLo, w.TPMHi = t.pct, t.lo, t.hi
-	w.HasCI, w.Unbounded, w.Significant = n.hasCI, n.unbounded, n.significant
+	w.HasCI, w.Unbounded, w.TooFew, w.Significant = n.hasCI, n.unbounded, n.tooFew, n.significant
 	return w
 }

@@ -58,12 +58,13 @@ func TestBatchSummaries(t *testing.T) {
 // it, those after it and before the next cycle (or the window's end) as
 // between; a cycle with no second between is left out.
 func TestWhileNoisy(t *testing.T) {
-	// Window from t=10 s: 12 seconds; cycles [10, 13] and [16, 19]; the
-	// victim does 1 new order a second during cycles, 3 between.
-	series := seconds(1, 1, 1, 3, 3, 3, 1, 1, 1, 3, 3, 3)
-	w := whileNoisy("v", series, 10, [][2]float64{{10, 13}, {16, 19}}, 22)
-	if w.NOPMDuring.N != 2 || !near(w.NOPMDuring.Mean, 60) || !near(w.NOPMBetween.Mean, 180) {
-		t.Fatalf("during %+v, between %+v; want 2 cycles at 60 and 180 NOPM", w.NOPMDuring, w.NOPMBetween)
+	// Window from t=10 s: 18 seconds; cycles [10, 13], [16, 19] and
+	// [22, 25]; the victim does 1 new order a second during cycles, 3
+	// between.
+	series := seconds(1, 1, 1, 3, 3, 3, 1, 1, 1, 3, 3, 3, 1, 1, 1, 3, 3, 3)
+	w := whileNoisy("v", series, 10, [][2]float64{{10, 13}, {16, 19}, {22, 25}}, 28)
+	if w.NOPMDuring.N != 3 || !near(w.NOPMDuring.Mean, 60) || !near(w.NOPMBetween.Mean, 180) {
+		t.Fatalf("during %+v, between %+v; want 3 cycles at 60 and 180 NOPM", w.NOPMDuring, w.NOPMBetween)
 	}
 	if !near(w.NOPMLossPct, 100*(1-60.0/180)) || !near(w.TPMLossPct, w.NOPMLossPct) {
 		t.Errorf("loss: NOPM %v%%, TPM %v%%; want %v%% both", w.NOPMLossPct, w.TPMLossPct, 100*(1-60.0/180))
@@ -72,8 +73,15 @@ func TestWhileNoisy(t *testing.T) {
 		t.Errorf("identical cycles: interval %v–%v (has %v, significant %v), want the point, significant", w.NOPMLo, w.NOPMHi, w.HasCI, w.Significant)
 	}
 
+	// Two cycles give an interval, too few to conclude from.
+	w = whileNoisy("v", series[:12], 10, [][2]float64{{10, 13}, {16, 19}}, 22)
+	if w.NOPMDuring.N != 2 || !w.HasCI || !w.TooFew || w.Significant {
+		t.Errorf("two cycles: got %d, has CI %v, too few %v, significant %v; want 2, an interval, too few, not significant",
+			w.NOPMDuring.N, w.HasCI, w.TooFew, w.Significant)
+	}
+
 	// The second cycle fills the rest of the window: nothing to compare.
-	w = whileNoisy("v", series, 10, [][2]float64{{10, 13}, {16, 22}}, 22)
+	w = whileNoisy("v", series[:12], 10, [][2]float64{{10, 13}, {16, 22}}, 22)
 	if w.NOPMDuring.N != 1 || w.HasCI {
 		t.Errorf("one comparable cycle: got %d, has CI %v; want 1 without an interval", w.NOPMDuring.N, w.HasCI)
 	}
@@ -104,5 +112,41 @@ func TestWindowSettle(t *testing.T) {
 	}
 	if w.Complete || w.TotalNOPM != 400 || w.TotalTPM != 800 || w.NOPM.N != 2 || w.NOPM.Min != 100 || w.NOPM.Max != 300 {
 		t.Errorf("totals: complete %v, NOPM %v, TPM %v, spread %+v", w.Complete, w.TotalNOPM, w.TotalTPM, w.NOPM)
+	}
+}
+
+// TestSuspectWindows: a window with a suspect target is complete and
+// marked suspect; it counts in the statistics only when suspect runs are
+// included.
+func TestSuspectWindows(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	window := func(repeat int, bStatus store.Status, bNOPM float64) ParallelWindow {
+		w := ParallelWindow{Repeat: repeat, Targets: []WindowTarget{
+			{Name: "a", RunID: int64(2 * repeat), Status: store.StatusOK, Start: t0, End: t0.Add(time.Minute), NOPM: 100, TPM: 200},
+			{Name: "b", RunID: int64(2*repeat + 1), Status: bStatus, Start: t0, End: t0.Add(time.Minute), NOPM: bNOPM, TPM: 2 * bNOPM},
+		}}
+		w.settle()
+		return w
+	}
+	clean, suspect := window(1, store.StatusOK, 300), window(2, store.StatusSuspect, 900)
+	if !suspect.Complete || !suspect.Suspect || clean.Suspect {
+		t.Fatalf("suspect window: complete %v, suspect %v; clean window suspect %v", suspect.Complete, suspect.Suspect, clean.Suspect)
+	}
+	for _, c := range []struct {
+		include  bool
+		wantN    int
+		wantMean float64
+	}{{false, 1, 400}, {true, 2, (400 + 1000) / 2.0}} {
+		st := SummarizeWindows([]ParallelWindow{clean, suspect}, c.include)
+		if st.Complete != 2 || st.Suspect != 1 || st.TotalNOPM.N != c.wantN || !near(st.TotalNOPM.Mean, c.wantMean) {
+			t.Errorf("include suspect %v: complete %d, suspect %d, total NOPM n %d mean %v; want 2, 1, %d, %v",
+				c.include, st.Complete, st.Suspect, st.TotalNOPM.N, st.TotalNOPM.Mean, c.wantN, c.wantMean)
+		}
+	}
+	var e SuspectError
+	e.add(clean, 2)
+	e.add(suspect, 2)
+	if e.Total != 4 || len(e.Runs) != 1 || e.orNil() == nil {
+		t.Errorf("suspect error: %d of %d runs, want 1 of 4", len(e.Runs), e.Total)
 	}
 }

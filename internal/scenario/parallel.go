@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -78,12 +79,16 @@ type ParallelWindow struct {
 	// TotalNOPM and TotalTPM sum the targets' figures, each from its own
 	// database's counters; NOPM and TPM are their spread between targets
 	// (min, max, CV). Only targets that measured the whole window count;
-	// Complete says all did.
+	// Complete says all did. Suspect says a target's database figures
+	// disagreed with the driver's own counts (its run is stored suspect):
+	// the totals then hold a figure that cannot be trusted, and the
+	// window counts in statistics only when suspect runs are included.
 	TotalNOPM float64         `json:"total_nopm"`
 	TotalTPM  float64         `json:"total_tpm"`
 	NOPM      profile.Summary `json:"nopm"`
 	TPM       profile.Summary `json:"tpm"`
 	Complete  bool            `json:"complete"`
+	Suspect   bool            `json:"suspect,omitempty"`
 }
 
 // WindowTarget is one target's run in a synchronised window.
@@ -101,6 +106,10 @@ type WindowTarget struct {
 	TPM               float64   `json:"tpm"`
 	TPMSource         string    `json:"tpm_source,omitempty"`
 	Error             string    `json:"error,omitempty"`
+	// Suspect holds why the target's database figures disagreed with the
+	// driver's own counts (driver.Result.Suspect); its status is then
+	// suspect.
+	Suspect []string `json:"suspect,omitempty"`
 	// Result is the target's driver result, for callers (not stored
 	// here: its run holds it).
 	Result *driver.Result `json:"-"`
@@ -221,9 +230,15 @@ func (e *Env) Window(ctx context.Context, targets []ParallelTarget, o WindowOpti
 			}
 		}
 		if r := out.res; r != nil {
-			wt.Status = store.StatusOK
-			if r.Partial || out.err != nil {
+			switch {
+			case r.IsSuspect():
+				// As a single run's: wrong figures outrank an incomplete
+				// window (see timedRun).
+				wt.Status, wt.Suspect = store.StatusSuspect, r.Suspect
+			case r.Partial || out.err != nil:
 				wt.Status = store.StatusPartial
+			default:
+				wt.Status = store.StatusOK
 			}
 			wt.Start, wt.End = r.Window.Start, r.Window.End
 			wt.NOPM, wt.TPM, wt.TPMSource = r.NOPM, r.TPM, r.TPMSource
@@ -259,6 +274,8 @@ func (e *Env) Window(ctx context.Context, targets []ParallelTarget, o WindowOpti
 		status = store.StatusFailed
 	case !w.Complete || len(errs) > 0:
 		status = store.StatusPartial
+	case w.Suspect:
+		status = store.StatusSuspect
 	}
 	runErr := errors.Join(errs...)
 	errText := ""
@@ -295,13 +312,17 @@ func (w *ParallelWindow) settle() {
 	var nopm, tpm []float64
 	w.Complete = len(w.Targets) > 0
 	for _, t := range w.Targets {
-		if t.Status != store.StatusOK {
+		whole := t.Status == store.StatusOK || t.Status == store.StatusSuspect
+		if !whole {
 			w.Complete = false
+		}
+		if t.Status == store.StatusSuspect {
+			w.Suspect = true
 		}
 		if !t.Start.IsZero() && !t.End.IsZero() {
 			starts, ends = append(starts, t.Start), append(ends, t.End)
 		}
-		if t.Status == store.StatusOK {
+		if whole {
 			nopm, tpm = append(nopm, t.NOPM), append(tpm, t.TPM)
 			w.TotalNOPM += t.NOPM
 			w.TotalTPM += t.TPM
@@ -358,6 +379,7 @@ func (e *Env) Parallel(ctx context.Context, targets []ParallelTarget, o Parallel
 		return nil, fmt.Errorf("repeat must be at least 1, got %d", o.Repeat)
 	}
 	var out []ParallelWindow
+	var suspect SuspectError
 	for r := o.Done + 1; r <= o.Repeat; r++ {
 		e.note("synchronised window %d/%d over %d target(s), %d virtual user(s) each", r, o.Repeat, len(targets), o.Driver.VUs)
 		d := o.Driver
@@ -365,8 +387,9 @@ func (e *Env) Parallel(ctx context.Context, targets []ParallelTarget, o Parallel
 		w, err := e.Window(ctx, targets, WindowOptions{Label: o.Label, Repeat: r, Driver: d, SkewTolerance: o.SkewTolerance})
 		if w.RunID != 0 {
 			out = append(out, w)
-			e.note("window %d: total NOPM %.0f, TPM %.0f; windows %.0f ms apart at most%s", r, w.TotalNOPM, w.TotalTPM,
-				w.MaxSkewMillis, skewNote(w))
+			e.note("window %d: total NOPM %.0f, TPM %.0f; windows %.0f ms apart at most%s%s", r, w.TotalNOPM, w.TotalTPM,
+				w.MaxSkewMillis, skewNote(w), suspectNote(w))
+			suspect.add(w, o.Driver.VUs)
 			if o.Stored != nil {
 				if serr := o.Stored(ctx, w); serr != nil {
 					return out, errors.Join(err, serr)
@@ -380,7 +403,41 @@ func (e *Env) Parallel(ctx context.Context, targets []ParallelTarget, o Parallel
 			return out, err
 		}
 	}
-	return out, nil
+	return out, suspect.orNil()
+}
+
+// add records the suspect targets of w, and counts its targets' runs.
+func (e *SuspectError) add(w ParallelWindow, vus int) {
+	for _, t := range w.Targets {
+		if t.RunID == 0 {
+			continue
+		}
+		e.Total++
+		if t.Status == store.StatusSuspect {
+			e.Runs = append(e.Runs, SuspectRun{RunID: t.RunID, VUs: vus, Reasons: t.Suspect})
+		}
+	}
+}
+
+// orNil is e when it holds a suspect run, else nil.
+func (e *SuspectError) orNil() error {
+	if len(e.Runs) == 0 {
+		return nil
+	}
+	return e
+}
+
+func suspectNote(w ParallelWindow) string {
+	if !w.Suspect {
+		return ""
+	}
+	var names []string
+	for _, t := range w.Targets {
+		if t.Status == store.StatusSuspect {
+			names = append(names, t.Name)
+		}
+	}
+	return fmt.Sprintf("; SUSPECT: %s's database figures disagree with the driver's own counts", strings.Join(names, ", "))
 }
 
 func skewNote(w ParallelWindow) string {
@@ -391,16 +448,19 @@ func skewNote(w ParallelWindow) string {
 }
 
 // ParallelStats summarise synchronised windows: each target's NOPM and
-// TPM over the complete windows, the totals' and the largest skew.
+// TPM over the complete windows (suspect ones only when asked), the
+// totals' and the largest skew.
 type ParallelStats struct {
 	Targets   []TargetStats   `json:"targets"`
 	TotalNOPM profile.Summary `json:"total_nopm"`
 	TotalTPM  profile.Summary `json:"total_tpm"`
 	// Windows counts the windows given, Complete those every target
-	// measured completely (only they are summarised), SkewExceeded those
-	// marked for their skew.
+	// measured completely (only they are summarised), Suspect the
+	// complete ones with a suspect target (summarised only when asked),
+	// SkewExceeded those marked for their skew.
 	Windows       int     `json:"windows"`
 	Complete      int     `json:"complete"`
+	Suspect       int     `json:"suspect"`
 	SkewExceeded  int     `json:"skew_exceeded"`
 	MaxSkewMillis float64 `json:"max_skew_ms"`
 }
@@ -413,8 +473,9 @@ type TargetStats struct {
 }
 
 // SummarizeWindows summarises the complete windows of ws, targets in the
-// order of the first window.
-func SummarizeWindows(ws []ParallelWindow) ParallelStats {
+// order of the first window; a window with a suspect target counts only
+// with includeSuspect.
+func SummarizeWindows(ws []ParallelWindow, includeSuspect bool) ParallelStats {
 	st := ParallelStats{Windows: len(ws)}
 	var order []string
 	nopm, tpm := map[string][]float64{}, map[string][]float64{}
@@ -434,6 +495,12 @@ func SummarizeWindows(ws []ParallelWindow) ParallelStats {
 			continue
 		}
 		st.Complete++
+		if w.Suspect {
+			st.Suspect++
+			if !includeSuspect {
+				continue
+			}
+		}
 		for _, t := range w.Targets {
 			nopm[t.Name] = append(nopm[t.Name], t.NOPM)
 			tpm[t.Name] = append(tpm[t.Name], t.TPM)
