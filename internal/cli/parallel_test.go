@@ -96,4 +96,8 @@ func TestParallelCommand(t *testing.T) {
 	if !strings.Contains(labels, "parallel/parallel/first") || !strings.Contains(labels, "parallel/parallel/t2") {
 		t.Errorf("targets' runs are labelled %q, want each target's name", labels)
 	}
+	r = oltplab(t, env, "results", "list", "--kind", "parallel")
+	if r.code != 0 || !strings.Contains(r.out, "total NOPM") || !strings.Contains(r.out, "over 2 target(s)") {
+		t.Errorf("results list --kind parallel: exit %d, want the window's totals:\n%s", r.code, r.out)
+	}
 }

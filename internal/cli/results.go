@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/driver"
+	"github.com/oltplab/oltplab/internal/experiment"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -185,6 +186,16 @@ func headline(r store.Run) string {
 			Failed int `json:"checks_failed"`
 		} `json:"stats"`
 	}
+	switch r.Kind {
+	case store.KindParallel:
+		return windowHeadline(r.Summary)
+	case store.KindNeighbours:
+		var n scenario.NeighboursSummary
+		if json.Unmarshal(r.Summary, &n) != nil || len(n.Phases) == 0 {
+			return ""
+		}
+		return experiment.NeighboursHeadline(n)
+	}
 	if json.Unmarshal(r.Summary, &s) != nil {
 		return ""
 	}
@@ -209,6 +220,29 @@ func headline(r store.Run) string {
 		return h
 	}
 	return ""
+}
+
+// windowHeadline is a synchronised window's totals, skew and marks.
+func windowHeadline(summary []byte) string {
+	var w scenario.ParallelWindow
+	if json.Unmarshal(summary, &w) != nil || len(w.Targets) == 0 {
+		return ""
+	}
+	h := fmt.Sprintf("total NOPM %s, TPM %s over %d target(s); windows %.0f ms apart", thousands(w.TotalNOPM), thousands(w.TotalTPM),
+		len(w.Targets), w.MaxSkewMillis)
+	if w.Phase != "" {
+		h = w.Phase + ": " + h
+	}
+	if w.SkewExceeded {
+		h += " (ABOVE THE TOLERANCE)"
+	}
+	if !w.Complete {
+		h += "; incomplete"
+	}
+	if w.Suspect {
+		h += "; SUSPECT"
+	}
+	return h
 }
 
 func resultsShow(ctx context.Context, a *app, args []string) error {

@@ -193,7 +193,7 @@ func (s *neighboursStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	}
 	o.Noise = "backup with " + strings.Join(methods, ", ")
 	out, err := x.Env.Neighbours(ctx, ns, o)
-	oc := Outcome{RunIDs: out.Runs, Headline: neighboursHeadline(out.NeighboursSummary)}
+	oc := Outcome{RunIDs: out.Runs, Headline: NeighboursHeadline(out.NeighboursSummary)}
 	return oc, err
 }
 
@@ -211,7 +211,10 @@ func dataDirOf(ctx context.Context, r *Running, isLocal func(net.IP) bool) strin
 	return scenario.LocalDataDir(r.Target, scenario.Place(ctx, r.Target, isLocal), settings)
 }
 
-func neighboursHeadline(s scenario.NeighboursSummary) string {
+// NeighboursHeadline sums up a noisy-neighbour scenario in a line: each
+// victim's loss against its baseline and while the noise ran, and the
+// noise's cycles.
+func NeighboursHeadline(s scenario.NeighboursSummary) string {
 	var parts, suspect []string
 	for _, l := range s.Losses {
 		if l.Suspect {
