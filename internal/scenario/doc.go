@@ -18,7 +18,8 @@
 // Every timed run's database figures are cross-checked against the
 // driver's own counts (driver.Result.CheckCounters); a run that disagrees
 // is stored as suspect, and a profile with one returns a SuspectError
-// once every step has run.
+// once every step has run; so do Parallel and Neighbours, whose
+// synchronised windows carry the mark of a suspect target.
 //
 // It may import dialect, driver, instance (backups with the engines' own
 // tools, restores into managed instances), load, profile, sampler, store,
