@@ -104,10 +104,24 @@ steps: [build, parallel, neighbours]
 	if len(sum.Losses) != 1 || sum.Losses[0].Name != "a" || sum.Losses[0].HasCI == sum.Losses[0].Unbounded {
 		t.Errorf("losses: got %+v, want a's with an interval or marked unbounded", sum.Losses)
 	}
-	if len(sum.WhileNoisy) != 1 || sum.WhileNoisy[0].Name != "a" || sum.WhileNoisy[0].NOPMDuring.N == 0 {
-		t.Errorf("the victim while the backups ran: got %+v, want a's, cycle by cycle", sum.WhileNoisy)
-	}
 	noisy := sum.Phases[1].Window
+	// A cycle compares with the seconds after it only when its backup
+	// lasted a second and ended a second before the next one was due (or
+	// the window ended); on a slow host a backup fills its interval.
+	comparable := 0
+	for i, c := range sum.NoiseRuns {
+		next := noisy.ToMillis
+		if i+1 < len(sum.NoiseRuns) {
+			next = sum.NoiseRuns[i+1].Window.FromMillis
+		}
+		if c.Seconds >= 1 && next-c.Window.ToMillis >= 1000 {
+			comparable++
+		}
+	}
+	if len(sum.WhileNoisy) != 1 || sum.WhileNoisy[0].Name != "a" || (comparable > 0 && sum.WhileNoisy[0].NOPMDuring.N == 0) {
+		t.Errorf("the victim while the backups ran: got %+v, want a's, cycle by cycle (%d cycle(s) left time after them)",
+			sum.WhileNoisy, comparable)
+	}
 	if len(sum.NoiseRuns) != 2 {
 		t.Fatalf("backups: got %d, want 2", len(sum.NoiseRuns))
 	}
