@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/oltplab/oltplab/internal/cli.Version=$(VERSION)
 BIN := bin/oltplab
 
-.PHONY: build demo test lint bench clean
+.PHONY: build demo test race lint bench clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/oltplab
@@ -23,6 +23,7 @@ test: lint
 lint:
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 
 # Measures build rate and driver CPU per transaction on private servers
 # configured for measurement; prints JSON.
