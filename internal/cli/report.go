@@ -19,8 +19,8 @@ func runReport(ctx context.Context, a *app, args []string) error {
 	)
 	fs := newFlagSet("report")
 	sf.register(fs, a.env)
-	fs.StringVar(&format, "format", "html", "html (one self-contained file, charts work offline) or md (Markdown tables)")
-	fs.StringVar(&output, "o", "", "write the report to `FILE` (default: standard output)")
+	fs.StringVar(&format, "format", "html", "`FORMAT`: html (one self-contained file, charts work offline) or md (Markdown tables)")
+	fs.StringVarP(&output, "output", "o", "", "write the report to `FILE` (default: standard output)")
 	refs, err := a.parseWithArgs(fs, reportSynopsis, args)
 	if err != nil {
 		return helpOK(err)

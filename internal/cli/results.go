@@ -46,8 +46,8 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 	)
 	fs := newFlagSet("results list")
 	sf.register(fs, a.env)
-	fs.StringVar(&kind, "kind", "", "only results of this kind: build, run, check, monitor")
-	fs.StringVar(&label, "label", "", "only runs with this label")
+	fs.StringVar(&kind, "kind", "", "only results of this `KIND`: build, run, check, monitor")
+	fs.StringVar(&label, "label", "", "only runs with this `LABEL`")
 	fs.IntVar(&limit, "limit", 50, "at most `N` results, newest first (0: all)")
 	fs.BoolVar(&asJSON, "json", false, "print as JSON")
 	if err := a.parseFlags(fs, "results list [--kind K] [--label L] [--limit N]", args); err != nil {
@@ -204,8 +204,8 @@ func resultsExport(ctx context.Context, a *app, args []string) error {
 	)
 	fs := newFlagSet("results export")
 	sf.register(fs, a.env)
-	fs.StringVar(&format, "format", "csv", "csv (one row per profile, step and repeat) or json")
-	fs.StringVar(&output, "o", "", "write to `FILE` instead of standard output")
+	fs.StringVar(&format, "format", "csv", "`FORMAT`: csv (one row per profile, step and repeat) or json")
+	fs.StringVarP(&output, "output", "o", "", "write to `FILE` instead of standard output")
 	refs, err := a.parseWithArgs(fs, "results export PROFILE... [--format csv|json] [-o FILE]", args)
 	if err != nil {
 		return helpOK(err)
