@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"time"
@@ -24,6 +23,10 @@ type runContext struct {
 	Schema   *tpcc.Meta        `json:"schema,omitempty"`
 	Tool     toolContext       `json:"tool"`
 	Notes    map[string]string `json:"notes,omitempty"`
+
+	// dataDir is the directory of the database files when they are on
+	// this host: its device is sampled during the run.
+	dataDir string
 }
 
 type databaseContext struct {
@@ -69,10 +72,17 @@ func (a *app) gatherContext(ctx context.Context, db dialect.Database, tg dialect
 		} else {
 			c.Notes["database_settings"] = a.scrub(err.Error())
 		}
+		// The storage under the database, when it lives on this host.
+		if dd, ok := db.(dialect.DataDirer); ok {
+			if dir, err := dd.DataDir(cctx); err != nil {
+				c.Notes["storage"] = a.scrub(err.Error())
+			} else {
+				c.dataDir = dir
+			}
+		}
 	}
-	// The storage under the database, when it lives on this host.
-	if dir := localDataDir(tg, c.Database.Settings); dir != "" {
-		if d, err := sysstat.DeviceOf(dir); err == nil {
+	if c.dataDir != "" {
+		if d, err := sysstat.DeviceOf(c.dataDir); err == nil {
 			c.Storage = &d
 		} else {
 			c.Notes["storage"] = err.Error()
@@ -82,32 +92,6 @@ func (a *app) gatherContext(ctx context.Context, db dialect.Database, tg dialect
 		c.Notes = nil
 	}
 	return c
-}
-
-// localDataDir is the directory holding the database files when the
-// database runs on this host: the SQLite file's directory, or the server's
-// reported data directory when the target is on loopback.
-func localDataDir(tg dialect.Target, settings map[string]string) string {
-	if tg.Scheme == "sqlite" {
-		p := tg.URL.Opaque
-		if p == "" {
-			p = tg.URL.Path
-		}
-		if abs, err := filepath.Abs(p); err == nil {
-			return filepath.Dir(abs)
-		}
-		return ""
-	}
-	host := tg.URL.Hostname()
-	if host != "127.0.0.1" && host != "localhost" && host != "::1" && host != "" {
-		return ""
-	}
-	for _, k := range []string{"data_directory", "datadir"} {
-		if d := settings[k]; d != "" {
-			return d
-		}
-	}
-	return ""
 }
 
 func mustJSON(v any) json.RawMessage {

@@ -24,10 +24,10 @@ type monitorSummary struct {
 
 // startSampling starts the host sampler (and the database's, when the
 // dialect offers wait sampling) for one measurement.
-func (a *app) startSampling(ctx context.Context, db dialect.Database, tg dialect.Target, rc runContext, interval time.Duration) *sampler.Sampler {
+func (a *app) startSampling(ctx context.Context, db dialect.Database, rc runContext, interval time.Duration) *sampler.Sampler {
 	dirs := map[string]string{}
-	if dir := localDataDir(tg, rc.Database.Settings); dir != "" {
-		dirs["data"] = dir
+	if rc.dataDir != "" {
+		dirs["data"] = rc.dataDir
 	}
 	return sampler.Start(ctx, sampler.Options{Interval: interval, Dirs: dirs, DB: db, Logger: a.log})
 }
@@ -144,7 +144,7 @@ func runMonitor(ctx context.Context, a *app, args []string) error {
 	}
 	fmt.Fprintf(a.errw(), "sampling for %s every %s (Ctrl-C stops and keeps what was sampled)\n", duration, interval)
 	start := time.Now()
-	s := a.startSampling(ctx, db, tg, rc, interval)
+	s := a.startSampling(ctx, db, rc, interval)
 	select {
 	case <-ctx.Done():
 	case <-time.After(duration):

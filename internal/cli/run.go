@@ -210,7 +210,7 @@ func (a *app) timedRun(ctx context.Context, st *store.Store, db dialect.Database
 				l.Elapsed.Round(time.Second), l.Phase, l.TPM, l.NOPM, l.Errors)
 		}
 	}
-	smp := a.startSampling(ctx, db, tg, rc, time.Second)
+	smp := a.startSampling(ctx, db, rc, time.Second)
 	res, rerr := driver.Run(ctx, db, meta, d, live)
 	var mon *monitorSummary
 	var hostSamples []store.Sample

@@ -58,6 +58,9 @@ type Result struct {
 	// embedded database it includes the database's own work.
 	DriverCPUSeconds     float64 `json:"driver_cpu_seconds"`
 	DriverCPUMicrosPerTx float64 `json:"driver_cpu_micros_per_tx"`
+	// EmbeddedDatabase: the database ran inside this process
+	// (dialect.Capabilities.Embedded), so the driver's CPU includes its work.
+	EmbeddedDatabase bool `json:"embedded_database,omitempty"`
 	// SchedLagMaxMillis and SchedLagMeanMillis: how late a 100 ms ticker
 	// fired during the window.
 	SchedLagMaxMillis  float64 `json:"sched_lag_max_millis"`

@@ -2,7 +2,6 @@ package sampler
 
 import (
 	"context"
-	"runtime"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/dialect"
@@ -23,8 +22,8 @@ import (
 //	db_wait_events_per_s{label} Δcount per second of that pair
 func (s *Sampler) dbLoop(ctx context.Context, ws dialect.WaitSampler) {
 	defer s.wg.Done()
-	meter := newCPUMeter()
-	defer runtime.UnlockOSThread()
+	meter := lockCPUMeter()
+	defer meter.release()
 	defer func() { s.addCPU(meter.lap()) }()
 
 	every := max(1, int(s.opts.Interval/s.opts.WaitInterval))

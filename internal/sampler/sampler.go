@@ -192,19 +192,25 @@ func (s *Sampler) warn(doing string, err error) {
 	s.mu.Unlock()
 }
 
-// cpuMeter measures the CPU time of the calling goroutine's thread, which
-// it locks; its own CPU is reported per interval as sampler_cpu_pct.
+// cpuMeter measures the CPU time of one goroutine's thread; its own CPU
+// is reported per interval as sampler_cpu_pct.
 type cpuMeter struct {
 	last time.Duration
 	ok   bool
 }
 
-func newCPUMeter() *cpuMeter {
+// lockCPUMeter locks the calling goroutine to its OS thread, so that every
+// reading is of the same thread, and starts measuring it. The same
+// goroutine must call release when done: defer m.release().
+func lockCPUMeter() *cpuMeter {
 	runtime.LockOSThread()
 	m := &cpuMeter{}
 	m.last, m.ok = sysstat.ThreadCPUTime()
 	return m
 }
+
+// release unlocks the thread lockCPUMeter locked.
+func (m *cpuMeter) release() { runtime.UnlockOSThread() }
 
 // lap returns the thread's CPU time since the previous lap.
 func (m *cpuMeter) lap() time.Duration {
@@ -231,8 +237,8 @@ func (s *Sampler) addCPU(d time.Duration) {
 // the CPU both sampling threads used in it (sampler_cpu_pct).
 func (s *Sampler) hostLoop(ctx context.Context, h *sysstat.HostSampler) {
 	defer s.wg.Done()
-	meter := newCPUMeter()
-	defer runtime.UnlockOSThread()
+	meter := lockCPUMeter()
+	defer meter.release()
 	tick := time.NewTicker(s.opts.Interval)
 	defer tick.Stop()
 	failing := false

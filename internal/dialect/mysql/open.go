@@ -44,6 +44,7 @@ type DB struct {
 	procDB *sql.DB
 	target string // the target without password, for messages
 	dbName string
+	local  bool // the server is on this host (loopback or Unix socket)
 
 	// loadMode is decided once, by the first loader: LOAD DATA LOCAL INFILE,
 	// or multi-row INSERT when the server refuses LOCAL INFILE.
@@ -86,7 +87,8 @@ func Open(ctx context.Context, t dialect.Target) (dialect.Database, error) {
 	procDB := sql.OpenDB(pconnector)
 	// No idle connection: every procedure session dials its own.
 	procDB.SetMaxIdleConns(-1)
-	d := &DB{db: db, procDB: procDB, target: t.String(), dbName: cfg.DBName}
+	d := &DB{db: db, procDB: procDB, target: t.String(), dbName: cfg.DBName,
+		local: cfg.Net == "unix" || dialect.OnThisHost(t.URL.Hostname())}
 	if err := db.PingContext(ctx); err != nil {
 		d.Close()
 		return nil, d.wrap("connect to "+d.target, err)

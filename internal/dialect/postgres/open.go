@@ -19,6 +19,7 @@ var (
 	_ dialect.Database           = (*Database)(nil)
 	_ dialect.TxCounter          = (*Database)(nil)
 	_ dialect.ProcedureInstaller = (*Database)(nil)
+	_ dialect.DataDirer          = (*Database)(nil)
 )
 
 // Database is one PostgreSQL database. Every Connect, NewLoader and

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/oltplab/oltplab/internal/dialect"
 )
 
 // recordedSettings are the server settings recorded with every result.
@@ -14,6 +16,16 @@ var recordedSettings = []string{
 	"shared_buffers", "synchronous_commit", "wal_sync_method", "fsync", "full_page_writes",
 	"wal_level", "max_wal_size", "checkpoint_timeout", "max_connections", "effective_cache_size",
 	"work_mem", "data_directory",
+}
+
+// DataDir is data_directory when the server is on this host and the user
+// may read it (superuser or pg_read_all_settings), else "".
+func (d *Database) DataDir(ctx context.Context) (string, error) {
+	if !dialect.OnThisHost(d.cfg.Host) {
+		return "", nil
+	}
+	s, err := d.Settings(ctx)
+	return s["data_directory"], err
 }
 
 // Version is `SHOW server_version` followed by version().
