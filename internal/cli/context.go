@@ -81,6 +81,9 @@ func (a *app) gatherContext(ctx context.Context, db dialect.Database, tg dialect
 			}
 		}
 	}
+	if tg.Env.PlainSockets {
+		c.Notes["sockets"] = "plain: raw-syscall session sockets turned off (OLTPLAB_RAWCONN=off)"
+	}
 	if c.dataDir != "" {
 		if d, err := sysstat.DeviceOf(c.dataDir); err == nil {
 			c.Storage = &d

@@ -105,6 +105,12 @@ func (a *app) parseTarget(t targetFlags) (dialect.Target, error) {
 		return dialect.Target{}, usageErrorf("%v", err)
 	}
 	a.secrets = append(a.secrets, tg.Password.Reveal())
+	tg.Env = dialect.Env{
+		Getenv: func(k string) string { return a.env[k] },
+		Logger: a.log,
+		// Measures what raw-syscall session sockets save (make bench).
+		PlainSockets: a.env["OLTPLAB_RAWCONN"] == "off",
+	}
 	return tg, nil
 }
 

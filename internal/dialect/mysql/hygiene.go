@@ -3,7 +3,6 @@ package mysql
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,7 +96,7 @@ func (d *DB) Checkpoint(ctx context.Context) error {
 	defer func() {
 		// old was checked to be a number: it is safe in the statement text.
 		if _, rerr := c.ExecContext(context.WithoutCancel(ctx), "SET GLOBAL innodb_max_dirty_pages_pct = "+old); rerr != nil {
-			slog.Default().Error("restore innodb_max_dirty_pages_pct after a checkpoint", "value", old, "err", rerr)
+			d.log.Error("restore innodb_max_dirty_pages_pct after a checkpoint", "value", old, "err", rerr)
 		}
 	}()
 	// The page cleaner flushes at innodb_io_capacity pages per second
@@ -118,10 +117,10 @@ func (d *DB) Checkpoint(ctx context.Context) error {
 	defer func() {
 		rctx := context.WithoutCancel(ctx)
 		if _, rerr := c.ExecContext(rctx, fmt.Sprintf("SET GLOBAL innodb_io_capacity = %d", ioCap)); rerr != nil {
-			slog.Default().Error("restore innodb_io_capacity after a checkpoint", "value", ioCap, "err", rerr)
+			d.log.Error("restore innodb_io_capacity after a checkpoint", "value", ioCap, "err", rerr)
 		}
 		if _, rerr := c.ExecContext(rctx, fmt.Sprintf("SET GLOBAL innodb_io_capacity_max = %d", ioCapMax)); rerr != nil {
-			slog.Default().Error("restore innodb_io_capacity_max after a checkpoint", "value", ioCapMax, "err", rerr)
+			d.log.Error("restore innodb_io_capacity_max after a checkpoint", "value", ioCapMax, "err", rerr)
 		}
 	}()
 	wctx, cancel := context.WithTimeout(ctx, checkpointWait)
