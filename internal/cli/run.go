@@ -286,6 +286,16 @@ type runSummary struct {
 	Monitor *monitorSummary `json:"monitor,omitempty"`
 }
 
+// The workload series of a run (source workload), one sample per second
+// of the measured window: the metric names of the results store.
+const (
+	metricTPM       = "tpm"
+	metricNOPM      = "nopm"
+	metricErrors    = "errors"
+	metricP50Millis = "p50_ms"
+	metricP99Millis = "p99_ms"
+)
+
 // workloadSamples turns the per-second series into stored samples.
 func workloadSamples(res *driver.Result) []store.Sample {
 	out := make([]store.Sample, 0, len(res.Series)*5)
@@ -294,11 +304,11 @@ func workloadSamples(res *driver.Result) []store.Sample {
 		add := func(metric string, v float64) {
 			out = append(out, store.Sample{TMillis: t, Source: store.SourceWorkload, Metric: metric, Value: v})
 		}
-		add("tpm", s.TPM)
-		add("nopm", s.NOPM)
-		add("errors", float64(s.Errors))
-		add("p50_ms", float64(s.P50Micros)/1000)
-		add("p99_ms", float64(s.P99Micros)/1000)
+		add(metricTPM, s.TPM)
+		add(metricNOPM, s.NOPM)
+		add(metricErrors, float64(s.Errors))
+		add(metricP50Millis, float64(s.P50Micros)/1000)
+		add(metricP99Millis, float64(s.P99Micros)/1000)
 	}
 	return out
 }

@@ -115,19 +115,19 @@ func (s *Sampler) dbLoop(ctx context.Context, ws dialect.WaitSampler) {
 		put := func(metric, device string, v float64) {
 			batch = append(batch, timed{at: now, s: store.Sample{Source: store.SourceDB, Metric: metric, Device: device, Value: v}})
 		}
-		put("db_wait_samples", "", float64(n))
+		put(MetricDBWaitSamples, "", float64(n))
 		for _, c := range dialect.WaitClasses() {
 			if classes[c] == 0 {
 				continue
 			}
 			if c == dialect.WaitIdle {
-				put("db_idle_sessions", "", float64(classes[c])/float64(n))
+				put(MetricDBIdleSessions, "", float64(classes[c])/float64(n))
 			} else {
-				put("db_active_sessions", c.String(), float64(classes[c])/float64(n))
+				put(MetricDBActiveSessions, c.String(), float64(classes[c])/float64(n))
 			}
 		}
 		for ev, k := range events {
-			put("db_wait_event_sessions", ev, float64(k)/float64(n))
+			put(MetricDBWaitEventSessions, ev, float64(k)/float64(n))
 		}
 		n, classes = 0, [16]int{}
 		clear(events)
@@ -151,7 +151,7 @@ func (s *Sampler) dbLoop(ctx context.Context, ws dialect.WaitSampler) {
 				if !ok || v < p || dt <= 0 {
 					continue // new, reset (pg_stat_reset) or no time: skip the interval
 				}
-				put("db_"+k+"_per_s", "", (v-p)/dt)
+				put(MetricDBCounterPerS(k), "", (v-p)/dt)
 			}
 			for _, a := range probe.AvgWaits() {
 				t1, ok1 := cur[a.TimeCounter]
@@ -161,8 +161,8 @@ func (s *Sampler) dbLoop(ctx context.Context, ws dialect.WaitSampler) {
 				if !ok1 || !ok2 || !ok3 || !ok4 || t1 < t0 || c1 <= c0 || dt <= 0 {
 					continue
 				}
-				put("db_avg_wait_ms", a.Label, (t1-t0)/(c1-c0))
-				put("db_wait_events_per_s", a.Label, (c1-c0)/dt)
+				put(MetricDBAvgWaitMillis, a.Label, (t1-t0)/(c1-c0))
+				put(MetricDBWaitEventsPerS, a.Label, (c1-c0)/dt)
 			}
 		}
 		prevCtr, prevAt = cur, now

@@ -124,7 +124,7 @@ func Start(ctx context.Context, opts Options) *Sampler {
 		s.roles = roles
 		for dev, rs := range roles {
 			for _, r := range rs {
-				s.add(now, store.SourceHost, "disk_role_"+r, dev, 1)
+				s.add(now, store.SourceHost, MetricDiskRolePrefix+r, dev, 1)
 			}
 		}
 	}
@@ -271,7 +271,7 @@ func (s *Sampler) hostLoop(ctx context.Context, h *sysstat.HostSampler) {
 		s.cpuInterval = 0
 		s.mu.Unlock()
 		if dt := now.Sub(prev); dt > 0 && meter.ok {
-			batch = append(batch, timed{at: now, s: store.Sample{Source: store.SourceHost, Metric: "sampler_cpu_pct",
+			batch = append(batch, timed{at: now, s: store.Sample{Source: store.SourceHost, Metric: MetricSamplerCPUPct,
 				Value: 100 * cpu.Seconds() / dt.Seconds()}})
 		}
 		prev = now
