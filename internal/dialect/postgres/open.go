@@ -27,6 +27,8 @@ var (
 type Database struct {
 	cfg    *pgx.ConnConfig // password included; never formatted
 	target string          // the target without its password, for errors
+	// plainSockets: sessions keep their sockets as dialed (dialect.Env).
+	plainSockets bool
 
 	// meta is a lazily opened connection for the counters that samplers
 	// read every second (TxCount), so they do not fork a backend each time.
@@ -69,7 +71,7 @@ func open(ctx context.Context, t dialect.Target) (*Database, error) {
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 30 * time.Second
 	}
-	d := &Database{cfg: cfg, target: target}
+	d := &Database{cfg: cfg, target: target, plainSockets: t.Env.PlainSockets}
 	conn, err := d.connect(ctx)
 	if err != nil {
 		return nil, err
