@@ -2,11 +2,9 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 
-	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/store"
@@ -48,11 +46,11 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (re
 		if len(r.Summary) == 0 {
 			continue // failed before measuring anything
 		}
-		var res driver.Result
-		sum := runSummary{Result: &res}
-		if err := json.Unmarshal(r.Summary, &sum); err != nil {
+		sum, err := decodeRunSummary(r.Summary)
+		if err != nil {
 			return report.Profile{}, withCode(exitStore, fmt.Errorf("decode run %d: %w", r.ID, err))
 		}
+		res := sum.Result
 		s := bySteps[r.Step]
 		if s == nil {
 			s = &stepRuns{vus: r.VUs, step: r.Step}

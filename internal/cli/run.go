@@ -249,7 +249,7 @@ func (a *app) timedRun(ctx context.Context, st *store.Store, db dialect.Database
 	}
 	var summary []byte
 	if res != nil {
-		summary = mustJSON(runSummary{Result: res, Monitor: mon})
+		summary = mustJSON(runSummary{Version: runSummaryVersion, Result: res, Monitor: mon})
 	}
 	if err := st.FinishRun(fctx, id, status, summary, errText); err != nil {
 		serr = errors.Join(serr, err)
@@ -277,13 +277,6 @@ func (a *app) timedRun(ctx context.Context, st *store.Store, db dialect.Database
 		return id, res, withCode(code, fmt.Errorf("run: %w (what was measured is stored as run %d, marked %s)", rerr, id, status))
 	}
 	return id, res, nil
-}
-
-// runSummary is what a run stores as its summary: the driver's result and,
-// beside it, what the samplers saw in the measured window.
-type runSummary struct {
-	*driver.Result
-	Monitor *monitorSummary `json:"monitor,omitempty"`
 }
 
 // The workload series of a run (source workload), one sample per second

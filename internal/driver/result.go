@@ -18,7 +18,9 @@ const DriverTPMSource = "driver commits (no server counter)"
 
 // Result is a run's measurements. Every count, rate, percentile and audit
 // figure covers only the transactions that ended inside the measured
-// window. It is stored as JSON; field names are stable.
+// window. It is stored as JSON, inside the CLI's run summary: fields are
+// only ever added, and a change old readers would misread takes a new
+// summary version (internal/cli/summary.go).
 type Result struct {
 	Options      Options        `json:"options"`
 	Dialect      string         `json:"dialect"`
