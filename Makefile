@@ -20,6 +20,12 @@ demo: build
 test: lint
 	OLTPLAB_REQUIRE_SERVERS=1 scripts/testservers.sh run $(GO) test -count=1 -timeout 25m ./...
 
+# The whole suite under the race detector: several times slower than
+# make test, so not part of it (nor of CI); run it before merging changes
+# to anything concurrent (driver, sampler, load, dialect sessions).
+race: lint
+	OLTPLAB_REQUIRE_SERVERS=1 scripts/testservers.sh run $(GO) test -race -count=1 -timeout 60m ./...
+
 lint:
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...

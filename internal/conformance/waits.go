@@ -148,3 +148,24 @@ func waitForLockWait(ctx context.Context, t *testing.T, probe dialect.WaitProbe)
 		time.Sleep(pollEvery)
 	}
 }
+
+// WaitCase is one engine state, as a dialect's wait mapping reads it (for
+// PostgreSQL: state, wait_event_type, wait_event), and the class the
+// mapping must give it.
+type WaitCase struct {
+	State [3]string
+	Want  dialect.WaitClass
+}
+
+// CheckWaitClasses checks a dialect's mapping of engine states onto the
+// common wait classes (its waits.go data) against cases.
+func CheckWaitClasses(t *testing.T, classify func(a, b, c string) dialect.WaitClass, cases []WaitCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.State[0]+"/"+c.State[1]+"/"+c.State[2], func(t *testing.T) {
+			if got := classify(c.State[0], c.State[1], c.State[2]); got != c.Want {
+				t.Errorf("classify(%q, %q, %q) = %v, want %v", c.State[0], c.State[1], c.State[2], got, c.Want)
+			}
+		})
+	}
+}

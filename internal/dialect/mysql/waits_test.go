@@ -3,33 +3,25 @@ package mysql
 import (
 	"testing"
 
+	"github.com/oltplab/oltplab/internal/conformance"
 	"github.com/oltplab/oltplab/internal/dialect"
 )
 
+// TestClassifyWait: engine states (command, trx_state, event) and their wait class.
 func TestClassifyWait(t *testing.T) {
-	cases := []struct {
-		command, trx, event string
-		want                dialect.WaitClass
-	}{
-		{"Sleep", "", "", dialect.WaitIdle},
-		{"Sleep", "RUNNING", "", dialect.WaitClient},
-		{"Query", "LOCK WAIT", "", dialect.WaitLock},
-		{"Execute", "LOCK WAIT", "wait/synch/cond/innodb/lock_wait", dialect.WaitLock},
-		{"Query", "RUNNING", "", dialect.WaitCPU},
-		{"Query", "", "wait/io/file/innodb/innodb_log_file", dialect.WaitLogIO},
-		{"Query", "", "wait/io/file/sql/binlog", dialect.WaitLogIO},
-		{"Query", "", "wait/io/file/innodb/innodb_data_file", dialect.WaitDataIO},
-		{"Query", "", "wait/io/socket/sql/client_connection", dialect.WaitClient},
-		{"Query", "", "wait/lock/metadata/sql/mdl", dialect.WaitLock},
-		{"Query", "", "wait/synch/mutex/innodb/buf_pool_mutex", dialect.WaitLatch},
-		{"Query", "", "wait/io/table/sql/handler", dialect.WaitCPU},
-		{"Binlog Dump", "", "", dialect.WaitOther},
-	}
-	for _, c := range cases {
-		t.Run(c.command+"/"+c.trx+"/"+c.event, func(t *testing.T) {
-			if got := classifyWait(c.command, c.trx, c.event); got != c.want {
-				t.Errorf("got %v, want %v", got, c.want)
-			}
-		})
-	}
+	conformance.CheckWaitClasses(t, classifyWait, []conformance.WaitCase{
+		{State: [3]string{"Sleep", "", ""}, Want: dialect.WaitIdle},
+		{State: [3]string{"Sleep", "RUNNING", ""}, Want: dialect.WaitClient},
+		{State: [3]string{"Query", "LOCK WAIT", ""}, Want: dialect.WaitLock},
+		{State: [3]string{"Execute", "LOCK WAIT", "wait/synch/cond/innodb/lock_wait"}, Want: dialect.WaitLock},
+		{State: [3]string{"Query", "RUNNING", ""}, Want: dialect.WaitCPU},
+		{State: [3]string{"Query", "", "wait/io/file/innodb/innodb_log_file"}, Want: dialect.WaitLogIO},
+		{State: [3]string{"Query", "", "wait/io/file/sql/binlog"}, Want: dialect.WaitLogIO},
+		{State: [3]string{"Query", "", "wait/io/file/innodb/innodb_data_file"}, Want: dialect.WaitDataIO},
+		{State: [3]string{"Query", "", "wait/io/socket/sql/client_connection"}, Want: dialect.WaitClient},
+		{State: [3]string{"Query", "", "wait/lock/metadata/sql/mdl"}, Want: dialect.WaitLock},
+		{State: [3]string{"Query", "", "wait/synch/mutex/innodb/buf_pool_mutex"}, Want: dialect.WaitLatch},
+		{State: [3]string{"Query", "", "wait/io/table/sql/handler"}, Want: dialect.WaitCPU},
+		{State: [3]string{"Binlog Dump", "", ""}, Want: dialect.WaitOther},
+	})
 }

@@ -3,35 +3,27 @@ package postgres
 import (
 	"testing"
 
+	"github.com/oltplab/oltplab/internal/conformance"
 	"github.com/oltplab/oltplab/internal/dialect"
 )
 
+// TestClassifyWait: engine states (state, wait_event_type, wait_event) and their wait class.
 func TestClassifyWait(t *testing.T) {
-	cases := []struct {
-		state, typ, event string
-		want              dialect.WaitClass
-	}{
-		{"active", "", "", dialect.WaitCPU},
-		{"idle", "Client", "ClientRead", dialect.WaitIdle},
-		{"idle in transaction", "Client", "ClientRead", dialect.WaitClient},
-		{"active", "IO", "WALSync", dialect.WaitLogIO},
-		{"active", "IO", "WALWrite", dialect.WaitLogIO},
-		{"active", "IO", "DataFileRead", dialect.WaitDataIO},
-		{"active", "Lock", "transactionid", dialect.WaitLock},
-		{"active", "LWLock", "BufferContent", dialect.WaitLatch},
-		{"active", "LWLock", "WALWrite", dialect.WaitLogIO},
-		{"active", "Client", "ClientWrite", dialect.WaitClient},
-		{"active", "IPC", "SyncRep", dialect.WaitLogIO},
-		{"active", "IPC", "ProcArrayGroupUpdate", dialect.WaitOther},
-		{"active", "Timeout", "PgSleep", dialect.WaitOther},
-		{"active", "BufferPin", "BufferPin", dialect.WaitOther},
-		{"disabled", "", "", dialect.WaitOther},
-	}
-	for _, c := range cases {
-		t.Run(c.state+"/"+c.typ+":"+c.event, func(t *testing.T) {
-			if got := classifyWait(c.state, c.typ, c.event); got != c.want {
-				t.Errorf("got %v, want %v", got, c.want)
-			}
-		})
-	}
+	conformance.CheckWaitClasses(t, classifyWait, []conformance.WaitCase{
+		{State: [3]string{"active", "", ""}, Want: dialect.WaitCPU},
+		{State: [3]string{"idle", "Client", "ClientRead"}, Want: dialect.WaitIdle},
+		{State: [3]string{"idle in transaction", "Client", "ClientRead"}, Want: dialect.WaitClient},
+		{State: [3]string{"active", "IO", "WALSync"}, Want: dialect.WaitLogIO},
+		{State: [3]string{"active", "IO", "WALWrite"}, Want: dialect.WaitLogIO},
+		{State: [3]string{"active", "IO", "DataFileRead"}, Want: dialect.WaitDataIO},
+		{State: [3]string{"active", "Lock", "transactionid"}, Want: dialect.WaitLock},
+		{State: [3]string{"active", "LWLock", "BufferContent"}, Want: dialect.WaitLatch},
+		{State: [3]string{"active", "LWLock", "WALWrite"}, Want: dialect.WaitLogIO},
+		{State: [3]string{"active", "Client", "ClientWrite"}, Want: dialect.WaitClient},
+		{State: [3]string{"active", "IPC", "SyncRep"}, Want: dialect.WaitLogIO},
+		{State: [3]string{"active", "IPC", "ProcArrayGroupUpdate"}, Want: dialect.WaitOther},
+		{State: [3]string{"active", "Timeout", "PgSleep"}, Want: dialect.WaitOther},
+		{State: [3]string{"active", "BufferPin", "BufferPin"}, Want: dialect.WaitOther},
+		{State: [3]string{"disabled", "", ""}, Want: dialect.WaitOther},
+	})
 }
