@@ -69,6 +69,7 @@ func testHygiene(t *testing.T, db dialect.Database) {
 		}
 		t.Logf("%s of 1 warehouse: %v", round, time.Since(t0))
 		compareState(t, round, readState(ctx, t, db), built)
+		t0 = time.Now()
 		err := db.Snapshot(ctx, func(q tpcc.Querier) error {
 			results, err := tpcc.CheckAll(ctx, q, db.Caps().MoneyTolerance, true)
 			for _, r := range results {
@@ -81,6 +82,7 @@ func testHygiene(t *testing.T, db dialect.Database) {
 		if err != nil {
 			t.Fatalf("%s: consistency checks: %v", round, err)
 		}
+		t.Logf("%s: consistency checks: %v", round, time.Since(t0))
 	}
 	// The database still serves transactions after a reset.
 	newOrders(ctx, t, db, style, res.LoadConstants, 3)
