@@ -39,8 +39,8 @@ const defaultDatabase = "tpcc"
 type DB struct {
 	db *sql.DB
 	// sessDB opens the sessions' connections: always a new one, over a raw
-	// socket (package rawconn) that a procedure session keeps for
-	// Interrupt (session.go).
+	// socket (package rawconn; a plain one with Env.PlainSockets) that a
+	// procedure session keeps for Interrupt (session.go).
 	sessDB *sql.DB
 	target string // the target without password, for messages
 	dbName string
