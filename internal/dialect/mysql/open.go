@@ -99,7 +99,7 @@ func Open(ctx context.Context, t dialect.Target) (dialect.Database, error) {
 	db.SetMaxIdleConns(4)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	scfg := cfg.Clone()
-	scfg.DialFunc = sessionDialer(!t.Env.PlainSockets)
+	scfg.DialFunc = sessionDialer(!t.Env.PlainSockets, cfg.Timeout)
 	sconnector, err := mysql.NewConnector(scfg)
 	if err != nil {
 		db.Close()

@@ -53,18 +53,18 @@ var (
 type dialedKey struct{}
 
 // sessionDialer is the dial function of the sessions' pool (DB.sessDB):
-// it dials as the driver would (the driver has already bounded ctx by the
-// configured connect timeout, cfg.Timeout), makes the socket's reads and
-// writes raw where the platform allows when raw is set (package rawconn),
-// which saves the driver CPU on every round trip, and hands the socket to
-// the session that asked for it through ctx.
+// it dials as the driver would, within the configured connect timeout
+// (which the driver also puts on ctx), makes the socket's reads and writes
+// raw where the platform allows when raw is set (package rawconn), which
+// saves the driver CPU on every round trip, and hands the socket to the
+// session that asked for it through ctx.
 //
 // A raw socket hides syscall.Conn, which turns off the driver's liveness
 // check of a pooled connection before reuse (CheckConnLiveness): sessDB
 // keeps no idle connection, so a session's connection is never reused.
-func sessionDialer(raw bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
+func sessionDialer(raw bool, timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var dialer net.Dialer
+		dialer := net.Dialer{Timeout: timeout}
 		c, err := dialer.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err
