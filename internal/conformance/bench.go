@@ -61,13 +61,7 @@ func ReportCPU(b *testing.B, user0, sys0 time.Duration) {
 // it first (a dialect's own variants, through its export_test.go).
 func openBench(b *testing.B, tg dialect.Target, prepare func(dialect.Database)) dialect.Database {
 	b.Helper()
-	ctx, cancel := context.WithTimeout(b.Context(), time.Minute)
-	defer cancel()
-	db, err := dialect.Open(ctx, tg)
-	if err != nil {
-		b.Fatalf("dialect.Open(%s): %v", tg, err)
-	}
-	b.Cleanup(func() { _ = db.Close() })
+	db := openDB(b, tg)
 	if prepare != nil {
 		prepare(db)
 	}

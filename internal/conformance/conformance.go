@@ -106,7 +106,7 @@ func subtestContext(t *testing.T) context.Context {
 }
 
 // openDB opens tg through the dialect registry and closes it when t ends.
-func openDB(t *testing.T, tg dialect.Target) dialect.Database {
+func openDB(t testing.TB, tg dialect.Target) dialect.Database {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
