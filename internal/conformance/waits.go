@@ -8,8 +8,9 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 )
 
-// lockedRow is the row the wait and interrupt tests lock: a Payment of
-// warehouse 1 updates it (TPC-C 2.5.2.2).
+// The wait and interrupt tests lock the row of warehouse 1, which a
+// Payment of that warehouse updates (TPC-C 2.5.2.2): lockRow by updating
+// it (without changing it), lockFirst by reading it for update.
 const (
 	lockRow   = "UPDATE warehouse SET w_ytd = w_ytd WHERE w_id = 1"
 	lockFirst = "SELECT w_id FROM warehouse WHERE w_id = 1 FOR UPDATE"
