@@ -29,9 +29,9 @@ func runBuild(ctx context.Context, a *app, args []string) error {
 	o.target.register(fs, a.env)
 	o.results.register(fs, a.env)
 	fs.IntVar(&o.Warehouses, "warehouses", 1, "number of `W`arehouses to build (scale; ~100 MB each)")
-	fs.IntVar(&o.Workers, "workers", 4, "parallel load connections (by warehouse; SQLite uses 1)")
+	fs.IntVar(&o.Workers, "workers", 4, "`N` parallel load connections (by warehouse; SQLite uses 1)")
 	fs.BoolVar(&o.Drop, "drop", false, "drop an existing TPC-C schema first (without it an existing schema is an error)")
-	fs.Uint64Var(&o.Seed, "seed", 0, "random seed of the population (default: drawn and recorded)")
+	fs.Uint64Var(&o.Seed, "seed", 0, "random `SEED` of the population (default: drawn and recorded)")
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON")
 	if err := a.parseFlags(fs, buildSynopsis, args); err != nil {
 		return helpOK(err)

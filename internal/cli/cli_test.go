@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math"
 	"net"
@@ -112,16 +113,80 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestHelp: --help of every command exits 0 and explains the flags.
+var update = flag.Bool("update", false, "rewrite testdata/help/*.golden from the current output")
+
+// TestHelp: -h and --help of every command and subcommand exit 0 and print
+// the help in testdata/help (refreshed with go test ./internal/cli -update),
+// so that a change to a flag's name, default or text shows in review.
 func TestHelp(t *testing.T) {
+	var cmds [][]string
 	for _, c := range commands() {
-		t.Run(c.name, func(t *testing.T) {
-			r := oltplab(t, storeEnv(t), c.name, "--help")
+		cmds = append(cmds, []string{c.name})
+	}
+	cmds = append(cmds, []string{"results", "list"}, []string{"results", "show"}, []string{"results", "export"},
+		[]string{"experiment", "run"}, []string{"experiment", "resume"}, []string{"experiment", "list"}, []string{"experiment", "show"},
+		[]string{"instance", "start"}, []string{"instance", "list"}, []string{"instance", "stop"},
+		[]string{"storage", "bench"})
+	cmds = append(cmds, []string{}) // oltplab --help
+	for _, c := range cmds {
+		name := strings.Join(append([]string{"oltplab"}, c...), "_")
+		t.Run(name, func(t *testing.T) {
+			// No OLTPLAB_* in the environment: the defaults are the built-in ones.
+			r := oltplab(t, []string{"HOME=/nonexistent"}, append(c, "--help")...)
 			if r.code != 0 {
 				t.Errorf("exit code: got %d, want 0", r.code)
 			}
-			if !strings.Contains(r.out, "Usage: oltplab "+c.name) {
-				t.Errorf("help does not start with the synopsis: %q", r.out)
+			// The version depends on the build, not on the help.
+			r.out = strings.ReplaceAll(r.out, "oltplab "+version()+":", "oltplab VERSION:")
+			golden := filepath.Join("testdata", "help", name+".golden")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, []byte(r.out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./internal/cli -update)", err)
+			}
+			if r.out != string(want) {
+				t.Errorf("--help differs from %s (go test ./internal/cli -update rewrites it):\n got:\n%s\nwant:\n%s", golden, r.out, want)
+			}
+			short := oltplab(t, []string{"HOME=/nonexistent"}, append(c, "-h")...)
+			if short.out = strings.ReplaceAll(short.out, version(), "VERSION"); short.code != 0 || short.out != r.out {
+				t.Errorf("-h: exit %d, output differs from --help:\n%s", short.code, short.out)
+			}
+		})
+	}
+}
+
+// TestFlagSyntax: GNU-style flags, in any order with positional
+// arguments, --flag=value, and errors that name the flag as typed.
+func TestFlagSyntax(t *testing.T) {
+	env := storeEnv(t)
+	cases := []struct {
+		args    []string
+		code    int
+		wantErr string
+	}{
+		{[]string{"results", "list", "--bogus"}, exitUsage, "unknown flag: --bogus"},
+		{[]string{"results", "list", "--limit=x"}, exitUsage, "--limit"},
+		{[]string{"results", "list", "--limit=0", "--json"}, exitOK, ""},
+		{[]string{"results", "show", "--json", "12345"}, exitUsage, "12345"},
+		{[]string{"compare", "a", "--format", "md", "b"}, exitUsage, `profile "a"`},
+		{[]string{"compare", "--", "--format"}, exitUsage, "at least two"},
+		{[]string{"version", "extra"}, exitUsage, `unexpected argument "extra"`},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, "_"), func(t *testing.T) {
+			r := oltplab(t, env, c.args...)
+			if r.code != c.code {
+				t.Errorf("exit code: got %d, want %d", r.code, c.code)
+			}
+			if !strings.Contains(r.err, c.wantErr) {
+				t.Errorf("stderr: got %q, want it to contain %q", r.err, c.wantErr)
 			}
 		})
 	}

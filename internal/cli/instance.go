@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/store"
@@ -81,6 +82,9 @@ func (s settingsFlag) String() string {
 	sort.Strings(kv)
 	return strings.Join(kv, ",")
 }
+
+// Type names the value for pflag's help.
+func (s settingsFlag) Type() string { return "NAME=VALUE" }
 
 func (s settingsFlag) Set(v string) error {
 	k, val, ok := strings.Cut(v, "=")
@@ -302,4 +306,4 @@ func (a *app) instanceStop(ctx context.Context, args []string) error {
 	return nil
 }
 
-var _ flag.Value = settingsFlag(nil)
+var _ pflag.Value = settingsFlag(nil)

@@ -63,7 +63,7 @@ func (a *app) printRunResult(r *driver.Result, id int64, storePath string, tg di
 	tw.Flush()
 	fmt.Fprintf(w, "\ndriver: %.2f CPU s, %.1f µs CPU per database transaction; scheduling lag max %.1f ms, mean %.2f ms\n",
 		r.DriverCPUSeconds, r.DriverCPUMicrosPerTx, r.SchedLagMaxMillis, r.SchedLagMeanMillis)
-	if r.Dialect == "sqlite" {
+	if r.EmbeddedDatabase {
 		fmt.Fprintf(w, "        (embedded SQLite runs inside oltplab: its CPU includes the database's work)\n")
 	}
 	fmt.Fprintf(w, "stored as run %d in %s\n", id, storePath)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/report"
@@ -52,8 +53,8 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 	)
 	fs := newFlagSet("results list")
 	sf.register(fs, a.env)
-	fs.StringVar(&kind, "kind", "", "only results of this kind: build, run, check, monitor, or profile (the sweeps that group runs)")
-	fs.StringVar(&label, "label", "", "only runs with this label")
+	fs.StringVar(&kind, "kind", "", "only results of this `KIND`: build, run, check, monitor, or profile (the sweeps that group runs)")
+	fs.StringVar(&label, "label", "", "only runs with this `LABEL`")
 	fs.IntVar(&limit, "limit", 50, "at most `N` results, newest first (0: all)")
 	fs.BoolVar(&asJSON, "json", false, "print as JSON")
 	if err := a.parseFlags(fs, "results list [--kind K] [--label L] [--limit N]", args); err != nil {
@@ -294,8 +295,8 @@ func resultsExport(ctx context.Context, a *app, args []string) error {
 	fs := newFlagSet("results export")
 	sf.register(fs, a.env)
 	registerIncludeSuspect(fs, &includeSuspect)
-	fs.StringVar(&format, "format", "csv", "csv (one row per profile, step and repeat; for monitors, one row per second) or json")
-	fs.StringVar(&output, "o", "", "write to `FILE` instead of standard output")
+	fs.StringVar(&format, "format", "csv", "`FORMAT`: csv (one row per profile, step and repeat; for monitors, one row per second) or json")
+	fs.StringVarP(&output, "output", "o", "", "write to `FILE` instead of standard output")
 	refs, err := a.parseWithArgs(fs, "results export PROFILE|MONITOR... [--format csv|json] [-o FILE] [--include-suspect]", args)
 	if err != nil {
 		return helpOK(err)
@@ -363,7 +364,7 @@ func writeFileAtomic(path string, fill func(io.Writer) error) error {
 
 // registerIncludeSuspect adds --include-suspect to a command that reads
 // profiles.
-func registerIncludeSuspect(fs *flag.FlagSet, v *bool) {
+func registerIncludeSuspect(fs *pflag.FlagSet, v *bool) {
 	fs.BoolVar(v, "include-suspect", false,
 		"count runs stored as suspect (their database figures disagreed with the driver's own counts) in statistics, peaks and verdicts")
 }

@@ -28,6 +28,9 @@ type Target struct {
 	Password Secret   // from the URL or the password file; empty if none given
 	// PasswordSet reports whether Password was given (an empty password is valid).
 	PasswordSet bool
+	// Env is the caller's environment and logger for the dialect; ParseTarget
+	// leaves it empty for the caller to fill.
+	Env Env
 }
 
 // String is the target with any password removed, safe for output and results.

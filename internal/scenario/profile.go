@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -76,7 +77,7 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 	}
 	rc := e.GatherContext(ctx, db, tg, &meta)
 	h, err := e.newHygiene(ctx, db, tg, meta, hygieneOptions{checkpoint: o.Checkpoint, reset: o.Reset,
-		endSessions: o.TerminateSessions, dataDir: LocalDataDir(tg, rc.Placement, rc.Database.Settings),
+		endSessions: o.TerminateSessions, dataDir: rc.DataDir(),
 		resuming: o.Continue != 0})
 	if err != nil {
 		return ProfileOutcome{}, err
@@ -215,8 +216,34 @@ func (e *Env) startProfile(ctx context.Context, o ProfileOptions, params map[str
 // RunSummary is what a run stores as its summary: the driver's result and,
 // beside it, what the samplers saw in the measured window.
 type RunSummary struct {
+	Version int `json:"summary_version"`
 	*driver.Result
 	Monitor *MonitorSummary `json:"monitor,omitempty"`
+}
+
+// RunSummaryVersion is the version of the run summary format that this
+// oltplab writes. Fields are only ever added, and an old summary decodes
+// into today's types; a change that an older reader would misread (a
+// field renamed, a unit changed) takes the next version, and
+// DecodeRunSummary converts the older ones. Version 0 is the format
+// written before the version was recorded: the same as version 1 without
+// driver.Result.EmbeddedDatabase. testdata/run-summary-v*.json keep one
+// summary of each version, decoded by TestDecodeRunSummary.
+const RunSummaryVersion = 1
+
+// DecodeRunSummary reads a stored run summary of any version up to
+// RunSummaryVersion; a newer one, written by a newer oltplab, is refused
+// rather than misread.
+func DecodeRunSummary(raw []byte) (RunSummary, error) {
+	s := RunSummary{Result: &driver.Result{}}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return RunSummary{}, err
+	}
+	if s.Version > RunSummaryVersion {
+		return RunSummary{}, fmt.Errorf("run summary of format %d, written by a newer oltplab (this one reads up to %d)",
+			s.Version, RunSummaryVersion)
+	}
+	return s, nil
 }
 
 // timedRun runs one step once and stores it.
@@ -277,7 +304,7 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 		if serr == nil && len(res.Series) > 0 {
 			serr = e.Store.AddSamples(fctx, id, append(WorkloadSamples(res), hostSamples...))
 		}
-		summary = JSON(RunSummary{Result: res, Monitor: mon})
+		summary = JSON(RunSummary{Version: RunSummaryVersion, Result: res, Monitor: mon})
 	}
 	if err := e.Store.FinishRun(fctx, id, status, summary, errText); err != nil {
 		serr = errors.Join(serr, err)
@@ -294,6 +321,16 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 	return id, res, nil
 }
 
+// The workload series of a run (source workload), one sample per second
+// of the measured window: the metric names of the results store.
+const (
+	MetricTPM       = "tpm"
+	MetricNOPM      = "nopm"
+	MetricErrors    = "errors"
+	MetricP50Millis = "p50_ms"
+	MetricP99Millis = "p99_ms"
+)
+
 // WorkloadSamples turns the per-second series into stored samples.
 func WorkloadSamples(res *driver.Result) []store.Sample {
 	out := make([]store.Sample, 0, len(res.Series)*5)
@@ -302,11 +339,11 @@ func WorkloadSamples(res *driver.Result) []store.Sample {
 		add := func(metric string, v float64) {
 			out = append(out, store.Sample{TMillis: t, Source: store.SourceWorkload, Metric: metric, Value: v})
 		}
-		add("tpm", s.TPM)
-		add("nopm", s.NOPM)
-		add("errors", float64(s.Errors))
-		add("p50_ms", float64(s.P50Micros)/1000)
-		add("p99_ms", float64(s.P99Micros)/1000)
+		add(MetricTPM, s.TPM)
+		add(MetricNOPM, s.NOPM)
+		add(MetricErrors, float64(s.Errors))
+		add(MetricP50Millis, float64(s.P50Micros)/1000)
+		add(MetricP99Millis, float64(s.P99Micros)/1000)
 	}
 	return out
 }

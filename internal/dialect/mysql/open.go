@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -39,11 +38,32 @@ const defaultDatabase = "tpcc"
 // DB is one MariaDB or MySQL database opened from a target.
 type DB struct {
 	db *sql.DB
-	// procDB opens the procedure sessions' connections: always a new one,
-	// over a raw socket that the session keeps for Interrupt (session.go).
-	procDB *sql.DB
+	// sessDB opens the sessions' connections: always a new one, over a raw
+	// socket (package rawconn; a plain one with Env.PlainSockets) that a
+	// procedure session keeps for Interrupt (session.go).
+	sessDB *sql.DB
 	target string // the target without password, for messages
 	dbName string
+	log    *slog.Logger
+
+	// Variants that tests and benchmarks measure against the defaults
+	// (set from export_test.go; nothing else sets them):
+	//
+	// forceLoadMode, when not nil, overrides the load mode probe.
+	forceLoadMode *loadMode
+	// primaryKeysAfterLoad adds the primary keys after the load instead
+	// of creating them with the tables (InnoDB clusters rows on them; the
+	// generator emits every table in key order). Measured with
+	// BenchmarkBuildVariants, 10 warehouses, 2 loaders, MariaDB 10.11 on 2
+	// cores: keys with the tables 46 s (load 45.7 s, indexes 0.7 s) against
+	// 78 s after the load (load 36.4 s, keys and indexes 40.9 s).
+	primaryKeysAfterLoad bool
+	// callText sends CALLs as text with the arguments interpolated by the
+	// driver instead of executing the prepared statements. Both are one
+	// round trip; BenchmarkCallText measured the prepared CALL a little
+	// cheaper in client CPU (mix: 93 against 101 us per transaction), and
+	// it spares the server a parse, so it is the default.
+	callText bool
 
 	// loadMode is decided once, by the first loader: LOAD DATA LOCAL INFILE,
 	// or multi-row INSERT when the server refuses LOCAL INFILE.
@@ -59,10 +79,11 @@ var (
 )
 
 // Open opens the database t names and verifies that it can connect. The
-// password comes from the target, or from MYSQL_PWD when the target has
-// none (as the mysql client does).
+// password comes from the target, or from MYSQL_PWD in t.Env when the
+// target has none (as the mysql client does).
 func Open(ctx context.Context, t dialect.Target) (dialect.Database, error) {
-	cfg, err := config(t)
+	log := t.Env.Log()
+	cfg, err := config(t, log)
 	if err != nil {
 		return nil, &dialect.Error{Class: dialect.ClassOther, Op: "open " + t.String(), Err: err}
 	}
@@ -76,17 +97,18 @@ func Open(ctx context.Context, t dialect.Target) (dialect.Database, error) {
 	// keep a few administrative connections.
 	db.SetMaxIdleConns(4)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	pcfg := cfg.Clone()
-	pcfg.DialFunc = dialProcSession
-	pconnector, err := mysql.NewConnector(pcfg)
+	scfg := cfg.Clone()
+	scfg.DialFunc = sessionDialer(!t.Env.PlainSockets, cfg.Timeout)
+	sconnector, err := mysql.NewConnector(scfg)
 	if err != nil {
 		db.Close()
 		return nil, &dialect.Error{Class: dialect.ClassOther, Op: "open " + t.String(), Err: err}
 	}
-	procDB := sql.OpenDB(pconnector)
-	// No idle connection: every procedure session dials its own.
-	procDB.SetMaxIdleConns(-1)
-	d := &DB{db: db, procDB: procDB, target: t.String(), dbName: cfg.DBName}
+	sessDB := sql.OpenDB(sconnector)
+	// No idle connection: every session dials its own.
+	sessDB.SetMaxIdleConns(-1)
+	d := &DB{db: db, sessDB: sessDB, target: t.String(), dbName: cfg.DBName,
+		log: log}
 	if err := db.PingContext(ctx); err != nil {
 		d.Close()
 		if errno(err) == errBadDB {
@@ -104,7 +126,7 @@ const errBadDB = 1049
 
 // config builds the driver configuration for t. The password goes into the
 // returned config only; nothing formats that config into text.
-func config(t dialect.Target) (*mysql.Config, error) {
+func config(t dialect.Target, log *slog.Logger) (*mysql.Config, error) {
 	u := t.URL
 	if u == nil {
 		return nil, errors.New("target has no URL")
@@ -112,7 +134,7 @@ func config(t dialect.Target) (*mysql.Config, error) {
 	cfg := mysql.NewConfig()
 	cfg.User = u.User.Username()
 	if cfg.User == "" {
-		cfg.User = os.Getenv("USER")
+		cfg.User = t.Env.Lookup("USER")
 	}
 	if cfg.User == "" {
 		cfg.User = "root"
@@ -120,7 +142,7 @@ func config(t dialect.Target) (*mysql.Config, error) {
 	if t.PasswordSet {
 		cfg.Passwd = t.Password.Reveal()
 	} else {
-		cfg.Passwd = os.Getenv("MYSQL_PWD")
+		cfg.Passwd = t.Env.Lookup("MYSQL_PWD")
 	}
 	q := u.Query()
 	if sock := q.Get("socket"); sock != "" {
@@ -152,7 +174,7 @@ func config(t dialect.Target) (*mysql.Config, error) {
 	// this does not apply to them.
 	cfg.InterpolateParams = true
 	cfg.Timeout = 30 * time.Second
-	cfg.Logger = driverLogger{}
+	cfg.Logger = driverLogger{log}
 	// Pin a collation safe for InterpolateParams and common to MariaDB and MySQL 8.
 	cfg.Collation = "utf8mb4_general_ci"
 	// LOAD DATA LOCAL INFILE reads only readers this package registers
@@ -161,11 +183,12 @@ func config(t dialect.Target) (*mysql.Config, error) {
 	return cfg, nil
 }
 
-// driverLogger routes the driver's own diagnostics to slog.
-type driverLogger struct{}
+// driverLogger routes the driver's own diagnostics to the logger of the
+// target's dialect.Env.
+type driverLogger struct{ log *slog.Logger }
 
-func (driverLogger) Print(v ...any) {
-	slog.Default().Debug("mysql driver", "msg", strings.TrimSpace(fmt.Sprint(v...)))
+func (l driverLogger) Print(v ...any) {
+	l.log.Debug("mysql driver", "msg", strings.TrimSpace(fmt.Sprint(v...)))
 }
 
 // wrap returns err as a classified *dialect.Error saying what was being done.
@@ -185,7 +208,7 @@ func (d *DB) Caps() dialect.Capabilities {
 }
 
 // Close closes every pooled connection.
-func (d *DB) Close() error { return errors.Join(d.db.Close(), d.procDB.Close()) }
+func (d *DB) Close() error { return errors.Join(d.db.Close(), d.sessDB.Close()) }
 
 // Connect opens a plain connection.
 func (d *DB) Connect(ctx context.Context) (dialect.Conn, error) {

@@ -21,6 +21,7 @@ var (
 	_ dialect.Database           = (*Database)(nil)
 	_ dialect.TxCounter          = (*Database)(nil)
 	_ dialect.ProcedureInstaller = (*Database)(nil)
+	_ dialect.DataDirer          = (*Database)(nil)
 )
 
 // Database is one PostgreSQL database. Every Connect, NewLoader and
@@ -28,6 +29,8 @@ var (
 type Database struct {
 	cfg    *pgx.ConnConfig // password included; never formatted
 	target string          // the target without its password, for errors
+	// plainSockets: sessions keep their sockets as dialed (dialect.Env).
+	plainSockets bool
 
 	// meta is a lazily opened connection for the counters that samplers
 	// read every second (TxCount), so they do not fork a backend each time.
@@ -73,7 +76,7 @@ func open(ctx context.Context, t dialect.Target) (*Database, error) {
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 30 * time.Second
 	}
-	d := &Database{cfg: cfg, target: target}
+	d := &Database{cfg: cfg, target: target, plainSockets: t.Env.PlainSockets}
 	conn, err := d.connect(ctx)
 	if err != nil {
 		var pe *pgconn.PgError

@@ -61,12 +61,12 @@ func testTransactions(t *testing.T, db dialect.Database) {
 			}()
 			e := &effects{}
 			got[style] = e
-			t.Run("new-order", func(t *testing.T) { e.NewOrder = testNewOrder(t, c, s) })
-			t.Run("new-order rollback", func(t *testing.T) { e.Rollback = testNewOrderRollback(t, db, c, s) })
-			t.Run("payment", func(t *testing.T) { e.Payment = testPayment(t, c, s, tol) })
-			t.Run("order-status", func(t *testing.T) { e.OrderStatus = testOrderStatus(t, c, s) })
-			t.Run("delivery", func(t *testing.T) { e.Delivery = testDelivery(t, c, s, tol) })
-			t.Run("stock-level", func(t *testing.T) { e.StockLevel = testStockLevel(t, c, s) })
+			t.Run("new-order", func(t *testing.T) { e.NewOrder = testNewOrder(ctx, t, c, s) })
+			t.Run("new-order rollback", func(t *testing.T) { e.Rollback = testNewOrderRollback(ctx, t, db, c, s) })
+			t.Run("payment", func(t *testing.T) { e.Payment = testPayment(ctx, t, c, s, tol) })
+			t.Run("order-status", func(t *testing.T) { e.OrderStatus = testOrderStatus(ctx, t, c, s) })
+			t.Run("delivery", func(t *testing.T) { e.Delivery = testDelivery(ctx, t, c, s, tol) })
+			t.Run("stock-level", func(t *testing.T) { e.StockLevel = testStockLevel(ctx, t, c, s) })
 		})
 	}
 
@@ -110,10 +110,10 @@ type stockState struct {
 	Dist                               string
 }
 
-func readStock(t *testing.T, q tpcc.Querier, iID, wID, dID int) stockState {
+func readStock(ctx context.Context, t *testing.T, q tpcc.Querier, iID, wID, dID int) stockState {
 	t.Helper()
 	var s stockState
-	err := q.QueryRow(context.Background(), fmt.Sprintf("SELECT s_quantity, s_ytd, s_order_cnt, s_remote_cnt, s_dist_%02d "+
+	err := q.QueryRow(ctx, fmt.Sprintf("SELECT s_quantity, s_ytd, s_order_cnt, s_remote_cnt, s_dist_%02d "+
 		"FROM stock WHERE s_i_id = ? AND s_w_id = ?", dID), iID, wID).Scan(&s.Quantity, &s.YTD, &s.OrderCnt, &s.RemoteCnt, &s.Dist)
 	if err != nil {
 		t.Fatalf("read stock of item %d at warehouse %d: %v", iID, wID, err)
@@ -144,8 +144,7 @@ type lineEffect struct {
 // testNewOrder runs one New-Order of six lines, one supplied by the other
 // warehouse, with stock quantities set on both sides of the rule of
 // TPC-C 2.4.2.2.
-func testNewOrder(t *testing.T, c tpcc.Querier, s dialect.Session) newOrderEffect {
-	ctx := context.Background()
+func testNewOrder(ctx context.Context, t *testing.T, c tpcc.Querier, s dialect.Session) newOrderEffect {
 	const w, dID, cID = 1, 3, 42
 	cases := []struct {
 		line   tpcc.OrderLineInput
@@ -163,11 +162,11 @@ func testNewOrder(t *testing.T, c tpcc.Querier, s dialect.Session) newOrderEffec
 	prices := make([]tpcc.Money, len(cases))
 	for i, tc := range cases {
 		in.Lines = append(in.Lines, tc.line)
-		exec(t, c, "UPDATE stock SET s_quantity = ? WHERE s_i_id = ? AND s_w_id = ?", tc.before, tc.line.IID, tc.line.SupplyWID)
-		before[i] = readStock(t, c, tc.line.IID, tc.line.SupplyWID, dID)
-		prices[i] = queryMoney(t, c, "SELECT i_price FROM item WHERE i_id = ?", tc.line.IID)
+		exec(ctx, t, c, "UPDATE stock SET s_quantity = ? WHERE s_i_id = ? AND s_w_id = ?", tc.before, tc.line.IID, tc.line.SupplyWID)
+		before[i] = readStock(ctx, t, c, tc.line.IID, tc.line.SupplyWID, dID)
+		prices[i] = queryMoney(ctx, t, c, "SELECT i_price FROM item WHERE i_id = ?", tc.line.IID)
 	}
-	oID := queryInt(t, c, "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?", w, dID)
+	oID := queryInt(ctx, t, c, "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?", w, dID)
 
 	if err := s.NewOrder(ctx, in); err != nil {
 		t.Fatalf("NewOrder(%+v): %v", *in, err)
@@ -194,7 +193,7 @@ func testNewOrder(t *testing.T, c tpcc.Querier, s dialect.Session) newOrderEffec
 	}
 
 	var got newOrderEffect
-	got.NextOIDDelta = queryInt(t, c, "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?", w, dID) - oID
+	got.NextOIDDelta = queryInt(ctx, t, c, "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?", w, dID) - oID
 	var carrierNull int64
 	err := c.QueryRow(ctx, "SELECT o_c_id, o_ol_cnt, o_all_local, CASE WHEN o_carrier_id IS NULL THEN 1 ELSE 0 END "+
 		"FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?", w, dID, oID).Scan(&got.CID, &got.OLCnt, &got.AllLocal, &carrierNull)
@@ -202,8 +201,8 @@ func testNewOrder(t *testing.T, c tpcc.Querier, s dialect.Session) newOrderEffec
 		t.Fatalf("read the new order %d/%d/%d: %v", w, dID, oID, err)
 	}
 	got.CarrierNull = carrierNull == 1
-	got.NewOrderRows = queryInt(t, c, "SELECT COUNT(*) FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?", w, dID, oID)
-	got.OrderLineRows = queryInt(t, c, "SELECT COUNT(*) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?", w, dID, oID)
+	got.NewOrderRows = queryInt(ctx, t, c, "SELECT COUNT(*) FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?", w, dID, oID)
+	got.OrderLineRows = queryInt(ctx, t, c, "SELECT COUNT(*) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?", w, dID, oID)
 	for i := range cases {
 		var le lineEffect
 		var amount float64
@@ -217,7 +216,7 @@ func testNewOrder(t *testing.T, c tpcc.Querier, s dialect.Session) newOrderEffec
 			t.Fatalf("read order line %d of order %d: %v", i+1, oID, err)
 		}
 		le.Amount, le.DistInfoIsStockDist, le.DeliveryNull = cents(amount), dist == before[i].Dist, deliveryNull == 1
-		after := readStock(t, c, cases[i].line.IID, cases[i].line.SupplyWID, dID)
+		after := readStock(ctx, t, c, cases[i].line.IID, cases[i].line.SupplyWID, dID)
 		le.YTDDelta = after.YTD - before[i].YTD
 		le.OrderCntDelta = after.OrderCnt - before[i].OrderCnt
 		le.RemoteCntDelta = after.RemoteCnt - before[i].RemoteCnt
@@ -243,8 +242,7 @@ type rollbackEffect struct {
 // testNewOrderRollback runs a New-Order whose last item is unused
 // (TPC-C 2.4.1.4, 2.4.2.3): it must return tpcc.ErrRollback, classified as
 // ClassRollback, and change nothing.
-func testNewOrderRollback(t *testing.T, db dialect.Database, c tpcc.Querier, s dialect.Session) rollbackEffect {
-	ctx := context.Background()
+func testNewOrderRollback(ctx context.Context, t *testing.T, db dialect.Database, c tpcc.Querier, s dialect.Session) rollbackEffect {
 	const w, dID = 1, 4
 	in := &tpcc.NewOrder{WID: w, DID: dID, CID: 9, EntryD: txTime, Rollback: true, AllLocal: true, Lines: []tpcc.OrderLineInput{
 		{IID: 201, SupplyWID: 1, Quantity: 2},
@@ -253,14 +251,14 @@ func testNewOrderRollback(t *testing.T, db dialect.Database, c tpcc.Querier, s d
 	}}
 	counts := func() [4]int64 {
 		return [4]int64{
-			queryInt(t, c, "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?", w, dID),
-			queryInt(t, c, "SELECT COUNT(*) FROM orders WHERE o_w_id = ? AND o_d_id = ?", w, dID),
-			queryInt(t, c, "SELECT COUNT(*) FROM new_order WHERE no_w_id = ? AND no_d_id = ?", w, dID),
-			queryInt(t, c, "SELECT COUNT(*) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ?", w, dID),
+			queryInt(ctx, t, c, "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?", w, dID),
+			queryInt(ctx, t, c, "SELECT COUNT(*) FROM orders WHERE o_w_id = ? AND o_d_id = ?", w, dID),
+			queryInt(ctx, t, c, "SELECT COUNT(*) FROM new_order WHERE no_w_id = ? AND no_d_id = ?", w, dID),
+			queryInt(ctx, t, c, "SELECT COUNT(*) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ?", w, dID),
 		}
 	}
 	before := counts()
-	stock := []stockState{readStock(t, c, 201, 1, dID), readStock(t, c, 202, 1, dID)}
+	stock := []stockState{readStock(ctx, t, c, 201, 1, dID), readStock(ctx, t, c, 202, 1, dID)}
 
 	err := s.NewOrder(ctx, in)
 
@@ -272,7 +270,7 @@ func testNewOrderRollback(t *testing.T, db dialect.Database, c tpcc.Querier, s d
 		OrdersDelta:     after[1] - before[1],
 		NewOrdersDelta:  after[2] - before[2],
 		OrderLinesDelta: after[3] - before[3],
-		StockChanged:    readStock(t, c, 201, 1, dID) != stock[0] || readStock(t, c, 202, 1, dID) != stock[1],
+		StockChanged:    readStock(ctx, t, c, 201, 1, dID) != stock[0] || readStock(ctx, t, c, 202, 1, dID) != stock[1],
 	}
 	if !got.IsErrRollback {
 		t.Errorf("NewOrder with an unused item = %v, want an error satisfying errors.Is(err, tpcc.ErrRollback)", err)
@@ -306,30 +304,30 @@ type paymentEffect struct {
 	HistoryAmountDelta              tpcc.Money
 }
 
-func readPaymentState(t *testing.T, c tpcc.Querier, in *tpcc.Payment, cID int64) customerState {
+func readPaymentState(ctx context.Context, t *testing.T, c tpcc.Querier, in *tpcc.Payment, cID int64) customerState {
 	t.Helper()
 	var s customerState
 	var bal, ytd float64
-	err := c.QueryRow(context.Background(), "SELECT c_balance, c_ytd_payment, c_payment_cnt FROM customer "+
+	err := c.QueryRow(ctx, "SELECT c_balance, c_ytd_payment, c_payment_cnt FROM customer "+
 		"WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?", in.CWID, in.CDID, cID).Scan(&bal, &ytd, &s.PaymentCnt)
 	if err != nil {
 		t.Fatalf("read customer %d/%d/%d: %v", in.CWID, in.CDID, cID, err)
 	}
 	s.Balance, s.YTDPayment = cents(bal), cents(ytd)
 	const hist = " FROM history WHERE h_c_w_id = ? AND h_c_d_id = ? AND h_c_id = ? AND h_w_id = ? AND h_d_id = ?"
-	s.HistoryRows = queryInt(t, c, "SELECT COUNT(*)"+hist, in.CWID, in.CDID, cID, in.WID, in.DID)
-	s.HistoryAmount = queryMoney(t, c, "SELECT COALESCE(SUM(h_amount), 0)"+hist, in.CWID, in.CDID, cID, in.WID, in.DID)
-	s.WarehouseYTD = queryMoney(t, c, "SELECT w_ytd FROM warehouse WHERE w_id = ?", in.WID)
-	s.DistYTD = queryMoney(t, c, "SELECT d_ytd FROM district WHERE d_w_id = ? AND d_id = ?", in.WID, in.DID)
+	s.HistoryRows = queryInt(ctx, t, c, "SELECT COUNT(*)"+hist, in.CWID, in.CDID, cID, in.WID, in.DID)
+	s.HistoryAmount = queryMoney(ctx, t, c, "SELECT COALESCE(SUM(h_amount), 0)"+hist, in.CWID, in.CDID, cID, in.WID, in.DID)
+	s.WarehouseYTD = queryMoney(ctx, t, c, "SELECT w_ytd FROM warehouse WHERE w_id = ?", in.WID)
+	s.DistYTD = queryMoney(ctx, t, c, "SELECT d_ytd FROM district WHERE d_w_id = ? AND d_id = ?", in.WID, in.DID)
 	return s
 }
 
 // customerByName is the customer TPC-C 2.5.2.2 selects by last name: the
 // one at position ceil(n/2) of the n customers of that name sorted by
 // C_FIRST.
-func customerByName(t *testing.T, c tpcc.Querier, w, d int, last string) int64 {
+func customerByName(ctx context.Context, t *testing.T, c tpcc.Querier, w, d int, last string) int64 {
 	t.Helper()
-	rows, err := c.Query(context.Background(), "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first", w, d, last)
+	rows, err := c.Query(ctx, "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first", w, d, last)
 	if err != nil {
 		t.Fatalf("customers named %s: %v", last, err)
 	}
@@ -353,11 +351,10 @@ func customerByName(t *testing.T, c tpcc.Querier, w, d int, last string) int64 {
 
 // testPayment runs a Payment by customer number at the home warehouse and
 // one by last name of a customer of the other warehouse (TPC-C 2.5.2.2).
-func testPayment(t *testing.T, c tpcc.Querier, s dialect.Session, tol tpcc.Money) map[string]paymentEffect {
-	ctx := context.Background()
+func testPayment(ctx context.Context, t *testing.T, c tpcc.Querier, s dialect.Session, tol tpcc.Money) map[string]paymentEffect {
 	// A last name held by an even number (>= 2) of customers, where
 	// ceil(n/2) differs from n/2 + 1.
-	shared := queryString(t, c, "SELECT c_last FROM customer WHERE c_w_id = 2 AND c_d_id = 5 GROUP BY c_last "+
+	shared := queryString(ctx, t, c, "SELECT c_last FROM customer WHERE c_w_id = 2 AND c_d_id = 5 GROUP BY c_last "+
 		"HAVING COUNT(*) >= 2 ORDER BY COUNT(*) % 2, COUNT(*) DESC, c_last LIMIT 1")
 	cases := []struct {
 		name string
@@ -372,13 +369,13 @@ func testPayment(t *testing.T, c tpcc.Querier, s dialect.Session, tol tpcc.Money
 			in := tc.in
 			cID := int64(in.CID)
 			if in.ByName {
-				cID = customerByName(t, c, in.CWID, in.CDID, in.CLast)
+				cID = customerByName(ctx, t, c, in.CWID, in.CDID, in.CLast)
 			}
-			before := readPaymentState(t, c, &in, cID)
+			before := readPaymentState(ctx, t, c, &in, cID)
 			if err := s.Payment(ctx, &in); err != nil {
 				t.Fatalf("Payment(%+v): %v", in, err)
 			}
-			after := readPaymentState(t, c, &in, cID)
+			after := readPaymentState(ctx, t, c, &in, cID)
 			got := paymentEffect{
 				CID:                cID,
 				WarehouseYTDDelta:  after.WarehouseYTD - before.WarehouseYTD,
@@ -407,9 +404,8 @@ func testPayment(t *testing.T, c tpcc.Querier, s dialect.Session, tol tpcc.Money
 
 // testOrderStatus runs Order-Status by customer number and by last name
 // (TPC-C 2.6.2.2); it changes nothing, so only its error is compared.
-func testOrderStatus(t *testing.T, c tpcc.Querier, s dialect.Session) map[string]string {
-	ctx := context.Background()
-	last := queryString(t, c, "SELECT c_last FROM customer WHERE c_w_id = 1 AND c_d_id = 6 GROUP BY c_last "+
+func testOrderStatus(ctx context.Context, t *testing.T, c tpcc.Querier, s dialect.Session) map[string]string {
+	last := queryString(ctx, t, c, "SELECT c_last FROM customer WHERE c_w_id = 1 AND c_d_id = 6 GROUP BY c_last "+
 		"HAVING COUNT(*) >= 2 ORDER BY COUNT(*) DESC, c_last LIMIT 1")
 	cases := []struct {
 		name string
@@ -448,8 +444,7 @@ type districtDelivery struct {
 
 // testDelivery delivers the oldest undelivered order of every district of
 // warehouse 1 (TPC-C 2.7.4.2): none is skipped right after a build.
-func testDelivery(t *testing.T, c tpcc.Querier, s dialect.Session, tol tpcc.Money) deliveryEffect {
-	ctx := context.Background()
+func testDelivery(ctx context.Context, t *testing.T, c tpcc.Querier, s dialect.Session, tol tpcc.Money) deliveryEffect {
 	const w, carrier = 1, 7
 	type district struct {
 		oID, cID   int64
@@ -461,13 +456,13 @@ func testDelivery(t *testing.T, c tpcc.Querier, s dialect.Session, tol tpcc.Mone
 	for i := range ds {
 		d := i + 1
 		x := &ds[i]
-		x.oID = queryInt(t, c, "SELECT MIN(no_o_id) FROM new_order WHERE no_w_id = ? AND no_d_id = ?", w, d)
-		x.cID = queryInt(t, c, "SELECT o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?", w, d, x.oID)
-		x.sum = queryMoney(t, c, "SELECT SUM(ol_amount) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?", w, d, x.oID)
-		x.balance = queryMoney(t, c, "SELECT c_balance FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?", w, d, x.cID)
-		x.deliveries = queryInt(t, c, "SELECT c_delivery_cnt FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?", w, d, x.cID)
+		x.oID = queryInt(ctx, t, c, "SELECT MIN(no_o_id) FROM new_order WHERE no_w_id = ? AND no_d_id = ?", w, d)
+		x.cID = queryInt(ctx, t, c, "SELECT o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?", w, d, x.oID)
+		x.sum = queryMoney(ctx, t, c, "SELECT SUM(ol_amount) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?", w, d, x.oID)
+		x.balance = queryMoney(ctx, t, c, "SELECT c_balance FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?", w, d, x.cID)
+		x.deliveries = queryInt(ctx, t, c, "SELECT c_delivery_cnt FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?", w, d, x.cID)
 	}
-	newOrders := queryInt(t, c, "SELECT COUNT(*) FROM new_order WHERE no_w_id = ?", w)
+	newOrders := queryInt(ctx, t, c, "SELECT COUNT(*) FROM new_order WHERE no_w_id = ?", w)
 
 	in := &tpcc.Delivery{WID: w, CarrierID: carrier, DeliveryD: txTime.Add(time.Hour), Skipped: -1}
 	if err := s.Delivery(ctx, in); err != nil {
@@ -475,19 +470,19 @@ func testDelivery(t *testing.T, c tpcc.Querier, s dialect.Session, tol tpcc.Mone
 	}
 
 	got := deliveryEffect{Skipped: in.Skipped,
-		NewOrdersDelta: queryInt(t, c, "SELECT COUNT(*) FROM new_order WHERE no_w_id = ?", w) - newOrders}
+		NewOrdersDelta: queryInt(ctx, t, c, "SELECT COUNT(*) FROM new_order WHERE no_w_id = ?", w) - newOrders}
 	want := deliveryEffect{Skipped: 0, NewOrdersDelta: -districtsPerWarehouse}
 	for i, x := range ds {
 		d := i + 1
 		var dd districtDelivery
-		dd.OldestRemoved = queryInt(t, c, "SELECT COUNT(*) FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?", w, d, x.oID) == 0
-		dd.Carrier = queryInt(t, c, "SELECT COALESCE(o_carrier_id, 0) FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?", w, d, x.oID)
-		lines := queryInt(t, c, "SELECT COUNT(*) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?", w, d, x.oID)
-		dd.LinesUndelivered = queryInt(t, c, "SELECT COUNT(*) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ? "+
+		dd.OldestRemoved = queryInt(ctx, t, c, "SELECT COUNT(*) FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?", w, d, x.oID) == 0
+		dd.Carrier = queryInt(ctx, t, c, "SELECT COALESCE(o_carrier_id, 0) FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?", w, d, x.oID)
+		lines := queryInt(ctx, t, c, "SELECT COUNT(*) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?", w, d, x.oID)
+		dd.LinesUndelivered = queryInt(ctx, t, c, "SELECT COUNT(*) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ? "+
 			"AND ol_delivery_d IS NULL", w, d, x.oID)
-		balance := queryMoney(t, c, "SELECT c_balance FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?", w, d, x.cID)
+		balance := queryMoney(ctx, t, c, "SELECT c_balance FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?", w, d, x.cID)
 		dd.BalanceIncreasedBySum = moneyNear(balance-x.balance, x.sum, tol)
-		dd.DeliveryCntDelta = queryInt(t, c, "SELECT c_delivery_cnt FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?", w, d, x.cID) - x.deliveries
+		dd.DeliveryCntDelta = queryInt(ctx, t, c, "SELECT c_delivery_cnt FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?", w, d, x.cID) - x.deliveries
 		got.Districts = append(got.Districts, dd)
 		// TPC-C 2.7.4.2: the oldest NEW-ORDER row is deleted, O_CARRIER_ID
 		// set, every OL_DELIVERY_D set, C_BALANCE += sum(OL_AMOUNT),
@@ -508,16 +503,15 @@ func testDelivery(t *testing.T, c tpcc.Querier, s dialect.Session, tol tpcc.Mone
 // the distinct items of the last 20 orders of the district whose stock at
 // the warehouse is below the threshold. One item of the district's last
 // order is set low, so that the count is not zero.
-func testStockLevel(t *testing.T, c tpcc.Querier, s dialect.Session) map[int]int {
-	ctx := context.Background()
+func testStockLevel(ctx context.Context, t *testing.T, c tpcc.Querier, s dialect.Session) map[int]int {
 	const w, d = 2, 7 // no other test changes this district's orders
-	next := queryInt(t, c, "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?", w, d)
-	item := queryInt(t, c, "SELECT MIN(ol_i_id) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?", w, d, next-1)
-	exec(t, c, "UPDATE stock SET s_quantity = 5 WHERE s_w_id = ? AND s_i_id = ?", w, item)
+	next := queryInt(ctx, t, c, "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?", w, d)
+	item := queryInt(ctx, t, c, "SELECT MIN(ol_i_id) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?", w, d, next-1)
+	exec(ctx, t, c, "UPDATE stock SET s_quantity = 5 WHERE s_w_id = ? AND s_i_id = ?", w, item)
 	out := map[int]int{}
 	for _, threshold := range []int{10, 15, 20} {
 		t.Run(fmt.Sprintf("threshold %d", threshold), func(t *testing.T) {
-			want := queryInt(t, c, "SELECT COUNT(DISTINCT s.s_i_id) FROM order_line ol "+
+			want := queryInt(ctx, t, c, "SELECT COUNT(DISTINCT s.s_i_id) FROM order_line ol "+
 				"JOIN stock s ON s.s_w_id = ? AND s.s_i_id = ol.ol_i_id "+
 				"WHERE ol.ol_w_id = ? AND ol.ol_d_id = ? AND ol.ol_o_id >= ? AND ol.ol_o_id < ? AND s.s_quantity < ?",
 				w, w, d, next-20, next, threshold)

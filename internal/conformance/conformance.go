@@ -7,18 +7,25 @@
 // effects the specification gives it in every execution style it offers
 // (the same effects in each), survives a short timed run of internal/driver
 // with the clause 3.3.2 consistency conditions intact and audit figures
-// within bounds, classifies its errors, and never shows a password.
+// within bounds, classifies its errors, never shows a password, and, for
+// each optional ability it implements, does what the ability promises:
+// wait sampling (dialect.WaitSampler), interrupting a session
+// (dialect.Interrupter), checkpoints and resets (dialect.Checkpointer,
+// dialect.Resetter). A new dialect gets every test by passing the suite.
+//
+// It also holds the benchmarks every dialect shares (bench.go): the build
+// rate and the driver's CPU per transaction.
 //
 // It is a test-support package like net/http/httptest: only _test.go files
 // import it, and it imports "testing". It sees databases only through the
-// dialect interfaces: it must not import a dialect package
-// (internal/dialect/...; each test file does, to register its dialect),
-// internal/cli or internal/store.
+// dialect interfaces: it must not import a dialect package (each test file
+// does, to register its dialect), internal/cli or internal/store.
 package conformance
 
 import (
 	"context"
 	"math"
+	"os"
 	"testing"
 	"time"
 
@@ -28,34 +35,67 @@ import (
 )
 
 // subtestTimeout bounds each subtest, so a hung server fails the suite
-// instead of stalling it.
-const subtestTimeout = 3 * time.Minute
+// instead of stalling it. It is generous: a build and its checks take
+// minutes on a loaded 2-core machine, and the bound is for a hang, not a
+// measurement.
+const subtestTimeout = 10 * time.Minute
 
-// Run runs the suite. open returns a target for a fresh, empty database
-// each time it is called (dbtest.SQLite, dbtest.Postgres, dbtest.MySQL); it
-// may skip the test (no server on a developer machine) or fail it (CI).
-func Run(t *testing.T, open func(t *testing.T) dialect.Target) {
+// Dialect is one dialect under test: how to get a fresh database, and what
+// the suite must know about the engine that the dialect interfaces do not
+// say (restic's backend suite takes such per-backend settings too).
+type Dialect struct {
+	// Open returns a target for a fresh, empty database each time it is
+	// called (dbtest.SQLite, dbtest.Postgres, dbtest.MySQL); it may skip
+	// the test (no server on a developer machine) or fail it (CI).
+	Open func(t testing.TB) dialect.Target
+
+	// The rest is for a dialect.WaitSampler.
+
+	// SessionIDQuery returns, on a connection, the server's id of that
+	// connection's session as dialect.WaitSample.Session reports it.
+	SessionIDQuery string
+	// Counters are keys that WaitProbe.DBCounters must report.
+	Counters []string
+	// GrowingCounters are counters that must grow once a transaction
+	// waited on another's row lock, both committed and their connections
+	// closed (some engines publish statistics when a session ends).
+	GrowingCounters []string
+	// LockWaitEvent is the WaitSample.Event of a session blocked on another
+	// session's row lock; "" when the engine does not name it.
+	LockWaitEvent string
+}
+
+// Run runs the suite on d.
+func Run(t *testing.T, d Dialect) {
+	open := func(t *testing.T) dialect.Target { return d.Open(t) }
 	t.Run("open", func(t *testing.T) { testOpen(t, open(t)) })
 	t.Run("errors", func(t *testing.T) { testErrors(t, open(t)) })
 	t.Run("secrets", func(t *testing.T) { testSecrets(t, open(t)) })
+	// Checkpoint and reset need a database of their own: they change it.
+	t.Run("hygiene", func(t *testing.T) { testHygiene(t, openDB(t, open(t))) })
 
-	// build, transactions and run share one built database: building it
-	// takes most of the suite's time. Transactions leave it consistent,
-	// so the run and its checks start from a valid state.
+	// build, transactions, run, waits and interrupt share one built
+	// database: building it takes most of the suite's time. Transactions
+	// leave it consistent, so the run and its checks start from a valid
+	// state.
 	db := openDB(t, open(t))
 	built := t.Run("build", func(t *testing.T) { testBuild(t, db) })
-	t.Run("transactions", func(t *testing.T) {
-		if !built {
-			t.Skip("the build failed")
-		}
-		testTransactions(t, db)
-	})
-	t.Run("run", func(t *testing.T) {
-		if !built {
-			t.Skip("the build failed")
-		}
-		testRun(t, db)
-	})
+	for _, st := range []struct {
+		name string
+		test func(*testing.T, dialect.Database)
+	}{
+		{"transactions", testTransactions},
+		{"run", testRun},
+		{"waits", func(t *testing.T, db dialect.Database) { testWaits(t, db, d) }},
+		{"interrupt", testInterrupt},
+	} {
+		t.Run(st.name, func(t *testing.T) {
+			if !built {
+				t.Skip("the build failed")
+			}
+			st.test(t, db)
+		})
+	}
 }
 
 // subtestContext is a context for one subtest, bounded by subtestTimeout.
@@ -66,9 +106,9 @@ func subtestContext(t *testing.T) context.Context {
 }
 
 // openDB opens tg through the dialect registry and closes it when t ends.
-func openDB(t *testing.T, tg dialect.Target) dialect.Database {
+func openDB(t testing.TB, tg dialect.Target) dialect.Database {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	db, err := dialect.Open(ctx, tg)
 	if err != nil {
@@ -110,6 +150,18 @@ func testOpen(t *testing.T, tg dialect.Target) {
 		t.Errorf("Caps().Procedures = %v but implements dialect.ProcedureInstaller = %v: want them equal", caps.Procedures, installs)
 	}
 	t.Logf("%s: caps %+v", db.Name(), caps)
+	// An embedded database's files are on this host by definition; so are
+	// those of a test server (loopback), whose admin user may read them.
+	if dd, ok := db.(dialect.DataDirer); ok {
+		dir, err := dd.DataDir(ctx)
+		if err != nil || dir == "" {
+			t.Errorf("DataDir() = %q, %v: want the directory of a database on this host", dir, err)
+		} else if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			t.Errorf("DataDir() = %q: not a directory on this host (%v)", dir, err)
+		}
+	} else if caps.Embedded {
+		t.Errorf("Caps().Embedded but %T is not a dialect.DataDirer: an embedded database's files are on this host", db)
+	}
 
 	v, err := db.Version(ctx)
 	if err != nil || v == "" {
@@ -173,7 +225,7 @@ func testBuild(t *testing.T, db dialect.Database) {
 
 	// TPC-C 4.3.3.1: the cardinality of each table.
 	w := int64(buildWarehouses)
-	olRows := queryInt(t, c, "SELECT SUM(o_ol_cnt) FROM orders")
+	olRows := queryInt(ctx, t, c, "SELECT SUM(o_ol_cnt) FROM orders")
 	cases := []struct {
 		table string
 		want  int64
@@ -190,7 +242,7 @@ func testBuild(t *testing.T, db dialect.Database) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.table, func(t *testing.T) {
-			if got := queryInt(t, c, "SELECT COUNT(*) FROM "+tc.table); got != tc.want {
+			if got := queryInt(ctx, t, c, "SELECT COUNT(*) FROM "+tc.table); got != tc.want {
 				t.Errorf("COUNT(*) FROM %s = %d, want %d", tc.table, got, tc.want)
 			}
 			if got := res.Rows[tc.table]; got != tc.want {
@@ -260,37 +312,37 @@ func checkConsistency(t *testing.T, ctx context.Context, db dialect.Database, af
 }
 
 // queryInt reads one integer with a direct query.
-func queryInt(t *testing.T, q tpcc.Querier, sql string, args ...any) int64 {
+func queryInt(ctx context.Context, t *testing.T, q tpcc.Querier, sql string, args ...any) int64 {
 	t.Helper()
 	var v int64
-	if err := q.QueryRow(context.Background(), sql, args...).Scan(&v); err != nil {
+	if err := q.QueryRow(ctx, sql, args...).Scan(&v); err != nil {
 		t.Fatalf("%s %v: %v", sql, args, err)
 	}
 	return v
 }
 
 // queryMoney reads one money value, in cents.
-func queryMoney(t *testing.T, q tpcc.Querier, sql string, args ...any) tpcc.Money {
+func queryMoney(ctx context.Context, t *testing.T, q tpcc.Querier, sql string, args ...any) tpcc.Money {
 	t.Helper()
 	var v float64
-	if err := q.QueryRow(context.Background(), sql, args...).Scan(&v); err != nil {
+	if err := q.QueryRow(ctx, sql, args...).Scan(&v); err != nil {
 		t.Fatalf("%s %v: %v", sql, args, err)
 	}
 	return cents(v)
 }
 
-func queryString(t *testing.T, q tpcc.Querier, sql string, args ...any) string {
+func queryString(ctx context.Context, t *testing.T, q tpcc.Querier, sql string, args ...any) string {
 	t.Helper()
 	var v string
-	if err := q.QueryRow(context.Background(), sql, args...).Scan(&v); err != nil {
+	if err := q.QueryRow(ctx, sql, args...).Scan(&v); err != nil {
 		t.Fatalf("%s %v: %v", sql, args, err)
 	}
 	return v
 }
 
-func exec(t *testing.T, q tpcc.Querier, sql string, args ...any) {
+func exec(ctx context.Context, t *testing.T, q tpcc.Querier, sql string, args ...any) {
 	t.Helper()
-	if _, err := q.Exec(context.Background(), sql, args...); err != nil {
+	if _, err := q.Exec(ctx, sql, args...); err != nil {
 		t.Fatalf("%s %v: %v", sql, args, err)
 	}
 }
