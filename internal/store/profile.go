@@ -26,6 +26,11 @@ type Profile struct {
 // CreateProfile stores a new profile with status running and returns its
 // id. CreatedAt defaults to now. Labels may be reused.
 func (s *Store) CreateProfile(ctx context.Context, p Profile) (int64, error) {
+	for _, err := range []error{checkNoSecretJSON(p.Params), checkNoSecretJSON(p.Context)} {
+		if err != nil {
+			return 0, fmt.Errorf("create profile %q: %w", p.Label, err)
+		}
+	}
 	params, err := jsonObject("params", p.Params)
 	if err != nil {
 		return 0, fmt.Errorf("create profile %q: %w", p.Label, err)

@@ -82,8 +82,10 @@ func (s *Store) CreateRun(ctx context.Context, r Run) (int64, error) {
 	if !r.Kind.Valid() {
 		return 0, fmt.Errorf("create run: unknown kind %q", r.Kind)
 	}
-	if err := checkNoSecret(r.Target); err != nil {
-		return 0, fmt.Errorf("create run: %w", err)
+	for _, err := range []error{checkNoSecret(r.Target), checkNoSecretJSON(r.Params), checkNoSecretJSON(r.Context)} {
+		if err != nil {
+			return 0, fmt.Errorf("create run: %w", err)
+		}
 	}
 	params, err := jsonObject("params", r.Params)
 	if err != nil {
