@@ -14,6 +14,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/oltplab/oltplab/internal/dialect"
+
 	// Dialects register their URL schemes.
 	_ "github.com/oltplab/oltplab/internal/dialect/mysql"
 	_ "github.com/oltplab/oltplab/internal/dialect/postgres"
@@ -48,10 +50,11 @@ type command struct {
 // app is what every command shares: streams, environment, logger, and the
 // secrets to scrub from any line printed.
 type app struct {
-	stdio   Stdio
-	env     Env
-	log     *slog.Logger
-	secrets []string
+	stdio    Stdio
+	env      Env
+	log      *slog.Logger
+	secrets  []dialect.Secret
+	commands []command
 }
 
 func commands() []command {
@@ -71,11 +74,17 @@ func commands() []command {
 // Main runs oltplab with args (without the program name) and returns the
 // process exit code.
 func Main(ctx context.Context, args []string, environ []string, stdio Stdio) int {
-	a := &app{stdio: stdio, env: envMap(environ)}
+	return mainWith(ctx, args, environ, stdio, commands())
+}
+
+// mainWith is Main with the command table given (tests add commands).
+func mainWith(ctx context.Context, args []string, environ []string, stdio Stdio, cmds []command) (code int) {
+	a := &app{stdio: stdio, env: envMap(environ), commands: cmds}
+	defer a.recoverPanic(&code)
 	// Passwords the drivers read from the environment are scrubbed too.
 	for _, k := range []string{"PGPASSWORD", "MYSQL_PWD"} {
 		if v := a.env[k]; v != "" {
-			a.secrets = append(a.secrets, v)
+			a.secrets = append(a.secrets, dialect.Secret(v))
 		}
 	}
 	level := slog.LevelInfo
@@ -98,12 +107,12 @@ func Main(ctx context.Context, args []string, environ []string, stdio Stdio) int
 }
 
 func dispatch(ctx context.Context, a *app, args []string) error {
-	for _, c := range commands() {
+	for _, c := range a.commands {
 		if c.name == args[0] {
 			return c.run(ctx, a, args[1:])
 		}
 	}
-	return usageErrorf("unknown command %q (run `oltplab --help`)", args[0])
+	return usageErrorf("unknown command %s (run `oltplab --help`)", quoted(args[0]))
 }
 
 func (a *app) usage(w io.Writer) {
@@ -113,7 +122,10 @@ Usage: oltplab COMMAND [FLAGS]
 
 Commands:
 `, version())
-	for _, c := range commands() {
+	for _, c := range a.commands {
+		if c.summary == "" {
+			continue // hidden
+		}
 		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(w, `
@@ -145,14 +157,10 @@ func (s *scrubWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (a *app) scrub(s string) string {
-	for _, sec := range a.secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, "REDACTED")
-		}
-	}
-	return s
-}
+// scrub removes passwords from s: by structure (a password in any target
+// or connection string in s), then by exact match of the passwords this
+// process knows (dialect.Scrub explains the minimum length).
+func (a *app) scrub(s string) string { return dialect.Scrub(s, a.secrets...) }
 
 // out is the writer for results (stdout), with secrets scrubbed.
 func (a *app) out() io.Writer { return &scrubWriter{a: a, w: a.stdio.Out} }

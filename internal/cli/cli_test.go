@@ -30,6 +30,11 @@ func oltplab(t *testing.T, env []string, args ...string) result {
 	var out, errb bytes.Buffer
 	code := Main(context.Background(), args, env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
 	t.Logf("oltplab %s -> %d\nstdout:\n%s\nstderr:\n%s", strings.Join(redactArgs(args), " "), code, out.String(), errb.String())
+	if strings.Contains(errb.String(), "internal error (this is a bug)") {
+		// Main turned a panic into exit 1: a test that expects 1 must not
+		// pass on a bug.
+		t.Errorf("oltplab %s panicked: %s", args[0], errb.String())
+	}
 	return result{code, out.String(), errb.String()}
 }
 
@@ -243,6 +248,7 @@ func TestWorkflowPostgres(t *testing.T) {
 	env := storeEnv(t)
 	res := workflow(t, env, dbtest.RawURL(tg), 2, "--vus", "8", "--rampup", "2s", "--duration", "20s")
 	assertRun(t, res)
+	assertPasswordParameterNeverStored(t, env, tg)
 	if res.Options.Style != dialect.StyleProcedures {
 		t.Errorf("default style on PostgreSQL: got %s, want procedures", res.Options.Style)
 	}
@@ -258,6 +264,7 @@ func TestWorkflowMySQL(t *testing.T) {
 	env := storeEnv(t)
 	res := workflow(t, env, dbtest.RawURL(tg), 2, "--vus", "8", "--rampup", "2s", "--duration", "20s")
 	assertRun(t, res)
+	assertPasswordParameterNeverStored(t, env, tg)
 	r := oltplab(t, env, "run", "--target", dbtest.RawURL(tg), "--client-sql", "--vus", "4", "--rampup", "1s", "--duration", "5s", "--json")
 	if r.code != 0 {
 		t.Fatalf("client-sql run: exit %d", r.code)
@@ -437,6 +444,18 @@ func TestMonitor(t *testing.T) {
 		if r := oltplab(t, env, bad...); r.code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", bad, r.code, exitUsage)
 		}
+	}
+}
+
+// TestMonitorWithoutTarget samples the host alone (it used to panic on
+// the missing target).
+func TestMonitorWithoutTarget(t *testing.T) {
+	r := oltplab(t, storeEnv(t), "monitor", "--duration", "1s", "--interval", "500ms", "--json")
+	if r.code != 0 {
+		t.Fatalf("monitor without --target: exit %d", r.code)
+	}
+	if !strings.Contains(r.out, `"run_id"`) {
+		t.Errorf("no result printed: %q", r.out)
 	}
 }
 

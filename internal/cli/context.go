@@ -88,6 +88,9 @@ func (a *app) gatherContext(ctx context.Context, db dialect.Database, tg dialect
 // database runs on this host: the SQLite file's directory, or the server's
 // reported data directory when the target is on loopback.
 func localDataDir(tg dialect.Target, settings map[string]string) string {
+	if tg.URL == nil {
+		return "" // no target (monitor samples the host alone)
+	}
 	if tg.Scheme == "sqlite" {
 		p := tg.URL.Opaque
 		if p == "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/load"
@@ -75,8 +74,7 @@ func (a *app) exit(err error) int {
 			msg = u.msg
 		}
 	}
-	msg = strings.ReplaceAll(a.scrub(msg), "\n", " ")
-	fmt.Fprintf(a.stdio.Err, "oltplab: %s\n", msg)
+	fmt.Fprintf(a.stdio.Err, "oltplab: %s\n", cut(oneLine(a.scrub(msg)), maxErrorLine))
 	return code
 }
 
@@ -99,7 +97,7 @@ func exitCode(err error) int {
 	if errors.Is(err, store.ErrUnwritable) || errors.Is(err, store.ErrNewerSchema) {
 		return exitStore
 	}
-	if errors.Is(err, dialect.ErrUnknownScheme) {
+	if errors.Is(err, dialect.ErrUnknownScheme) || errors.Is(err, dialect.ErrBadTarget) {
 		return exitUsage
 	}
 	switch dialect.ClassOf(err) {

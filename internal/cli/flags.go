@@ -91,7 +91,7 @@ func (a *app) parseTarget(t targetFlags) (dialect.Target, error) {
 	if err != nil {
 		return dialect.Target{}, usageErrorf("%v", err)
 	}
-	a.secrets = append(a.secrets, tg.Password.Reveal())
+	a.secrets = append(a.secrets, tg.Password)
 	return tg, nil
 }
 
