@@ -91,7 +91,8 @@ func exitCode(err error) int {
 		return exitInterrupted
 	}
 	var se *tpcc.SchemaError
-	if errors.As(err, &se) || errors.Is(err, load.ErrSchemaExists) || errors.Is(err, errNoSchema) {
+	var fe *load.ForeignTablesError
+	if errors.As(err, &se) || errors.As(err, &fe) || errors.Is(err, load.ErrSchemaExists) || errors.Is(err, errNoSchema) {
 		return exitSchema
 	}
 	if errors.Is(err, store.ErrUnwritable) || errors.Is(err, store.ErrNewerSchema) {
