@@ -21,6 +21,8 @@ type Profile struct {
 	EndedAt   time.Time       // zero while running
 	Params    json.RawMessage // the sweep's parameters (steps, repeats, windows); "{}" when none
 	Context   json.RawMessage // "{}" when none
+	UID       string          // identity across stores; empty before schema version 2
+	Writer    Writer          // the process that created it; zero before schema version 2
 }
 
 // CreateProfile stores a new profile with status running and returns its
@@ -42,16 +44,34 @@ func (s *Store) CreateProfile(ctx context.Context, p Profile) (int64, error) {
 	if p.CreatedAt.IsZero() {
 		p.CreatedAt = s.now()
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO profiles (label, status, created_at, params, context)
-		VALUES (?, ?, ?, ?, ?)`, p.Label, string(StatusRunning), formatTime(p.CreatedAt), params, pctx)
+	p.Status, p.UID, p.Writer = StatusRunning, newUID(), s.writer
+	p.Params, p.Context = json.RawMessage(params), json.RawMessage(pctx)
+	id, err := insertProfile(ctx, s.db, p)
 	if err != nil {
 		return 0, fmt.Errorf("create profile %q: %w", p.Label, err)
 	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return 0, fmt.Errorf("create profile %q: %w", p.Label, err)
-	}
+	p.ID = id
+	s.mu.Lock()
+	s.profiles[id] = p
+	s.mu.Unlock()
 	return id, nil
+}
+
+// insertProfile inserts p as it is and returns its new id.
+func insertProfile(ctx context.Context, db execer, p Profile) (int64, error) {
+	var ended sql.NullString
+	if !p.EndedAt.IsZero() {
+		ended = sql.NullString{String: formatTime(p.EndedAt), Valid: true}
+	}
+	res, err := db.ExecContext(ctx, `INSERT INTO profiles
+		(label, status, created_at, ended_at, params, context, uid, writer_pid, writer_host, writer_started)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.Label, string(p.Status), formatTime(p.CreatedAt), ended, string(p.Params), string(p.Context),
+		nullString(p.UID), nullZero(int64(p.Writer.PID)), nullString(p.Writer.Host), nullString(p.Writer.Started))
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 // FinishProfile records how a running profile ended; finishing twice is
@@ -68,7 +88,8 @@ func (s *Store) FinishProfile(ctx context.Context, id int64, status Status) erro
 	return s.checkUpdated(ctx, res, "profiles", id, "finish profile")
 }
 
-const profileColumns = `id, label, status, created_at, ended_at, params, context`
+const profileColumns = `id, label, status, created_at, ended_at, params, context,
+	uid, writer_pid, writer_host, writer_started`
 
 // GetProfile returns one profile, or an error wrapping ErrNotFound.
 func (s *Store) GetProfile(ctx context.Context, id int64) (Profile, error) {
@@ -150,10 +171,15 @@ func scanProfile(sc scanner) (Profile, error) {
 		p                             Profile
 		status, created, params, pctx string
 		ended                         sql.NullString
+		uid, writerHost, writerStart  sql.NullString
+		writerPID                     sql.NullInt64
 	)
-	if err := sc.Scan(&p.ID, &p.Label, &status, &created, &ended, &params, &pctx); err != nil {
+	if err := sc.Scan(&p.ID, &p.Label, &status, &created, &ended, &params, &pctx,
+		&uid, &writerPID, &writerHost, &writerStart); err != nil {
 		return Profile{}, err
 	}
+	p.UID = uid.String
+	p.Writer = Writer{PID: int(writerPID.Int64), Host: writerHost.String, Started: writerStart.String}
 	p.Status = Status(status)
 	var err error
 	if p.CreatedAt, err = parseTime(created); err != nil {
@@ -163,5 +189,8 @@ func scanProfile(sc scanner) (Profile, error) {
 		return Profile{}, fmt.Errorf("profile %d: %w", p.ID, err)
 	}
 	p.Params, p.Context = json.RawMessage(params), json.RawMessage(pctx)
+	if !json.Valid(p.Params) || !json.Valid(p.Context) {
+		return Profile{}, fmt.Errorf("profile %d: the stored parameters or context are not valid JSON: %w", p.ID, ErrDamaged)
+	}
 	return p, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 )
@@ -57,6 +58,14 @@ func TestRunRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every new run gets its own identity and records this process.
+	if len(got.UID) != 32 {
+		t.Errorf("UID: got %q, want 32 hex digits", got.UID)
+	}
+	if me := currentWriter(); got.Writer != me || me.PID != os.Getpid() || me.Started == "" {
+		t.Errorf("writer: got %+v, want this process %+v with a start identity", got.Writer, me)
+	}
+	want.UID, want.Writer = got.UID, got.Writer
 	sameRun(t, got, want)
 
 	if err := s.UpdateRunContext(ctx, id, json.RawMessage(`{"host":{"cpus":2},"db":{"version":"15.8"}}`)); err != nil {
