@@ -77,8 +77,8 @@ func (a *app) build(ctx context.Context, st *store.Store, db dialect.Database, t
 	if berr == nil {
 		summary = mustJSON(res)
 	}
-	if err := st.FinishRun(fctx, id, status, summary, errText); err != nil {
-		return res, withCode(exitStore, errors.Join(berr, fmt.Errorf("record the build result: %w", err)))
+	if err := a.storeOutcome(fctx, st, id, store.Outcome{Status: status, Summary: summary, Error: errText}); err != nil {
+		return res, withCode(exitStore, errors.Join(berr, err))
 	}
 	if berr != nil {
 		if errors.Is(berr, context.Canceled) {

@@ -60,8 +60,8 @@ func (a *app) check(ctx context.Context, st *store.Store, db dialect.Database, t
 	if cerr != nil {
 		status, errText = store.StatusFailed, a.scrub(cerr.Error())
 	}
-	if err := st.FinishRun(context.WithoutCancel(ctx), id, status, mustJSON(out), errText); err != nil {
-		return withCode(exitStore, errors.Join(cerr, fmt.Errorf("record the check result: %w", err)))
+	if err := a.storeOutcome(ctx, st, id, store.Outcome{Status: status, Summary: mustJSON(out), Error: errText}); err != nil {
+		return withCode(exitStore, errors.Join(cerr, err))
 	}
 	if cerr != nil {
 		return fmt.Errorf("check %s: %w", tg, cerr)

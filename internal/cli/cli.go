@@ -137,7 +137,7 @@ Results are stored in %s (override with --results or OLTPLAB_RESULTS).
 Exit codes: 0 ok, 1 unexpected failure, 2 bad flags or values, 3 target unreachable,
 4 authentication failed, 5 schema missing/incomplete/other version/already present,
 6 consistency check failed, 7 results store unusable, 8 run could not continue,
-130 interrupted (what was measured is stored, marked partial).
+9 database privilege missing, 130 interrupted (what was measured is stored, marked partial).
 
 Run "oltplab COMMAND --help" for a command's flags.
 `, defaultResultsHint)

@@ -94,10 +94,23 @@ func TestBadInput(t *testing.T) {
 		{[]string{"compare", "onlyone"}, exitUsage},
 		{[]string{"report", "nosuchlabel", "-o", filepath.Join(t.TempDir(), "r.html")}, exitUsage},
 		{[]string{"results", "list", "--results", filepath.Join(t.TempDir(), "no", "such", "dir", "r.db")}, exitStore},
+		{[]string{"results", "list", "--limit", "-5"}, exitUsage},
+		{[]string{"results", "import", filepath.Join(t.TempDir(), "missing.json")}, exitUsage},
+		{[]string{"results", "import", "/etc/hostname"}, exitUsage},
+		{[]string{"run", "--target", missing, "--label", "\x1b[31mred"}, exitUsage},
+		{[]string{"run", "--target", missing, "--label", "two\nlines"}, exitUsage},
+		{[]string{"run", "--target", missing, "--label", strings.Repeat("x", 100<<10)}, exitUsage},
+		{[]string{"monitor", "--duration", "1s", "--label", "tab\there"}, exitUsage},
+		{[]string{"build", "--target", "sqlite:x.db", "--warehouses", strings.Repeat("9", 200<<10)}, exitUsage},
+		{[]string{"frobnicate" + strings.Repeat("x", 200<<10)}, exitUsage},
+		{[]string{"check", "--target", "postgres://bench:s3cret@127.0.0.1:5432/db?" + strings.Repeat("a=1&", 50<<10)}, exitUsage},
 	}
 	for _, c := range cases {
-		t.Run(strings.Join(c.args, "_"), func(t *testing.T) {
+		t.Run(cut(strings.Join(c.args, "_"), 80), func(t *testing.T) {
 			r := oltplab(t, env, c.args...)
+			if len(r.err) > maxErrorLine+100 {
+				t.Errorf("stderr is %d bytes long: it echoes too much of the input", len(r.err))
+			}
 			if r.code != c.want {
 				t.Errorf("exit code: got %d, want %d", r.code, c.want)
 			}
@@ -494,6 +507,9 @@ func TestProfileWithHygiene(t *testing.T) {
 	}
 	if b, err := os.ReadFile(html); err != nil || !bytes.Contains(b, []byte("<html")) {
 		t.Errorf("report file: %v", err)
+	}
+	if r := oltplab(t, env, "report", "a", "-o", t.TempDir()); r.code != exitUsage || !strings.Contains(r.err, "directory") {
+		t.Errorf("report -o DIR: exit %d, %q; want %d, a directory is not a file", r.code, r.err, exitUsage)
 	}
 	r = oltplab(t, env, "results", "export", "a", "b", "--format", "csv")
 	if lines := strings.Count(r.out, "\n"); r.code != 0 || lines != 1+4+2 {

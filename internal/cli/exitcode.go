@@ -23,6 +23,7 @@ const (
 	exitCheckFailed = 6 // a consistency condition failed
 	exitStore       = 7 // results store unusable
 	exitRunFailed   = 8 // the run could not continue (e.g. connection lost for good)
+	exitPermission  = 9 // the database user lacks a privilege the command needs
 	exitInterrupted = 130
 )
 
@@ -95,11 +96,18 @@ func exitCode(err error) int {
 	if errors.As(err, &se) || errors.As(err, &fe) || errors.Is(err, load.ErrSchemaExists) || errors.Is(err, errNoSchema) {
 		return exitSchema
 	}
-	if errors.Is(err, store.ErrUnwritable) || errors.Is(err, store.ErrNewerSchema) {
+	if errors.Is(err, store.ErrUnwritable) || errors.Is(err, store.ErrNewerSchema) || errors.Is(err, store.ErrDamaged) ||
+		errors.Is(err, store.ErrBusy) || errors.Is(err, store.ErrNotStore) {
 		return exitStore
+	}
+	if errors.Is(err, store.ErrNotSaved) {
+		return exitUsage
 	}
 	if errors.Is(err, dialect.ErrUnknownScheme) || errors.Is(err, dialect.ErrBadTarget) {
 		return exitUsage
+	}
+	if errors.Is(err, dialect.ErrNotPermitted) {
+		return exitPermission // logged in fine: not an authentication failure
 	}
 	switch dialect.ClassOf(err) {
 	case dialect.ClassConnection:

@@ -138,6 +138,9 @@ func (s *storeFlags) register(fs *flag.FlagSet, env Env) {
 }
 
 func (a *app) openStore(ctx context.Context, s storeFlags) (*store.Store, error) {
+	if _, err := a.storeWait(); err != nil {
+		return nil, err
+	}
 	var (
 		st  *store.Store
 		err error
@@ -148,6 +151,10 @@ func (a *app) openStore(ctx context.Context, s storeFlags) (*store.Store, error)
 		st, err = store.OpenDefault(ctx, func(k string) string { return a.env[k] })
 	} else {
 		st, err = store.Open(ctx, s.path)
+	}
+	if errors.Is(err, store.ErrDamaged) {
+		return nil, withCode(exitStore, fmt.Errorf("%w; oltplab does not write to a damaged store: restore it from a backup, "+
+			"or keep it aside and use a new one (--results NEW.db); sqlite3's .recover command may salvage readable rows", err))
 	}
 	if err != nil {
 		return nil, withCode(exitStore, err)

@@ -110,6 +110,9 @@ func runMonitor(ctx context.Context, a *app, args []string) error {
 	if err := a.parseFlags(fs, monitorSynopsis, args); err != nil {
 		return helpOK(err)
 	}
+	if err := checkLabel("monitor", label); err != nil {
+		return err
+	}
 	if duration < time.Second {
 		return usageErrorf("monitor: --duration must be at least 1s, got %s", duration)
 	}
@@ -155,12 +158,9 @@ func runMonitor(ctx context.Context, a *app, args []string) error {
 	if ctx.Err() != nil {
 		status = store.StatusPartial
 	}
-	serr := st.AddSamples(fctx, id, samples)
-	if err := st.FinishRun(fctx, id, status, mustJSON(map[string]any{"monitor": m, "seconds": time.Since(start).Seconds()}), ""); err != nil {
-		serr = errors.Join(serr, err)
-	}
-	if serr != nil {
-		return withCode(exitStore, fmt.Errorf("record the samples: %w", serr))
+	if err := a.storeOutcome(fctx, st, id, store.Outcome{Status: status, Samples: samples,
+		Summary: mustJSON(map[string]any{"monitor": m, "seconds": time.Since(start).Seconds()})}); err != nil {
+		return err
 	}
 	if asJSON {
 		if err := writeJSON(a.out(), map[string]any{"run_id": id, "status": status, "monitor": m}); err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -17,8 +18,11 @@ import (
 // latency percentiles of the exactly merged histograms of the repeats.
 func loadProfile(ctx context.Context, st *store.Store, ref string) (report.Profile, error) {
 	p, err := st.ProfileByLabelOrID(ctx, ref)
+	if errors.Is(err, store.ErrNotFound) {
+		return report.Profile{}, usageErrorf("profile %s: %v", quoted(ref), err)
+	}
 	if err != nil {
-		return report.Profile{}, usageErrorf("profile %q: %v", ref, err)
+		return report.Profile{}, withCode(exitStore, fmt.Errorf("profile %s: %w", quoted(ref), err))
 	}
 	return profileFromStore(ctx, st, p)
 }

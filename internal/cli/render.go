@@ -14,7 +14,7 @@ import (
 )
 
 // printRunResult renders one run's measurements as readable tables.
-func (a *app) printRunResult(r *driver.Result, id int64, storePath string, tg dialect.Target) {
+func (a *app) printRunResult(r *driver.Result, id int64, tg dialect.Target) {
 	w := a.out()
 	state := ""
 	if r.Partial {
@@ -60,7 +60,6 @@ func (a *app) printRunResult(r *driver.Result, id int64, storePath string, tg di
 	if r.Dialect == "sqlite" {
 		fmt.Fprintf(w, "        (embedded SQLite runs inside oltplab: its CPU includes the database's work)\n")
 	}
-	fmt.Fprintf(w, "stored as run %d in %s\n", id, storePath)
 }
 
 // auditVerdict judges one audit figure. A share measured on too few

@@ -65,6 +65,9 @@ func (o *runOptions) validate() error {
 	if o.repeat < 1 {
 		return usageErrorf("run: --repeat must be at least 1, got %d", o.repeat)
 	}
+	if err := checkLabel("run", o.label); err != nil {
+		return err
+	}
 	if o.driver.Seed == 0 {
 		o.driver.Seed = drawSeed()
 	}
@@ -173,6 +176,12 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 	case runErr != nil || out.Partial || ctx.Err() != nil:
 		status = store.StatusPartial
 	}
+	var saved *store.SavedError
+	if errors.As(runErr, &saved) {
+		// The store did not take the last run: it will not take this
+		// either. The profile is marked abandoned once this process ends.
+		return out, runErr
+	}
 	if err := st.FinishProfile(context.WithoutCancel(ctx), pid, status); err != nil {
 		return out, withCode(exitStore, errors.Join(runErr, fmt.Errorf("record the profile result: %w", err)))
 	}
@@ -236,38 +245,34 @@ func (a *app) timedRun(ctx context.Context, st *store.Store, db dialect.Database
 	if rerr != nil {
 		errText = a.scrub(rerr.Error())
 	}
-	var serr error
+	out := store.Outcome{Status: status, Error: errText}
 	if res != nil {
-		hs := map[string]*hdrhistogram.Histogram{}
+		out.Histograms = map[string]*hdrhistogram.Histogram{}
 		for k, h := range res.Histograms() {
-			hs[k.String()] = h
+			out.Histograms[k.String()] = h
 		}
-		serr = st.PutHistograms(fctx, id, hs)
-		if serr == nil && len(res.Series) > 0 {
-			serr = st.AddSamples(fctx, id, append(workloadSamples(res), hostSamples...))
+		if len(res.Series) > 0 {
+			out.Samples = append(workloadSamples(res), hostSamples...)
 		}
-	}
-	var summary []byte
-	if res != nil {
-		summary = mustJSON(runSummary{Result: res, Monitor: mon})
-	}
-	if err := st.FinishRun(fctx, id, status, summary, errText); err != nil {
-		serr = errors.Join(serr, err)
-	}
-	if serr != nil {
-		return id, res, withCode(exitStore, errors.Join(rerr, fmt.Errorf("record the run result: %w", serr)))
-	}
-	if res != nil {
+		out.Summary = mustJSON(runSummary{Result: res, Monitor: mon})
+		// What was measured is printed first: a store that cannot take it
+		// must not cost the user the result (storeOutcome).
 		if o.json {
 			if err := writeJSON(a.out(), map[string]any{"run_id": id, "profile_id": pid, "status": status, "result": res, "monitor": mon}); err != nil {
 				return id, res, err
 			}
 		} else {
-			a.printRunResult(res, id, st.Path(), tg)
+			a.printRunResult(res, id, tg)
 			if mon != nil {
 				a.printMonitorSummary(*mon)
 			}
 		}
+	}
+	if err := a.storeOutcome(fctx, st, id, out); err != nil {
+		return id, res, withCode(exitStore, errors.Join(rerr, err))
+	}
+	if res != nil && !o.json {
+		fmt.Fprintf(a.out(), "stored as run %d in %s\n", id, st.Path())
 	}
 	if rerr != nil {
 		code := exitRunFailed
