@@ -69,6 +69,10 @@ func (a *app) exit(err error) int {
 	}
 	code := exitCode(err)
 	msg := err.Error()
+	if errors.Is(err, store.ErrDamaged) {
+		msg += "; oltplab does not write to a damaged store: restore it from a backup, or keep it aside and use a new one" +
+			" (--results NEW.db); `oltplab results export` may still read what is intact, and sqlite3's .recover command may salvage more"
+	}
 	if code == exitUsage {
 		var u *usageError
 		if errors.As(err, &u) {

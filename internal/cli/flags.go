@@ -138,24 +138,30 @@ func (s *storeFlags) register(fs *flag.FlagSet, env Env) {
 }
 
 func (a *app) openStore(ctx context.Context, s storeFlags) (*store.Store, error) {
+	return a.openStoreWith(ctx, s, store.Open)
+}
+
+// openStoreToRead opens the store for a command that only reads it: no
+// whole-file integrity check (store.OpenToRead).
+func (a *app) openStoreToRead(ctx context.Context, s storeFlags) (*store.Store, error) {
+	return a.openStoreWith(ctx, s, store.OpenToRead)
+}
+
+func (a *app) openStoreWith(ctx context.Context, s storeFlags, open func(context.Context, string) (*store.Store, error)) (*store.Store, error) {
 	if _, err := a.storeWait(); err != nil {
 		return nil, err
 	}
-	var (
-		st  *store.Store
-		err error
-	)
-	if s.path == "" {
+	path := s.path
+	if path == "" {
 		// The default location (also OLTPLAB_RESULTS): its data directory
 		// is created on first use.
-		st, err = store.OpenDefault(ctx, func(k string) string { return a.env[k] })
-	} else {
-		st, err = store.Open(ctx, s.path)
+		p, err := store.PrepareDefault(func(k string) string { return a.env[k] })
+		if err != nil {
+			return nil, withCode(exitStore, err)
+		}
+		path = p
 	}
-	if errors.Is(err, store.ErrDamaged) {
-		return nil, withCode(exitStore, fmt.Errorf("%w; oltplab does not write to a damaged store: restore it from a backup, "+
-			"or keep it aside and use a new one (--results NEW.db); sqlite3's .recover command may salvage readable rows", err))
-	}
+	st, err := open(ctx, path)
 	if err != nil {
 		return nil, withCode(exitStore, err)
 	}

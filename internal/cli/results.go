@@ -64,7 +64,7 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 	if limit < 0 {
 		return usageErrorf("results list: --limit must be 0 (all) or more, got %d", limit)
 	}
-	st, err := a.openStore(ctx, sf)
+	st, err := a.openStoreToRead(ctx, sf)
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 	if err != nil || id <= 0 {
 		return usageErrorf("results show: %q is not a result ID (a positive number)", pos[0])
 	}
-	st, err := a.openStore(ctx, sf)
+	st, err := a.openStoreToRead(ctx, sf)
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func resultsExport(ctx context.Context, a *app, args []string) error {
 // renderProfiles loads profiles and writes them with one renderer, to a
 // file (written whole, then renamed) or to stdout.
 func (a *app) renderProfiles(ctx context.Context, sf storeFlags, refs []string, output string, write func(io.Writer, report.Input) error) error {
-	st, err := a.openStore(ctx, sf)
+	st, err := a.openStoreToRead(ctx, sf)
 	if err != nil {
 		return err
 	}

@@ -185,7 +185,9 @@ func TestRunSurvivesABusyStore(t *testing.T) {
 }
 
 // TestDamagedStoreRefused: a store with 8 KB of garbage in its middle is
-// refused (exit 7) with what to do, and nothing is written to it.
+// refused (exit 7) with what to do by every command that would write to
+// it, and nothing is written to it; commands that only read show what is
+// intact or say it is damaged, never print damaged data.
 func TestDamagedStoreRefused(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -221,10 +223,21 @@ func TestDamagedStoreRefused(t *testing.T) {
 	}
 	env := []string{"OLTPLAB_RESULTS=" + path, "HOME=" + dir}
 	target := "sqlite:" + filepath.Join(dir, "tpcc.db")
-	for _, args := range [][]string{{"check", "--target", target}, {"results", "show", "2", "--json"}, {"results", "list"}} {
+	// Commands that write refuse it.
+	for _, args := range [][]string{{"check", "--target", target}, {"monitor", "--duration", "1s"}} {
 		r := oltplab(t, env, args...)
 		if r.code != exitStore || !strings.Contains(r.err, "damaged") || !strings.Contains(r.err, "--results NEW.db") {
 			t.Errorf("%s: exit %d, %q; want %d and what to do", args[0], r.code, r.err, exitStore)
+		}
+	}
+	// Commands that read show what is intact, or say what is damaged.
+	for _, args := range [][]string{{"results", "show", "2", "--json"}, {"results", "list", "--json"}} {
+		r := oltplab(t, env, args...)
+		switch {
+		case r.code == 0 && json.Valid([]byte(r.out)):
+		case r.code == exitStore && strings.Contains(r.err, "damaged"):
+		default:
+			t.Errorf("%s %s: exit %d, %q", args[0], args[1], r.code, r.err)
 		}
 	}
 	after, err := os.ReadFile(path)

@@ -61,7 +61,7 @@ func putHistograms(ctx context.Context, tx *sql.Tx, runID int64, hs map[string][
 func (s *Store) LoadHistograms(ctx context.Context, runID int64) (map[string]*hdrhistogram.Histogram, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT tx, hdr FROM histograms WHERE run_id = ? ORDER BY tx`, runID)
 	if err != nil {
-		return nil, fmt.Errorf("load histograms of run %d: %w", runID, err)
+		return nil, fmt.Errorf("load histograms of run %d: %w", runID, classify(err))
 	}
 	defer rows.Close()
 	hs := map[string]*hdrhistogram.Histogram{}
@@ -71,7 +71,7 @@ func (s *Store) LoadHistograms(ctx context.Context, runID int64) (map[string]*hd
 			b    []byte
 		)
 		if err := rows.Scan(&name, &b); err != nil {
-			return nil, fmt.Errorf("load histograms of run %d: %w", runID, err)
+			return nil, fmt.Errorf("load histograms of run %d: %w", runID, classify(err))
 		}
 		h, err := hdrhistogram.Decode(b)
 		if err != nil {
@@ -80,7 +80,7 @@ func (s *Store) LoadHistograms(ctx context.Context, runID int64) (map[string]*hd
 		hs[name] = h
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("load histograms of run %d: %w", runID, err)
+		return nil, fmt.Errorf("load histograms of run %d: %w", runID, classify(err))
 	}
 	return hs, nil
 }

@@ -97,7 +97,8 @@ var migrations = []migration{
 // SchemaVersion is the newest schema this binary knows.
 func SchemaVersion() int { return migrations[len(migrations)-1].version }
 
-// migrate checks that the file is ours, not newer and not damaged, then
+// migrate checks that the file is ours, not newer and not damaged (the
+// last only when it is to be written: see OpenToRead), then
 // applies the missing migrations in one immediate transaction. The checks
 // only read, so a refused file is left exactly as it was.
 func (s *Store) migrate(ctx context.Context) error {
@@ -107,11 +108,14 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	defer conn.Close()
 
-	if _, err := checkVersion(ctx, conn); err != nil {
+	have, err := checkVersion(ctx, conn)
+	if err != nil {
 		return err
 	}
-	if err := quickCheck(ctx, conn); err != nil {
-		return err
+	if !s.toRead || have < SchemaVersion() {
+		if err := quickCheck(ctx, conn); err != nil {
+			return err
+		}
 	}
 	// Persistent in the file; a no-op when already WAL. Not allowed inside
 	// a transaction, so it comes before it.
@@ -126,7 +130,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	defer tx.Rollback()
 	// Another process may have migrated between the check and the lock.
-	have, err := checkVersion(ctx, tx)
+	have, err = checkVersion(ctx, tx)
 	if err != nil {
 		return err
 	}

@@ -92,6 +92,20 @@ func TestKilledWriter(t *testing.T) {
 	if err := c.wait(); err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Fatalf("child ended with %v, want killed", err)
 	}
+	// A reader shows the run abandoned without writing anything.
+	rs, err := OpenToRead(ctx, path)
+	if err != nil {
+		t.Fatalf("OpenToRead after the writer was killed: %v", err)
+	}
+	if r, err := rs.GetRun(ctx, writing); err != nil || (r.Status != StatusAbandoned && r.Status != StatusOK) {
+		t.Errorf("read: the run being written shows as %q (%v), want abandoned", r.Status, err)
+	}
+	var stored string
+	if err := rs.db.QueryRowContext(ctx, `SELECT status FROM runs WHERE id = ?`, writing).Scan(&stored); err != nil || (stored != "running" && stored != "ok") {
+		t.Errorf("a reader wrote status %q (%v)", stored, err)
+	}
+	rs.Close()
+
 	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatalf("Open after the writer was killed: %v", err)

@@ -98,8 +98,9 @@ func (s *Store) GetProfile(ctx context.Context, id int64) (Profile, error) {
 		return Profile{}, fmt.Errorf("get profile %d: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return Profile{}, fmt.Errorf("get profile %d: %w", id, err)
+		return Profile{}, fmt.Errorf("get profile %d: %w", id, classify(err))
 	}
+	p.Status = s.seenAbandoned(p.Status, p.Writer)
 	return p, nil
 }
 
@@ -124,19 +125,20 @@ func (s *Store) ListProfiles(ctx context.Context, f ProfileFilter) ([]Profile, e
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list profiles: %w", err)
+		return nil, fmt.Errorf("list profiles: %w", classify(err))
 	}
 	defer rows.Close()
 	var ps []Profile
 	for rows.Next() {
 		p, err := scanProfile(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list profiles: %w", err)
+			return nil, fmt.Errorf("list profiles: %w", classify(err))
 		}
+		p.Status = s.seenAbandoned(p.Status, p.Writer)
 		ps = append(ps, p)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list profiles: %w", err)
+		return nil, fmt.Errorf("list profiles: %w", classify(err))
 	}
 	return ps, nil
 }

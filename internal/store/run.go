@@ -260,19 +260,20 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
+		return nil, fmt.Errorf("list runs: %w", classify(err))
 	}
 	defer rows.Close()
 	var runs []Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list runs: %w", err)
+			return nil, fmt.Errorf("list runs: %w", classify(err))
 		}
+		r.Status = s.seenAbandoned(r.Status, r.Writer)
 		runs = append(runs, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
+		return nil, fmt.Errorf("list runs: %w", classify(err))
 	}
 	return runs, nil
 }
@@ -284,8 +285,9 @@ func (s *Store) GetRun(ctx context.Context, id int64) (Run, error) {
 		return Run{}, fmt.Errorf("get run %d: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return Run{}, fmt.Errorf("get run %d: %w", id, err)
+		return Run{}, fmt.Errorf("get run %d: %w", id, classify(err))
 	}
+	r.Status = s.seenAbandoned(r.Status, r.Writer)
 	return r, nil
 }
 

@@ -118,7 +118,7 @@ func (s *Store) Samples(ctx context.Context, runID int64, f SampleFilter) ([]Sam
 	rows, err := s.db.QueryContext(ctx, `SELECT t_ms, source, metric, device, value FROM samples WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY source, metric, device, t_ms`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read samples of run %d: %w", runID, err)
+		return nil, fmt.Errorf("read samples of run %d: %w", runID, classify(err))
 	}
 	defer rows.Close()
 	var out []Sample
@@ -129,13 +129,13 @@ func (s *Store) Samples(ctx context.Context, runID int64, f SampleFilter) ([]Sam
 			device sql.NullString
 		)
 		if err := rows.Scan(&sm.TMillis, &source, &sm.Metric, &device, &sm.Value); err != nil {
-			return nil, fmt.Errorf("read samples of run %d: %w", runID, err)
+			return nil, fmt.Errorf("read samples of run %d: %w", runID, classify(err))
 		}
 		sm.Source, sm.Device = Source(source), device.String
 		out = append(out, sm)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read samples of run %d: %w", runID, err)
+		return nil, fmt.Errorf("read samples of run %d: %w", runID, classify(err))
 	}
 	return out, nil
 }

@@ -59,6 +59,7 @@ type Store struct {
 	path   string
 	now    func() time.Time // injected in tests
 	writer Writer           // this process, recorded with what it creates
+	toRead bool             // opened by OpenToRead
 
 	// What this process created, for the file a result is saved to when
 	// the store cannot take it (durable.go).
@@ -102,16 +103,27 @@ func defaultPath(getenv func(string) string) (path string, ownDir bool, err erro
 // OpenDefault opens (creating if needed) the store at DefaultPath,
 // creating the XDG data directory when that is where it lives.
 func OpenDefault(ctx context.Context, getenv func(string) string) (*Store, error) {
-	path, ownDir, err := defaultPath(getenv)
+	path, err := PrepareDefault(getenv)
 	if err != nil {
 		return nil, err
 	}
+	return Open(ctx, path)
+}
+
+// PrepareDefault returns DefaultPath after creating the XDG data
+// directory when that is where it lives (never the directory of a path the
+// user named in $OLTPLAB_RESULTS).
+func PrepareDefault(getenv func(string) string) (string, error) {
+	path, ownDir, err := defaultPath(getenv)
+	if err != nil {
+		return "", err
+	}
 	if ownDir {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, fmt.Errorf("create results store directory %s: %w: %w", filepath.Dir(path), ErrUnwritable, err)
+			return "", fmt.Errorf("create results store directory %s: %w: %w", filepath.Dir(path), ErrUnwritable, err)
 		}
 	}
-	return Open(ctx, path)
+	return path, nil
 }
 
 // Open opens the results store at path, creating the file (never its
@@ -124,10 +136,20 @@ func OpenDefault(ctx context.Context, getenv func(string) string) (*Store, error
 // Opening is serialized between processes (lockDir): a store that several
 // processes create at once is created once, completely.
 func Open(ctx context.Context, path string) (*Store, error) {
-	return open(ctx, path, busyTimeout)
+	return open(ctx, path, busyTimeout, false)
 }
 
-func open(ctx context.Context, path string, busy time.Duration) (*Store, error) {
+// OpenToRead opens the store for a command that only reads it (lists,
+// shows, exports, reports). It skips the integrity check, which reads the
+// whole file (seconds for a store of a few hundred megabytes), unless the
+// schema must be migrated, and writes nothing else: runs and profiles
+// whose writer is gone read as abandoned without being marked. Damage is
+// still found where it is read (ErrDamaged).
+func OpenToRead(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, busyTimeout, true)
+}
+
+func open(ctx context.Context, path string, busy time.Duration, toRead bool) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open results store: empty path")
 	}
@@ -159,11 +181,14 @@ func open(ctx context.Context, path string, busy time.Duration) (*Store, error) 
 	// instead of sleeping in SQLite's busy handler; other processes are
 	// what busy_timeout is for. Nothing here holds rows open across calls.
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, path: abs, now: time.Now, writer: currentWriter(),
+	s := &Store{db: db, path: abs, now: time.Now, writer: currentWriter(), toRead: toRead,
 		runs: map[int64]Run{}, profiles: map[int64]Profile{}}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open results store %s: %w", abs, classify(err))
+	}
+	if toRead {
+		return s, nil
 	}
 	if err := s.markAbandoned(ctx); err != nil {
 		db.Close()

@@ -440,6 +440,20 @@ func TestOpenRefusesDamagedStore(t *testing.T) {
 	if fileHash(t, path) != before {
 		t.Errorf("the damaged store was modified")
 	}
+	// A reader skips the whole-file check but finds the damage it reads.
+	if rs, err := OpenToRead(ctx, path); err == nil {
+		var n int
+		err = rs.db.QueryRowContext(ctx, `SELECT count(*) FROM samples`).Scan(&n)
+		if err = classify(err); !errors.Is(err, ErrDamaged) {
+			t.Errorf("reading a damaged table: got %v, want ErrDamaged", err)
+		}
+		rs.Close()
+	} else if !errors.Is(err, ErrDamaged) {
+		t.Errorf("OpenToRead a damaged store: got %v, want success or ErrDamaged", err)
+	}
+	if fileHash(t, path) != before {
+		t.Errorf("a reader modified the damaged store")
+	}
 
 	t.Run("a damaged value", func(t *testing.T) {
 		s := openTest(t)

@@ -144,3 +144,12 @@ func (s *Store) markAbandoned(ctx context.Context) error {
 	}
 	return nil
 }
+
+// seenAbandoned is how a store opened to read shows a running row whose
+// writer is gone: abandoned, as a writer would mark it.
+func (s *Store) seenAbandoned(status Status, w Writer) Status {
+	if s.toRead && status == StatusRunning && w.PID != 0 && w.Host == s.writer.Host && s.gone(w) {
+		return StatusAbandoned
+	}
+	return status
+}
