@@ -133,6 +133,8 @@ Targets: postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB, sqlite:PATH.
 Passwords: in the URL, PGPASSWORD or ~/.pgpass (PostgreSQL), MYSQL_PWD (MySQL),
 or --password-file; they never appear in output, logs or results.
 Results are stored in %s (override with --results or OLTPLAB_RESULTS).
+A finished result waits up to OLTPLAB_STORE_WAIT (default 10m) for a store another
+process holds locked, then stays in a file that "oltplab results import" loads.
 
 Exit codes: 0 ok, 1 unexpected failure, 2 bad flags or values, 3 target unreachable,
 4 authentication failed, 5 schema missing/incomplete/other version/already present,
