@@ -562,3 +562,33 @@ func FuzzImport(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOpenFile: whatever bytes the store file holds (another program's
+// file, a truncated copy, garbage), Open either opens a store or refuses
+// the file, never panics, and never changes a file it refuses.
+func FuzzOpenFile(f *testing.F) {
+	v1, err := os.ReadFile(filepath.Join("testdata", "results-v1.db"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(v1)
+	f.Add(v1[:4096])
+	f.Add(v1[:100])
+	f.Add([]byte("SQLite format 3\x00"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		path := filepath.Join(t.TempDir(), "results.db")
+		if err := os.WriteFile(path, in, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(context.Background(), path)
+		if err != nil {
+			if b, _ := os.ReadFile(path); !bytes.Equal(b, in) {
+				t.Errorf("Open refused the file (%v) but changed it", err)
+			}
+			return
+		}
+		defer s.Close()
+		_, _ = s.ListRuns(context.Background(), RunFilter{})
+	})
+}
