@@ -476,36 +476,37 @@ func TestOpenRefusesDamagedStore(t *testing.T) {
 	})
 }
 
-func TestParseProcStartTime(t *testing.T) {
+func TestParseProcStat(t *testing.T) {
 	cases := []struct {
 		name, in string
-		want     uint64
+		want     ProcStat
 		wantErr  bool
 	}{
-		{"plain", "23390 (cat) R 23386 23386 8998 0 -1 4194304 98 0 0 0 0 0 0 0 20 0 1 0 215136 3133440 381 18446744073709551615", 215136, false},
-		{"name with spaces and parentheses", "7 (a (b) c) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0", 99, false},
-		{"truncated", "7 (x) S 1 2 3", 0, true},
-		{"no name", "7 x S 1", 0, true},
-		{"not a number", "7 (x) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 zz 0 0", 0, true},
+		{"plain", "23390 (cat) R 23386 23386 8998 0 -1 4194304 98 0 0 0 0 0 0 0 20 0 1 0 215136 3133440 381 18446744073709551615", ProcStat{'R', 215136}, false},
+		{"name with spaces and parentheses", "7 (a (b) c) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0", ProcStat{'S', 99}, false},
+		{"zombie", "7 (x) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0", ProcStat{'Z', 99}, false},
+		{"truncated", "7 (x) S 1 2 3", ProcStat{}, true},
+		{"no name", "7 x S 1", ProcStat{}, true},
+		{"not a number", "7 (x) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 zz 0 0", ProcStat{}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := ParseProcStartTime(strings.NewReader(c.in))
+			got, err := ParseProcStat(strings.NewReader(c.in))
 			if (err != nil) != c.wantErr || got != c.want {
-				t.Errorf("got %d, %v; want %d, error %v", got, err, c.want, c.wantErr)
+				t.Errorf("got %+v, %v; want %+v, error %v", got, err, c.want, c.wantErr)
 			}
 		})
 	}
 }
 
-// FuzzParseProcStartTime: any content of /proc/PID/stat gives a value or
-// an error, never a panic.
-func FuzzParseProcStartTime(f *testing.F) {
+// FuzzParseProcStat: any content of /proc/PID/stat gives a value or an
+// error, never a panic.
+func FuzzParseProcStat(f *testing.F) {
 	f.Add("23390 (cat) R 23386 23386 8998 0 -1 4194304 98 0 0 0 0 0 0 0 20 0 1 0 215136 3133440 381")
 	f.Add("7 (a) b) S 1")
 	f.Add(")")
 	f.Fuzz(func(t *testing.T, in string) {
-		_, _ = ParseProcStartTime(strings.NewReader(in))
+		_, _ = ParseProcStat(strings.NewReader(in))
 	})
 }
 

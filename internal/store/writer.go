@@ -46,36 +46,48 @@ func processStart(pid int) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	ticks, err := ParseProcStartTime(io.LimitReader(f, 4096))
+	st, err := ParseProcStat(io.LimitReader(f, 4096))
 	if err != nil {
 		return "", fmt.Errorf("process %d: %w", pid, err)
 	}
-	return fmt.Sprintf("%s/%d", bytes.TrimSpace(bootID), ticks), nil
+	if st.State == 'Z' || st.State == 'X' {
+		// Ended; only its exit status waits for its parent.
+		return "", fmt.Errorf("process %d has ended: %w", pid, os.ErrNotExist)
+	}
+	return fmt.Sprintf("%s/%d", bytes.TrimSpace(bootID), st.StartTicks), nil
 }
 
-// ParseProcStartTime returns the start time (field 22, clock ticks after
-// boot) of a /proc/PID/stat line. The command name (field 2) is in
-// parentheses and may itself hold spaces and parentheses, so fields are
-// counted after the last ')'.
-func ParseProcStartTime(r io.Reader) (uint64, error) {
+// ProcStat is what the store reads of /proc/PID/stat.
+type ProcStat struct {
+	State      byte   // field 3: R, S, D, Z (zombie), X (dead), ...
+	StartTicks uint64 // field 22: start time in clock ticks after boot
+}
+
+// ParseProcStat parses a /proc/PID/stat line. The command name (field 2)
+// is in parentheses and may itself hold spaces and parentheses, so fields
+// are counted after the last ')'.
+func ParseProcStat(r io.Reader) (ProcStat, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
-		return 0, err
+		return ProcStat{}, err
 	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, errors.New("stat line has no command name")
+		return ProcStat{}, errors.New("stat line has no command name")
 	}
 	fields := bytes.Fields(b[i+1:])
-	const startTime = 22 - 3 // fields after the name start with field 3 (state)
+	const state, startTime = 3 - 3, 22 - 3 // fields after the name start with field 3
 	if len(fields) <= startTime {
-		return 0, fmt.Errorf("stat line has %d fields after the command name, want at least %d", len(fields), startTime+1)
+		return ProcStat{}, fmt.Errorf("stat line has %d fields after the command name, want at least %d", len(fields), startTime+1)
+	}
+	if len(fields[state]) != 1 {
+		return ProcStat{}, fmt.Errorf("process state %q is not one letter", fields[state])
 	}
 	v, err := strconv.ParseUint(string(fields[startTime]), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("start time %q: %w", fields[startTime], err)
+		return ProcStat{}, fmt.Errorf("start time %q: %w", fields[startTime], err)
 	}
-	return v, nil
+	return ProcStat{State: fields[state][0], StartTicks: v}, nil
 }
 
 // gone reports whether the writer w, of this host, has ended. Without a
