@@ -91,7 +91,7 @@ func mainWith(ctx context.Context, args []string, environ []string, stdio Stdio,
 	if a.env["OLTPLAB_DEBUG"] != "" {
 		level = slog.LevelDebug
 	}
-	a.log = slog.New(slog.NewTextHandler(&scrubWriter{a: a, w: stdio.Err}, &slog.HandlerOptions{Level: level}))
+	a.log = slog.New(slog.NewTextHandler(a.errw(), &slog.HandlerOptions{Level: level}))
 
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		if len(args) > 1 && args[0] == "help" {
@@ -145,14 +145,20 @@ Run "oltplab COMMAND --help" for a command's flags.
 `, defaultResultsHint)
 }
 
-// scrubWriter removes known secrets from everything written through it.
+// scrubWriter removes secrets from everything written through it: known
+// passwords from results, and also passwords by structure from
+// diagnostics (documents such as CSS could look like connection strings).
 type scrubWriter struct {
-	a *app
-	w io.Writer
+	a           *app
+	w           io.Writer
+	diagnostics bool
 }
 
 func (s *scrubWriter) Write(p []byte) (int, error) {
-	out := s.a.scrub(string(p))
+	out := dialect.ScrubKnown(string(p), s.a.secrets...)
+	if s.diagnostics {
+		out = s.a.scrub(string(p))
+	}
 	if _, err := io.WriteString(s.w, out); err != nil {
 		return 0, err
 	}
@@ -168,4 +174,4 @@ func (a *app) scrub(s string) string { return dialect.Scrub(s, a.secrets...) }
 func (a *app) out() io.Writer { return &scrubWriter{a: a, w: a.stdio.Out} }
 
 // errw is the writer for diagnostics (stderr), with secrets scrubbed.
-func (a *app) errw() io.Writer { return &scrubWriter{a: a, w: a.stdio.Err} }
+func (a *app) errw() io.Writer { return &scrubWriter{a: a, w: a.stdio.Err, diagnostics: true} }

@@ -60,11 +60,15 @@ func Redact(s string) string {
 	return s
 }
 
-// Scrub is Redact followed by replacing every occurrence of each secret
-// at least MinScrubLen bytes long. Longer secrets go first, so one that
+// Scrub is Redact followed by ScrubKnown: for messages and diagnostics.
+func Scrub(s string, secrets ...Secret) string { return ScrubKnown(Redact(s), secrets...) }
+
+// ScrubKnown replaces every occurrence of each secret at least
+// MinScrubLen bytes long, and nothing else: for results and documents
+// (JSON, CSV, HTML with its CSS), which structural redaction could
+// mistake for connection strings. Longer secrets go first, so one that
 // contains another is replaced whole.
-func Scrub(s string, secrets ...Secret) string {
-	s = Redact(s)
+func ScrubKnown(s string, secrets ...Secret) string {
 	var long []string
 	for _, sec := range secrets {
 		if len(sec) >= MinScrubLen {

@@ -66,6 +66,17 @@ func TestParseTargetNeverEchoesPasswords(t *testing.T) {
 	}
 }
 
+// TestScrubKnownLeavesDocumentsAlone: results and reports are scrubbed of
+// known passwords only; CSS and JSON that look like user information stay.
+func TestScrubKnownLeavesDocumentsAlone(t *testing.T) {
+	for _, doc := range []string{".a{margin-right:16px}@media print{}", `{"k":"v:w@x"}`, "hunter2hunter2"} {
+		want := strings.ReplaceAll(doc, "hunter2hunter2", Redacted)
+		if got := ScrubKnown(doc, "hunter2hunter2"); got != want {
+			t.Errorf("ScrubKnown(%q) = %q, want %q", doc, got, want)
+		}
+	}
+}
+
 func TestScrub(t *testing.T) {
 	cases := []struct {
 		in      string
