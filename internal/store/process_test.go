@@ -97,8 +97,9 @@ func TestKilledWriter(t *testing.T) {
 	if err != nil {
 		t.Fatalf("OpenToRead after the writer was killed: %v", err)
 	}
-	if r, err := rs.GetRun(ctx, writing); err != nil || (r.Status != StatusAbandoned && r.Status != StatusOK) {
-		t.Errorf("read: the run being written shows as %q (%v), want abandoned", r.Status, err)
+	if r, err := rs.GetRun(ctx, writing); err != nil || (r.Status != StatusAbandoned && r.Status != StatusOK) ||
+		(r.Status == StatusAbandoned && !strings.Contains(r.Error, "ended without finishing")) {
+		t.Errorf("read: the run being written shows as %q, %q (%v), want abandoned", r.Status, r.Error, err)
 	}
 	var stored string
 	if err := rs.db.QueryRowContext(ctx, `SELECT status FROM runs WHERE id = ?`, writing).Scan(&stored); err != nil || (stored != "running" && stored != "ok") {

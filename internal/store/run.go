@@ -269,7 +269,7 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 		if err != nil {
 			return nil, fmt.Errorf("list runs: %w", classify(err))
 		}
-		r.Status = s.seenAbandoned(r.Status, r.Writer)
+		s.seenAbandonedRun(&r)
 		runs = append(runs, r)
 	}
 	if err := rows.Err(); err != nil {
@@ -287,7 +287,7 @@ func (s *Store) GetRun(ctx context.Context, id int64) (Run, error) {
 	if err != nil {
 		return Run{}, fmt.Errorf("get run %d: %w", id, classify(err))
 	}
-	r.Status = s.seenAbandoned(r.Status, r.Writer)
+	s.seenAbandonedRun(&r)
 	return r, nil
 }
 

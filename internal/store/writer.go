@@ -145,9 +145,7 @@ func (s *Store) markAbandoned(ctx context.Context) error {
 			args := []any{string(StatusAbandoned), formatTime(s.now()), st.id, string(StatusRunning)}
 			if table == "runs" {
 				q = `UPDATE runs SET status = ?, ended_at = ?, error = ? WHERE id = ? AND status = ?`
-				args = []any{string(StatusAbandoned), formatTime(s.now()),
-					fmt.Sprintf("the oltplab process that wrote it (pid %d) ended without finishing it", st.pid),
-					st.id, string(StatusRunning)}
+				args = []any{string(StatusAbandoned), formatTime(s.now()), abandonedError(st.pid), st.id, string(StatusRunning)}
 			}
 			if _, err := s.db.ExecContext(ctx, q, args...); err != nil {
 				return fmt.Errorf("mark %s %d abandoned: %w", table, st.id, err)
@@ -155,6 +153,19 @@ func (s *Store) markAbandoned(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// abandonedError is the error stored with an abandoned run.
+func abandonedError(pid int) string {
+	return fmt.Sprintf("the oltplab process that wrote it (pid %d) ended without finishing it", pid)
+}
+
+// seenAbandonedRun is seenAbandoned for a run, with the error a writer
+// would store.
+func (s *Store) seenAbandonedRun(r *Run) {
+	if st := s.seenAbandoned(r.Status, r.Writer); st != r.Status {
+		r.Status, r.Error = st, abandonedError(r.Writer.PID)
+	}
 }
 
 // seenAbandoned is how a store opened to read shows a running row whose
