@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -59,17 +60,22 @@ func (a *app) build(ctx context.Context, st *store.Store, db dialect.Database, t
 	}
 	id, res, err := a.scenarioEnv(st, obs).Build(ctx, db, tg, o.Options)
 	pr.Finish()
-	if err != nil {
+	if err != nil && !isSaved(err) {
 		return res, err
 	}
+	// Built but not stored: the result is printed before the error says
+	// where it was saved.
 	if o.json {
-		return res, writeJSON(a.out(), map[string]any{"run_id": id, "result": res})
+		return res, errors.Join(err, writeJSON(a.out(), map[string]any{"run_id": id, "result": res}))
 	}
 	w := a.out()
 	fmt.Fprintf(w, "built %d warehouse(s) in %s: %d rows in %.1f s (%.0f rows/s loading)\n",
 		res.Warehouses, tg, res.TotalRows, res.TotalSeconds, res.RowsPerSec)
 	fmt.Fprintf(w, "  load %.1f s, indexes %.1f s, procedures %.1f s, analyze %.1f s; seed %d\n",
 		res.LoadSeconds, res.IndexSeconds, res.ProceduresSeconds, res.AnalyzeSeconds, res.Seed)
+	if err != nil {
+		return res, err
+	}
 	fmt.Fprintf(w, "stored as run %d in %s\n", id, st.Path())
 	return res, nil
 }

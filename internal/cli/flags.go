@@ -149,7 +149,7 @@ func (a *app) parseTarget(t targetFlags) (dialect.Target, error) {
 	if err != nil {
 		return dialect.Target{}, usageErrorf("%v", err)
 	}
-	a.secrets = append(a.secrets, tg.Password.Reveal())
+	a.secrets = append(a.secrets, tg.Password)
 	tg.Env = dialect.Env{
 		Getenv: func(k string) string { return a.env[k] },
 		Logger: a.log,
@@ -202,17 +202,30 @@ func (s *storeFlags) register(fs *pflag.FlagSet, env Env) {
 }
 
 func (a *app) openStore(ctx context.Context, s storeFlags) (*store.Store, error) {
-	var (
-		st  *store.Store
-		err error
-	)
-	if s.path == "" {
+	return a.openStoreWith(ctx, s, store.Open)
+}
+
+// openStoreToRead opens the store for a command that only reads it: no
+// whole-file integrity check (store.OpenToRead).
+func (a *app) openStoreToRead(ctx context.Context, s storeFlags) (*store.Store, error) {
+	return a.openStoreWith(ctx, s, store.OpenToRead)
+}
+
+func (a *app) openStoreWith(ctx context.Context, s storeFlags, open func(context.Context, string) (*store.Store, error)) (*store.Store, error) {
+	if _, err := a.storeWait(); err != nil {
+		return nil, err
+	}
+	path := s.path
+	if path == "" {
 		// The default location (also OLTPLAB_RESULTS): its data directory
 		// is created on first use.
-		st, err = store.OpenDefault(ctx, func(k string) string { return a.env[k] })
-	} else {
-		st, err = store.Open(ctx, s.path)
+		p, err := store.PrepareDefault(func(k string) string { return a.env[k] })
+		if err != nil {
+			return nil, withCode(exitStore, err)
+		}
+		path = p
 	}
+	st, err := open(ctx, path)
 	if err != nil {
 		return nil, withCode(exitStore, err)
 	}

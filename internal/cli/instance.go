@@ -165,7 +165,7 @@ func (a *app) instanceStart(ctx context.Context, args []string) error {
 	}
 	defer inst.Stop(context.WithoutCancel(ctx))
 	tg := inst.Target()
-	a.secrets = append(a.secrets, tg.Password.Reveal())
+	a.secrets = append(a.secrets, tg.Password)
 	pwFile := reg.PasswordFile(name)
 	if err := os.WriteFile(pwFile, []byte(tg.Password.Reveal()+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write the password file: %w", err)

@@ -97,6 +97,9 @@ func runMonitor(ctx context.Context, a *app, args []string) error {
 	if err := a.parseFlags(fs, monitorSynopsis, args); err != nil {
 		return helpOK(err)
 	}
+	if err := checkLabel("monitor", label); err != nil {
+		return err
+	}
 	if duration < time.Second {
 		return usageErrorf("monitor: --duration must be at least 1s, got %s", duration)
 	}

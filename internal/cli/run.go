@@ -84,6 +84,9 @@ func (o *runOptions) validate() error {
 	if o.terminateSessions && !o.reset {
 		return usageErrorf("run: --terminate-sessions goes with --reset-between")
 	}
+	if err := checkLabel("run", o.label); err != nil {
+		return err
+	}
 	if o.driver.Seed == 0 {
 		o.driver.Seed = drawSeed()
 	}
@@ -128,7 +131,9 @@ func (o runOptions) scenarioOptions() scenario.ProfileOptions {
 func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database, tg dialect.Target, o runOptions) (scenario.ProfileOutcome, error) {
 	var printErr error
 	obs := scenario.Observer{
-		RunStored: func(r scenario.RunStored) {
+		// What was measured is printed before it is stored: a store that
+		// cannot take it must not cost the user the result.
+		RunMeasured: func(r scenario.RunStored) {
 			if o.json {
 				if err := writeJSON(a.out(), map[string]any{"run_id": r.ID, "profile_id": r.ProfileID, "status": r.Status,
 					"result": r.Result, "monitor": r.Monitor}); err != nil && printErr == nil {
@@ -136,9 +141,14 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 				}
 				return
 			}
-			a.printRunResult(r.Result, r.ID, r.StorePath, tg)
+			a.printRunResult(r.Result, r.ID, tg)
 			if r.Monitor != nil {
 				a.printMonitorSummary(*r.Monitor)
+			}
+		},
+		RunStored: func(r scenario.RunStored) {
+			if !o.json {
+				fmt.Fprintf(a.out(), "stored as run %d in %s\n", r.ID, r.StorePath)
 			}
 		},
 	}

@@ -22,6 +22,12 @@ import (
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
+// ConnectTimeout bounds every connection attempt (TCP connect, TLS and the
+// protocol handshake) unless the target sets connect_timeout (seconds). A
+// port that answers with another protocol, or accepts and never answers,
+// fails with a connection error instead of hanging.
+const ConnectTimeout = 10 * time.Second
+
 // Style is how the five transactions execute.
 type Style int
 

@@ -17,8 +17,11 @@ import (
 // *RefError.
 func LoadProfile(ctx context.Context, st *store.Store, ref string, includeSuspect bool) (report.Profile, error) {
 	p, err := st.ProfileByLabelOrID(ctx, ref)
-	if err != nil {
+	if errors.Is(err, store.ErrNotFound) {
 		return report.Profile{}, &RefError{What: "profile", Ref: ref, Err: err}
+	}
+	if err != nil {
+		return report.Profile{}, storeErr(fmt.Sprintf("profile %q", ref), err)
 	}
 	return Profile(ctx, st, p, includeSuspect)
 }

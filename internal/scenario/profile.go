@@ -156,6 +156,12 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		status = store.StatusSuspect
 	}
 	out.Suspect = suspect.Runs
+	var saved *store.SavedError
+	if errors.As(runErr, &saved) {
+		// The store did not take the last run: it will not take this
+		// either. The profile is marked abandoned once this process ends.
+		return out, runErr
+	}
 	if err := e.Store.FinishProfile(fctx, pid, status); err != nil {
 		return out, errors.Join(runErr, storeErr("record the profile result", err))
 	}
@@ -277,7 +283,6 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 		smp.Stop()
 	}
 
-	fctx := context.WithoutCancel(ctx)
 	status := store.StatusOK
 	errText := ""
 	switch {
@@ -293,27 +298,28 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 	if rerr != nil {
 		errText = e.scrub(rerr.Error())
 	}
-	var serr error
-	var summary []byte
+	out := store.Outcome{Status: status, Error: errText}
+	measured := RunStored{ID: id, ProfileID: pid, Status: status, Result: res, Monitor: mon, StorePath: e.Store.Path()}
 	if res != nil {
-		hs := map[string]*hdrhistogram.Histogram{}
+		out.Histograms = map[string]*hdrhistogram.Histogram{}
 		for k, h := range res.Histograms() {
-			hs[k.String()] = h
+			out.Histograms[k.String()] = h
 		}
-		serr = e.Store.PutHistograms(fctx, id, hs)
-		if serr == nil && len(res.Series) > 0 {
-			serr = e.Store.AddSamples(fctx, id, append(WorkloadSamples(res), hostSamples...))
+		if len(res.Series) > 0 {
+			out.Samples = append(WorkloadSamples(res), hostSamples...)
 		}
-		summary = JSON(RunSummary{Version: RunSummaryVersion, Result: res, Monitor: mon})
+		out.Summary = JSON(RunSummary{Version: RunSummaryVersion, Result: res, Monitor: mon})
+		// What was measured is shown first: a store that cannot take it
+		// must not cost the user the result (complete).
+		if e.Observer.RunMeasured != nil {
+			e.Observer.RunMeasured(measured)
+		}
 	}
-	if err := e.Store.FinishRun(fctx, id, status, summary, errText); err != nil {
-		serr = errors.Join(serr, err)
-	}
-	if serr != nil {
-		return id, res, errors.Join(rerr, storeErr("record the run result", serr))
+	if err := e.complete(ctx, id, out); err != nil {
+		return id, res, errors.Join(rerr, err)
 	}
 	if res != nil && e.Observer.RunStored != nil {
-		e.Observer.RunStored(RunStored{ID: id, ProfileID: pid, Status: status, Result: res, Monitor: mon, StorePath: e.Store.Path()})
+		e.Observer.RunStored(measured)
 	}
 	if rerr != nil {
 		return id, res, &RunError{RunID: id, Status: status, Err: rerr}

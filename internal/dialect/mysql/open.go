@@ -16,10 +16,13 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -83,16 +86,16 @@ var (
 // target has none (as the mysql client does).
 func Open(ctx context.Context, t dialect.Target) (dialect.Database, error) {
 	log := t.Env.Log()
-	cfg, err := config(t, log)
+	cfg, timeout, err := config(t, log)
 	if err != nil {
 		return nil, &dialect.Error{Class: dialect.ClassOther, Op: "open " + t.String(), Err: err}
 	}
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		// NewConnector only normalises cfg; its errors never quote the password.
-		return nil, &dialect.Error{Class: dialect.ClassOther, Op: "open " + t.String(), Err: err}
+		return nil, &dialect.Error{Class: dialect.ClassOther, Op: "open " + t.String(), Err: fmt.Errorf("%w: %w", dialect.ErrBadTarget, err)}
 	}
-	db := sql.OpenDB(connector)
+	db := sql.OpenDB(boundedConnector{connector, cfg.Addr, timeout})
 	// Sessions hold their connection for the whole run; the pool only has to
 	// keep a few administrative connections.
 	db.SetMaxIdleConns(4)
@@ -104,7 +107,7 @@ func Open(ctx context.Context, t dialect.Target) (dialect.Database, error) {
 		db.Close()
 		return nil, &dialect.Error{Class: dialect.ClassOther, Op: "open " + t.String(), Err: err}
 	}
-	sessDB := sql.OpenDB(sconnector)
+	sessDB := sql.OpenDB(boundedConnector{sconnector, cfg.Addr, timeout})
 	// No idle connection: every session dials its own.
 	sessDB.SetMaxIdleConns(-1)
 	d := &DB{db: db, sessDB: sessDB, target: t.String(), dbName: cfg.DBName,
@@ -124,12 +127,25 @@ func Open(ctx context.Context, t dialect.Target) (dialect.Database, error) {
 // errBadDB is ER_BAD_DB_ERROR: unknown database.
 const errBadDB = 1049
 
-// config builds the driver configuration for t. The password goes into the
-// returned config only; nothing formats that config into text.
-func config(t dialect.Target, log *slog.Logger) (*mysql.Config, error) {
+// params are the target parameters this dialect understands; any other is
+// refused rather than silently ignored.
+var params = map[string]string{
+	"socket":                  "Unix socket path instead of HOST:PORT",
+	"tls":                     "true, false, skip-verify or preferred",
+	"connect_timeout":         "seconds to wait for a connection (default 10)",
+	"allowCleartextPasswords": "true or 1: allow the mysql_clear_password plugin (over TLS only!)",
+}
+
+// config builds the driver configuration for t and the bound on each
+// connection attempt. The password goes into the returned config only;
+// nothing formats that config into text.
+func config(t dialect.Target, log *slog.Logger) (*mysql.Config, time.Duration, error) {
 	u := t.URL
 	if u == nil {
-		return nil, errors.New("target has no URL")
+		return nil, 0, errors.New("target has no URL")
+	}
+	if u.Opaque != "" {
+		return nil, 0, fmt.Errorf("%w: write mysql://USER@HOST:PORT/DB, with two slashes after the scheme", dialect.ErrBadTarget)
 	}
 	cfg := mysql.NewConfig()
 	cfg.User = u.User.Username()
@@ -145,6 +161,16 @@ func config(t dialect.Target, log *slog.Logger) (*mysql.Config, error) {
 		cfg.Passwd = t.Env.Lookup("MYSQL_PWD")
 	}
 	q := u.Query()
+	for k := range q {
+		if _, ok := params[k]; !ok {
+			known := make([]string, 0, len(params))
+			for p := range params {
+				known = append(known, p)
+			}
+			sort.Strings(known)
+			return nil, 0, fmt.Errorf("%w: unknown parameter %.40q (known: %s)", dialect.ErrBadTarget, k, strings.Join(known, ", "))
+		}
+	}
 	if sock := q.Get("socket"); sock != "" {
 		cfg.Net, cfg.Addr = "unix", sock
 	} else {
@@ -166,6 +192,23 @@ func config(t dialect.Target, log *slog.Logger) (*mysql.Config, error) {
 	if v := q.Get("tls"); v != "" {
 		cfg.TLSConfig = v
 	}
+	if v := q.Get("allowCleartextPasswords"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%w: allowCleartextPasswords=%.40q is not true or false", dialect.ErrBadTarget, v)
+		}
+		cfg.AllowCleartextPasswords = b
+	}
+	timeout := dialect.ConnectTimeout
+	if v := q.Get("connect_timeout"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, 0, fmt.Errorf("%w: connect_timeout=%.40q is not a number of seconds", dialect.ErrBadTarget, v)
+		}
+		if n > 0 {
+			timeout = time.Duration(n) * time.Second
+		}
+	}
 	cfg.ParseTime = true
 	cfg.Loc = time.UTC
 	// Administrative statements with arguments (Querier, Snapshot) go out as
@@ -173,15 +216,50 @@ func config(t dialect.Target, log *slog.Logger) (*mysql.Config, error) {
 	// three. Sessions prepare their statements explicitly (session.go), so
 	// this does not apply to them.
 	cfg.InterpolateParams = true
-	cfg.Timeout = 30 * time.Second
+	cfg.Timeout = timeout
 	cfg.Logger = driverLogger{log}
+	// Sessions show up as oltplab's in performance_schema.session_connect_attrs.
+	cfg.ConnectionAttributes = "program_name:oltplab"
 	// Pin a collation safe for InterpolateParams and common to MariaDB and MySQL 8.
 	cfg.Collation = "utf8mb4_general_ci"
 	// LOAD DATA LOCAL INFILE reads only readers this package registers
 	// (load.go), never files: AllowAllFiles stays false.
 	cfg.AllowAllFiles = false
-	return cfg, nil
+	return cfg, timeout, nil
 }
+
+// boundedConnector bounds each connection attempt, handshake included:
+// the driver's own Timeout covers only the TCP connect, so a port that
+// accepts and never answers (or answers in another protocol that waits
+// for the client to speak first) would hang forever.
+type boundedConnector struct {
+	driver.Connector
+	addr    string
+	timeout time.Duration
+}
+
+func (c boundedConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	tctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	conn, err := c.Connector.Connect(tctx)
+	if err != nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+		return nil, handshakeTimeout{addr: c.addr, after: c.timeout}
+	}
+	return conn, err
+}
+
+// handshakeTimeout: no MySQL handshake within the bound. It is a
+// net.Error, so Classify sees a connection failure.
+type handshakeTimeout struct {
+	addr  string
+	after time.Duration
+}
+
+func (e handshakeTimeout) Error() string {
+	return fmt.Sprintf("no MySQL handshake from %s within %s (is a MySQL or MariaDB server listening there?)", e.addr, e.after)
+}
+func (handshakeTimeout) Timeout() bool   { return true }
+func (handshakeTimeout) Temporary() bool { return false }
 
 // driverLogger routes the driver's own diagnostics to the logger of the
 // target's dialect.Env.

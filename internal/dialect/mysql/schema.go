@@ -81,15 +81,18 @@ func (d *DB) createTableSQL(t tpcc.Table) string {
 	return s + ")" + tableOptions
 }
 
-// CreateTables creates the nine tables and the metadata table.
+// CreateTables creates the metadata table and the nine tables. DDL
+// commits statement by statement here, so the metadata table comes first:
+// it marks every table after it as oltplab's even if the build stops
+// halfway (build --drop drops only a schema that has it).
 func (d *DB) CreateTables(ctx context.Context) error {
+	if _, err := d.db.ExecContext(ctx, metaDDL); err != nil {
+		return d.wrap("create table "+tpcc.MetaTable, err)
+	}
 	for _, t := range tpcc.Tables {
 		if _, err := d.db.ExecContext(ctx, d.createTableSQL(t)); err != nil {
 			return d.wrap("create table "+t.String(), err)
 		}
-	}
-	if _, err := d.db.ExecContext(ctx, metaDDL); err != nil {
-		return d.wrap("create table "+tpcc.MetaTable, err)
 	}
 	return nil
 }
@@ -169,20 +172,23 @@ func (d *DB) HasTable(ctx context.Context, name string) (bool, error) {
 	return n > 0, nil
 }
 
-// DropSchema drops the procedures, the nine tables and the metadata table.
+// DropSchema drops the procedures, the nine tables and, last, the metadata
+// table that marks them as oltplab's.
 func (d *DB) DropSchema(ctx context.Context) error {
 	for _, p := range procedureNames {
 		if _, err := d.db.ExecContext(ctx, "DROP PROCEDURE IF EXISTS "+p); err != nil {
 			return d.wrap("drop procedure "+p, err)
 		}
 	}
-	names := make([]string, 0, numTables+1)
+	names := make([]string, 0, numTables)
 	for _, t := range tpcc.Tables {
 		names = append(names, t.String())
 	}
-	names = append(names, tpcc.MetaTable)
 	if _, err := d.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+strings.Join(names, ", ")); err != nil {
 		return d.wrap("drop tables", err)
+	}
+	if _, err := d.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+tpcc.MetaTable); err != nil {
+		return d.wrap("drop table "+tpcc.MetaTable, err)
 	}
 	return nil
 }
