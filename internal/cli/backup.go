@@ -50,10 +50,11 @@ func runBackup(ctx context.Context, a *app, args []string) error {
 	fs := newFlagSet("backup")
 	o.target.register(fs, a.env)
 	o.results.register(fs, a.env)
-	fs.IntVar(&s.Cycles, "cycles", s.Cycles, "number of backup (and restore) `N`")
+	fs.IntVar(&s.Cycles, "cycles", s.Cycles, "`N` backup (and restore) cycles")
 	fs.StringVar(&s.To, "to", "", "`DIR` the backups go to, each cycle's in a new directory (required; another device is the point)")
 	fs.StringVar(&o.method, "method", "", "`METHOD`: basebackup or dump (PostgreSQL), mariadb-backup (MariaDB), online (SQLite); default the first")
-	fs.IntVar(&s.Jobs, "jobs", min(runtime.NumCPU(), 8), "parallel `N` of pg_dump/pg_restore (--method dump) and of mariadb-backup's copies")
+	fs.IntVar(&s.Jobs, "jobs", min(runtime.NumCPU(), 8), "`N` parallel jobs of pg_dump/pg_restore (--method dump) and of mariadb-backup's copies")
+	fs.Lookup("jobs").DefValue = "the CPUs, at most 8" // the help is the same on every host
 	fs.DurationVar(&s.Interval, "interval", 0, "pause between cycles, e.g. 100s")
 	fs.BoolVar(&s.Restore, "restore", s.Restore, "restore each backup, check the restored database, then remove it")
 	fs.StringVar(&s.RestoreDir, "restore-dir", "", "`DIR` restores go to (default: --to)")

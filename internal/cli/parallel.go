@@ -3,13 +3,14 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
@@ -54,7 +55,7 @@ func (o *onFlag) Set(v string) error {
 }
 func (o *onFlag) Type() string { return "TARGET" }
 
-var _ flag.Value = (*onFlag)(nil)
+var _ pflag.Value = (*onFlag)(nil)
 
 // targetName is what may name a target (as a plan's).
 var targetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`)
@@ -99,7 +100,7 @@ func (a *app) resolveTargets(cmd string, on []string) ([]planTarget, error) {
 		if err != nil {
 			return nil, usageErrorf("%s: --on %s: %v", cmd, v, err)
 		}
-		a.secrets = append(a.secrets, tg.Password.Reveal())
+		a.secrets = append(a.secrets, tg.Password)
 		out = append(out, t)
 	}
 	return out, nil
@@ -155,7 +156,7 @@ type loadFlags struct {
 	phases bool
 }
 
-func (l *loadFlags) register(fs *flag.FlagSet, d driver.Options) {
+func (l *loadFlags) register(fs *pflag.FlagSet, d driver.Options) {
 	l.driver = d
 	fs.IntVar(&l.vus, "vus", d.VUs, "virtual users on each target")
 	fs.DurationVar(&l.driver.Rampup, "rampup", d.Rampup, "ramp-up before each measured window (executed, not measured)")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -168,7 +167,7 @@ func (s *neighboursStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	var ns []scenario.Neighbour
 	var methods []string
 	for _, r := range x.Targets {
-		n := scenario.Neighbour{ParallelTarget: targetsOf([]*Running{r})[0], DataDir: dataDirOf(ctx, r, x.Env.IsLocalAddress)}
+		n := scenario.Neighbour{ParallelTarget: targetsOf([]*Running{r})[0], DataDir: dataDirOf(ctx, r, x.Env)}
 		if slices.Contains(s.Noisy, r.Spec.Name) {
 			bs, err := x.Env.NewBackups(ctx, scenario.BackupSource{DB: r.DB, Target: r.Target, Instance: r.Managed},
 				scenario.BackupOptions{Label: s.experiment + "/neighbours/" + r.Spec.Name, Cycles: s.Cycles,
@@ -198,17 +197,11 @@ func (s *neighboursStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 }
 
 // dataDirOf is where a target's data is on this host ("" when unknown).
-func dataDirOf(ctx context.Context, r *Running, isLocal func(net.IP) bool) string {
+func dataDirOf(ctx context.Context, r *Running, e *scenario.Env) string {
 	if d := r.Spec.LocalDir(); d != "" {
 		return d
 	}
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	settings, err := r.DB.Settings(cctx)
-	if err != nil {
-		return ""
-	}
-	return scenario.LocalDataDir(r.Target, scenario.Place(ctx, r.Target, isLocal), settings)
+	return e.LocalDataDir(ctx, r.DB, r.Target)
 }
 
 // NeighboursHeadline sums up a noisy-neighbour scenario in a line: each

@@ -253,9 +253,7 @@ func (e *Env) NewBackups(ctx context.Context, src BackupSource, o BackupOptions)
 	}
 	dataDir := ""
 	if src.DB != nil && src.Instance == nil {
-		if s, err := src.DB.Settings(ctx); err == nil {
-			dataDir = LocalDataDir(src.Target, Place(ctx, src.Target, e.IsLocalAddress), s)
-		}
+		dataDir = e.LocalDataDir(ctx, src.DB, src.Target)
 	}
 	bk, err := instance.NewBackupper(ctx, instance.BackupSource{Engine: eng, Target: src.Target, Instance: src.Instance,
 		DataDir: dataDir, BinDir: src.BinDir}, instance.BackupOptions{Method: o.Method, Jobs: o.Jobs, IOLimit: o.IOLimit,
@@ -565,7 +563,7 @@ func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (Ba
 		sum.RestoreDir = o.restoreDir()
 		dirs["restore"] = o.restoreDir()
 	}
-	source := LocalDataDir(src.Target, rc.Placement, rc.Database.Settings)
+	source := rc.DataDir()
 	if src.Instance != nil {
 		source = src.Instance.DataDir()
 	}
