@@ -648,14 +648,9 @@ func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (Ba
 			status = store.StatusPartial
 		}
 	}
-	fctx := context.WithoutCancel(ctx)
-	serr := e.Store.AddSamples(fctx, id, samples)
-	if err := e.Store.FinishRun(fctx, id, status, JSON(sum), errText); err != nil {
-		serr = errors.Join(serr, err)
-	}
 	out := BackupOutcome{RunID: id, Status: status, BackupSummary: sum}
-	if serr != nil {
-		return out, storeErr("record the backup", serr)
+	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(sum), Error: errText, Samples: samples}); err != nil {
+		return out, err
 	}
 	var be *BackupError
 	if errors.As(runErr, &be) {

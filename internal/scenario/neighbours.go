@@ -393,14 +393,9 @@ func (e *Env) Neighbours(ctx context.Context, ns []Neighbour, o NeighboursOption
 	if status == store.StatusOK && len(suspect.Runs) > 0 {
 		status = store.StatusSuspect
 	}
-	fctx := context.WithoutCancel(ctx)
-	serr := e.Store.AddSamples(fctx, id, samples)
-	if err := e.Store.FinishRun(fctx, id, status, JSON(sum), errText); err != nil {
-		serr = errors.Join(serr, err)
-	}
 	out.Status, out.NeighboursSummary = status, sum
-	if serr != nil {
-		return out, errors.Join(runErr, storeErr("record the noisy-neighbour scenario", serr))
+	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(sum), Error: errText, Samples: samples}); err != nil {
+		return out, errors.Join(runErr, err)
 	}
 	if runErr == nil && sum.Interrupted {
 		runErr = ctx.Err()

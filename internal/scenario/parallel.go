@@ -282,8 +282,8 @@ func (e *Env) Window(ctx context.Context, targets []ParallelTarget, o WindowOpti
 	if runErr != nil {
 		errText = e.scrub(runErr.Error())
 	}
-	if err := e.Store.FinishRun(context.WithoutCancel(ctx), id, status, JSON(w), errText); err != nil {
-		return w, errors.Join(runErr, storeErr("record the synchronised window", err))
+	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(w), Error: errText}); err != nil {
+		return w, errors.Join(runErr, err)
 	}
 	return w, runErr
 }
