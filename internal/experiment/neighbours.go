@@ -18,6 +18,7 @@ import (
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/sysstat"
 )
 
 func init() {
@@ -476,7 +477,7 @@ func neighboursCharts(ctx context.Context, rc *ReportContext, runID int64, s sce
 	const xLabel = "seconds since the scenario started"
 	var charts []report.TimeChart
 	if s.Device != "" {
-		x, v := alignSeries([][]point{series("disk_read_iops", s.Device), series("disk_write_iops", s.Device), series("disk_latency_ms", s.Device)})
+		x, v := alignSeries([][]point{series(sysstat.MetricDiskReadIOPS, s.Device), series(sysstat.MetricDiskWriteIOPS, s.Device), series(sysstat.MetricDiskLatencyMillis, s.Device)})
 		if len(x) > 0 {
 			charts = append(charts, report.TimeChart{Title: "Shared device " + s.Device + ": IOPS and latency per second",
 				Note:   "The whole device, every second, over both phases; phases shaded, each backup outlined from its start to its end.",
@@ -485,7 +486,7 @@ func neighboursCharts(ctx context.Context, rc *ReportContext, runID int64, s sce
 					{Label: "latency (ms)", Values: v[2], Right: true, Dash: true}}})
 		}
 	}
-	x, v := alignSeries([][]point{series("cpu_busy_pct", ""), series("cpu_iowait_pct", "")})
+	x, v := alignSeries([][]point{series(sysstat.MetricCPUBusyPct, ""), series(sysstat.MetricCPUIOWaitPct, "")})
 	if len(x) > 0 {
 		charts = append(charts, report.TimeChart{Title: "Host CPU per second", XLabel: xLabel, YLabel: "% of CPU time", X: x, Spans: spans,
 			Series: []report.TimeSeries{{Label: "CPU busy", Values: v[0]}, {Label: "CPU iowait", Values: v[1], Dash: true}}})
@@ -510,7 +511,7 @@ func instancesChart(ctx context.Context, rc *ReportContext, s scenario.Neighbour
 			if t.RunID == 0 || t.Start.IsZero() {
 				continue
 			}
-			samples, err := rc.Store.Samples(ctx, t.RunID, store.SampleFilter{Source: store.SourceWorkload, Metric: "tpm"})
+			samples, err := rc.Store.Samples(ctx, t.RunID, store.SampleFilter{Source: store.SourceWorkload, Metric: scenario.MetricTPM})
 			if err != nil {
 				continue
 			}

@@ -390,7 +390,7 @@ func parallelChart(ctx context.Context, rc *ReportContext, ws []scenario.Paralle
 		if t.RunID == 0 || t.Start.IsZero() {
 			continue
 		}
-		samples, err := rc.Store.Samples(ctx, t.RunID, store.SampleFilter{Source: store.SourceWorkload, Metric: "tpm"})
+		samples, err := rc.Store.Samples(ctx, t.RunID, store.SampleFilter{Source: store.SourceWorkload, Metric: scenario.MetricTPM})
 		if err != nil || len(samples) == 0 {
 			continue
 		}
