@@ -7,7 +7,9 @@
 // effects the specification gives it in every execution style it offers
 // (the same effects in each), survives a short timed run of internal/driver
 // with the clause 3.3.2 consistency conditions intact and audit figures
-// within bounds, classifies its errors, and never shows a password.
+// within bounds, rebuilds indexes and runs the CPU calibration loop where
+// it offers them (dialect.IndexRebuilder, dialect.CPUCalibrator),
+// classifies its errors, and never shows a password.
 //
 // It is a test-support package like net/http/httptest: only _test.go files
 // import it, and it imports "testing". It sees databases only through the
@@ -38,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) dialect.Target) {
 	t.Run("open", func(t *testing.T) { testOpen(t, open(t)) })
 	t.Run("errors", func(t *testing.T) { testErrors(t, open(t)) })
 	t.Run("secrets", func(t *testing.T) { testSecrets(t, open(t)) })
+	t.Run("calibrate", func(t *testing.T) { testCalibrate(t, open(t)) })
 
 	// build, transactions and run share one built database: building it
 	// takes most of the suite's time. Transactions leave it consistent,
@@ -55,6 +58,12 @@ func Run(t *testing.T, open func(t *testing.T) dialect.Target) {
 			t.Skip("the build failed")
 		}
 		testRun(t, db)
+	})
+	t.Run("rebuild", func(t *testing.T) {
+		if !built {
+			t.Skip("the build failed")
+		}
+		testRebuild(t, db, open(t))
 	})
 }
 
