@@ -19,12 +19,14 @@ const (
 	KindCheck   Kind = "check"   // consistency checks (TPC-C 3.3.2)
 	KindMonitor Kind = "monitor" // sampling only, no workload
 	KindStorage Kind = "storage" // storage micro-benchmarks (fio), no database
+	KindRebuild Kind = "rebuild" // index rebuilds, cold and warm cache
+	KindCPU     Kind = "cpu"     // single-threaded CPU calibration, in the server and the client
 )
 
 // Valid reports whether k is a kind this store knows.
 func (k Kind) Valid() bool {
 	switch k {
-	case KindBuild, KindRun, KindCheck, KindMonitor, KindStorage:
+	case KindBuild, KindRun, KindCheck, KindMonitor, KindStorage, KindRebuild, KindCPU:
 		return true
 	}
 	return false

@@ -307,3 +307,17 @@ func TestCreateRunRefusesPasswords(t *testing.T) {
 		}
 	}
 }
+
+func TestKindValid(t *testing.T) {
+	for _, tc := range []struct {
+		kind Kind
+		want bool
+	}{
+		{KindBuild, true}, {KindRun, true}, {KindCheck, true}, {KindMonitor, true}, {KindStorage, true},
+		{KindRebuild, true}, {KindCPU, true}, {"", false}, {"reindex", false},
+	} {
+		if got := tc.kind.Valid(); got != tc.want {
+			t.Errorf("Kind(%q).Valid() = %v, want %v", tc.kind, got, tc.want)
+		}
+	}
+}
