@@ -15,9 +15,9 @@ type CPUCalibrator interface {
 	// CalibrateCPU runs iterations rounds of CalibrationWork in one
 	// server call and returns the server's timing and the checksum.
 	CalibrateCPU(ctx context.Context, iterations int64) (Calibration, error)
-	// CalibrationIterations is the default number of rounds: a few
-	// seconds on one current core.
-	CalibrationIterations() int64
+	// CalibrationIterations is the default number of rounds (a few
+	// seconds on one current core) and the most the loop can run.
+	CalibrationIterations() (standard, most int64)
 }
 
 // Calibration is one timed run of the calibration loop.

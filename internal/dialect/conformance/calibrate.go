@@ -19,8 +19,10 @@ func testCalibrate(t *testing.T, tg dialect.Target) {
 	if !ok {
 		t.Skipf("%s does not implement dialect.CPUCalibrator", db.Name())
 	}
-	if n := c.CalibrationIterations(); n < 1 {
-		t.Errorf("CalibrationIterations() = %d, want at least 1", n)
+	if n, most := c.CalibrationIterations(); n < 1 || most < n {
+		t.Errorf("CalibrationIterations() = %d, %d: want a default of at least 1 and a most not below it", n, most)
+	} else if got, err := c.CalibrateCPU(ctx, most+1); err == nil {
+		t.Errorf("CalibrateCPU(%d), one more than the most, = %+v: want an error", most+1, got)
 	}
 	for _, n := range []int64{1, 17, calibrationRounds} {
 		got, err := c.CalibrateCPU(ctx, n)

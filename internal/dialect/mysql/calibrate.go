@@ -41,8 +41,10 @@ BEGIN
 	SELECT x, s, TIMESTAMPDIFF(MICROSECOND, t0, SYSDATE(6)) / 1000000.0;
 END`
 
-// CalibrationIterations is the default number of rounds.
-func (d *DB) CalibrationIterations() int64 { return calibrationIterations }
+// CalibrationIterations is the default number of rounds and the most.
+func (d *DB) CalibrationIterations() (standard, most int64) {
+	return calibrationIterations, maxCalibrationIterations
+}
 
 // CalibrateCPU creates the procedure, calls it once and drops it.
 func (d *DB) CalibrateCPU(ctx context.Context, iterations int64) (dialect.Calibration, error) {

@@ -36,8 +36,10 @@ BEGIN
 	seconds := extract(epoch FROM clock_timestamp() - t0);
 END $$`
 
-// CalibrationIterations is the default number of rounds.
-func (d *Database) CalibrationIterations() int64 { return calibrationIterations }
+// CalibrationIterations is the default number of rounds and the most.
+func (d *Database) CalibrationIterations() (standard, most int64) {
+	return calibrationIterations, math.MaxInt32
+}
 
 // CalibrateCPU runs the loop once on a connection of its own.
 func (d *Database) CalibrateCPU(ctx context.Context, iterations int64) (dialect.Calibration, error) {

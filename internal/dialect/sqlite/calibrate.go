@@ -32,8 +32,10 @@ const calibrationQuery = `WITH RECURSIVE r(i, x, s) AS (
 	FROM r WHERE i < ?1)
 SELECT x, s FROM r WHERE i = ?1`
 
-// CalibrationIterations is the default number of rounds.
-func (d *Database) CalibrationIterations() int64 { return calibrationIterations }
+// CalibrationIterations is the default number of rounds and the most.
+func (d *Database) CalibrationIterations() (standard, most int64) {
+	return calibrationIterations, maxCalibrationIterations
+}
 
 // CalibrateCPU runs the query once on a connection of its own. It needs
 // no database file: an in-memory database runs it.
