@@ -15,12 +15,15 @@ import (
 // the host, the storage under the database when it is local, the database
 // version and key settings, the schema and the tool.
 type RunContext struct {
-	Host     sysstat.Host      `json:"host"`
-	Storage  *sysstat.Device   `json:"storage,omitempty"`
-	Database DatabaseContext   `json:"database"`
-	Schema   *tpcc.Meta        `json:"schema,omitempty"`
-	Tool     ToolContext       `json:"tool"`
-	Notes    map[string]string `json:"notes,omitempty"`
+	Host     sysstat.Host    `json:"host"`
+	Storage  *sysstat.Device `json:"storage,omitempty"`
+	Database DatabaseContext `json:"database"`
+	Schema   *tpcc.Meta      `json:"schema,omitempty"`
+	Tool     ToolContext     `json:"tool"`
+	// Calibration is the newest CPU calibration (`oltplab cpu`) of this
+	// host, so that results compare across processor generations.
+	Calibration *Calibration      `json:"calibration,omitempty"`
+	Notes       map[string]string `json:"notes,omitempty"`
 }
 
 // DatabaseContext describes the database a result was measured on.
@@ -55,6 +58,11 @@ func (e *Env) GatherContext(ctx context.Context, db dialect.Database, tg dialect
 		c.Notes["host"] = err.Error()
 	}
 	c.Host = host
+	if cal, err := e.latestCalibration(ctx, host); err != nil {
+		c.Notes["calibration"] = err.Error()
+	} else {
+		c.Calibration = cal
+	}
 	if db != nil {
 		c.Database.Dialect = db.Name()
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)

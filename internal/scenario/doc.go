@@ -1,8 +1,9 @@
 // Package scenario runs oltplab's measured procedures and records every
 // measurement in the results store: a build, a consistency check, a
 // performance profile (a virtual-user sequence with repeats and the
-// reset/checkpoint hygiene between steps) and a monitor, and the
-// infrastructure scenarios as they arrive. `oltplab run` and an experiment
+// reset/checkpoint hygiene between steps), a monitor, and the
+// infrastructure scenarios: storage micro-benchmarks, index rebuilds with
+// a cold and a warm cache, and the CPU calibration. `oltplab run` and an experiment
 // plan's `profile` step are the same code: internal/cli parses flags and
 // renders, internal/experiment schedules steps over targets, and both call
 // this package.
@@ -13,6 +14,7 @@
 // (StoreError, RunError, UnsupportedError, ErrNoSchema, ErrNotPostBuild)
 // for the caller to map onto exit codes.
 //
-// It may import dialect, driver, load, profile, sampler, store, sysstat and
-// tpcc. It must not import cli, experiment or report.
+// It may import dialect, driver, instance (a managed server to restart),
+// load, profile, sampler, store, sysstat and tpcc. It must not import cli,
+// experiment or report.
 package scenario
