@@ -65,6 +65,8 @@ func commands() []command {
 		{"report", "render profiles as one self-contained HTML (or Markdown) report", runReport},
 		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
 		{"storage", "storage micro-benchmarks with fio: IOPS, MB/s and latency percentiles of a directory's device", runStorage},
+		{"rebuild", "rebuild the largest index of ORDER-LINE with a cold and a warm cache: elapsed vs server CPU time", runRebuild},
+		{"cpu", "time a fixed single-threaded CPU loop in the database server and in oltplab, to compare hosts", runCPU},
 		{"results", "list, show and export stored results", runResults},
 		{"instance", "start, list and stop managed PostgreSQL/MariaDB servers on a chosen data directory", runInstance},
 		{"version", "print the version", runVersion},

@@ -112,7 +112,7 @@ func exitCode(err error) int {
 		return exitUsage
 	}
 	var u *usageError
-	if errors.As(err, &u) {
+	if errors.As(err, &u) || errors.Is(err, scenario.ErrInvalidOptions) {
 		return exitUsage
 	}
 	if errors.Is(err, context.Canceled) {
@@ -123,7 +123,7 @@ func exitCode(err error) int {
 	}
 	var sce *tpcc.SchemaError
 	if errors.As(err, &sce) || errors.Is(err, load.ErrSchemaExists) || errors.Is(err, scenario.ErrNoSchema) ||
-		errors.Is(err, scenario.ErrIncompleteSchema) || errors.Is(err, scenario.ErrNotPostBuild) {
+		errors.Is(err, scenario.ErrIncompleteSchema) || errors.Is(err, scenario.ErrNotPostBuild) || errors.Is(err, errSchemaMismatch) {
 		return exitSchema
 	}
 	if errors.Is(err, store.ErrUnwritable) || errors.Is(err, store.ErrNewerSchema) {
