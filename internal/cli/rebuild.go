@@ -211,7 +211,7 @@ func (a *app) printRebuild(r scenario.RebuildOutcome, storePath string) {
 		fmt.Fprintf(w, "  %s: %s before (%s)\n", ix.Name, size, ix.SizeSource)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\nrepeat\tcache\tpage cache dropped\telapsed s\tserver CPU s\twaited s\twaited %\tread MB/s\twrite MB/s\tiowait %\tsize after MiB\t")
+	fmt.Fprintln(tw, "\nrepeat\tcache\tpage cache dropped\telapsed s\tserver CPU s\twaited s\twaited %\tserver read MB\treads\tserver written MB\twrites\tdevice read MB/s\twrite MB/s\tsize after MiB\t")
 	for _, p := range r.Phases {
 		dropped := "-"
 		if p.Cache == scenario.CacheCold {
@@ -241,8 +241,12 @@ func (a *app) printRebuild(r scenario.RebuildOutcome, storePath string) {
 		if p.SizeAfterBytes >= 0 {
 			size = fmt.Sprintf("%.1f", float64(p.SizeAfterBytes)/(1<<20))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%s\t\n", p.Repeat, p.Cache, dropped, elapsed, cpu, wait, waitPct,
-			readMBps, writeMBps, p.Host.CPU.IOWaitPct, size)
+		io := "-\t-\t-\t-"
+		if c := p.ServerIO; c != nil {
+			io = fmt.Sprintf("%.1f\t%d\t%.1f\t%d", float64(c.ReadBytes)/1e6, c.ReadIOs, float64(c.WriteBytes)/1e6, c.WriteIOs)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%s\t\n", p.Repeat, p.Cache, dropped, elapsed, cpu, wait, waitPct,
+			io, readMBps, writeMBps, size)
 	}
 	tw.Flush()
 	for _, c := range []struct {
@@ -258,6 +262,7 @@ func (a *app) printRebuild(r scenario.RebuildOutcome, storePath string) {
 		}
 		fmt.Fprintln(w, line)
 	}
+	fmt.Fprintln(w, "MB: 10^6 bytes; server I/O as its cgroup counted it, device MB/s from the host's disk statistics (every process)")
 	if r.CPUSource != "" {
 		fmt.Fprintf(w, "server CPU: %s; waited = elapsed - server CPU: I/O, locks, and a CPU when the host is busy\n", r.CPUSource)
 	}

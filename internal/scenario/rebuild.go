@@ -30,6 +30,14 @@ type Server interface {
 
 var _ Server = (*instance.Instance)(nil)
 
+// ioCounter is a Server that counts its own block I/O by device (a
+// managed instance in an I/O cgroup).
+type ioCounter interface {
+	IOCounters() (map[string]instance.IOCounters, error)
+}
+
+var _ ioCounter = (*instance.Instance)(nil)
+
 // Cache states of a rebuild.
 const (
 	CacheCold = "cold" // right after a cold restart: buffer pool and OS page cache empty
@@ -119,6 +127,10 @@ type RebuildPhase struct {
 	// (I/O, locks) rather than computed. Both nil when not measured.
 	ServerCPUSeconds *float64 `json:"server_cpu_seconds,omitempty"`
 	WaitSeconds      *float64 `json:"wait_seconds,omitempty"`
+	// ServerIO is the block I/O the server's processes issued meanwhile,
+	// all devices together, as its I/O cgroup counted it (nil when it is
+	// not counted).
+	ServerIO *instance.IOCounters `json:"server_io,omitempty"`
 	// SizeAfterBytes is the size of what was rebuilt afterwards (-1 when
 	// unknown).
 	SizeAfterBytes int64 `json:"size_after_bytes"`
@@ -214,6 +226,7 @@ func (e *Env) Rebuild(ctx context.Context, db dialect.Database, tg dialect.Targe
 		sum.Phases[i].Host = sampler.Summarize(samples, time.Duration(w.FromMillis)*time.Millisecond, time.Duration(w.ToMillis)*time.Millisecond)
 	}
 	sum.Cold, sum.Warm = spreadOf(sum.Phases, CacheCold), spreadOf(sum.Phases, CacheWarm)
+	sum.Notes = append(sum.Notes, checkPhases(sum.Phases)...)
 	sum.Monitor = m
 	sum.Interrupted = ctx.Err() != nil
 
@@ -327,6 +340,7 @@ func (r *rebuilder) phase(ctx context.Context, rep int, cache string) (RebuildPh
 		}
 	}
 	ir := r.db.(dialect.IndexRebuilder)
+	io0, ioOK := r.serverIO()
 	var cpu0 float64
 	if r.cpu != nil {
 		var err error
@@ -358,6 +372,10 @@ func (r *rebuilder) phase(ctx context.Context, rep int, cache string) (RebuildPh
 		w := p.ElapsedSeconds - c
 		p.ServerCPUSeconds, p.WaitSeconds = &c, &w
 	}
+	if io1, ok := r.serverIO(); ok && ioOK {
+		p.ServerIO = &instance.IOCounters{ReadIOs: io1.ReadIOs - io0.ReadIOs, WriteIOs: io1.WriteIOs - io0.WriteIOs,
+			ReadBytes: io1.ReadBytes - io0.ReadBytes, WriteBytes: io1.WriteBytes - io0.WriteBytes}
+	}
 	if ixs, err := ir.Indexes(ctx, tpcc.OrderLine); err == nil {
 		p.SizeAfterBytes = sizeOf(ixs, r.sum.Index)
 	}
@@ -365,8 +383,33 @@ func (r *rebuilder) phase(ctx context.Context, rep int, cache string) (RebuildPh
 	if p.ServerCPUSeconds != nil {
 		msg += fmt.Sprintf(", %.2f s server CPU, %.2f s waiting", *p.ServerCPUSeconds, *p.WaitSeconds)
 	}
+	if p.ServerIO != nil {
+		msg += fmt.Sprintf("; the server read %.1f MB in %d requests, wrote %.1f MB in %d",
+			float64(p.ServerIO.ReadBytes)/1e6, p.ServerIO.ReadIOs, float64(p.ServerIO.WriteBytes)/1e6, p.ServerIO.WriteIOs)
+	}
 	r.env.note("%s", msg)
 	return p, nil
+}
+
+// serverIO is the server's block I/O so far, all devices together; ok is
+// false when the server does not count it.
+func (r *rebuilder) serverIO() (instance.IOCounters, bool) {
+	c, isCounter := r.o.Server.(ioCounter)
+	if !isCounter {
+		return instance.IOCounters{}, false
+	}
+	byDevice, err := c.IOCounters()
+	if err != nil {
+		return instance.IOCounters{}, false
+	}
+	var sum instance.IOCounters
+	for _, d := range byDevice {
+		sum.ReadIOs += d.ReadIOs
+		sum.WriteIOs += d.WriteIOs
+		sum.ReadBytes += d.ReadBytes
+		sum.WriteBytes += d.WriteBytes
+	}
+	return sum, true
 }
 
 // reopen opens the database again from the server's target: the
@@ -438,4 +481,37 @@ func spreadOf(phases []RebuildPhase, cache string) *RebuildSpread {
 		s.CPU, s.Wait = &c, &w
 	}
 	return s
+}
+
+// busyHostPct is the host CPU busy share above which a rebuild's waited
+// time is mostly waiting for a CPU rather than for I/O.
+const busyHostPct = 90
+
+// checkPhases says what the phases' own figures show about their
+// measurement: I/O counters that counted nothing (a cgroup v1 I/O count
+// needs a throttle on the device: they are dropped) and a host too busy
+// for waited to mean I/O.
+func checkPhases(phases []RebuildPhase) []string {
+	var notes []string
+	uncounted := false
+	var busy, n float64
+	for _, p := range phases {
+		if p.Cache == CacheCold && p.Error == "" && p.ServerIO != nil && p.ServerIO.ReadIOs == 0 && p.ServerIO.WriteIOs == 0 {
+			uncounted = true
+		}
+		if p.Host.Seconds > 0 {
+			busy += p.Host.CPU.BusyPct
+			n++
+		}
+	}
+	if uncounted {
+		for i := range phases {
+			phases[i].ServerIO = nil
+		}
+		notes = append(notes, "the server's I/O was not counted (its cgroup counts I/O only on a device with a throttle)")
+	}
+	if n > 0 && busy/n >= busyHostPct {
+		notes = append(notes, fmt.Sprintf("the host's CPU was %.0f%% busy during the rebuilds: their waited time includes waiting for a CPU, not only for I/O", busy/n))
+	}
+	return notes
 }
