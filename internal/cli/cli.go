@@ -63,6 +63,7 @@ func commands() []command {
 		{"compare", "compare profiles step by step, with ratios and confidence intervals", runCompare},
 		{"cost", "price the targets of a prices file: total cost, cost per 1,000 NOPM/TPM, savings", runCost},
 		{"report", "render profiles as one self-contained HTML (or Markdown) report", runReport},
+		{"experiment", "run a plan file: whole infrastructures compared on instances oltplab starts itself (run, resume, list, show)", runExperiment},
 		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
 		{"storage", "storage micro-benchmarks with fio: IOPS, MB/s and latency percentiles of a directory's device", runStorage},
 		{"rebuild", "rebuild the largest index of ORDER-LINE with a cold and a warm cache: elapsed vs server CPU time", runRebuild},
@@ -132,7 +133,8 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad flags or values, 3 target unreacha
 6 consistency check failed, 7 results store unusable, 8 run could not continue,
 9 server binaries not installed, 10 instance directory unusable, 11 cpus not on
 this host, 12 no block device for io_limit, 13 control unavailable here (cgroups),
-14 managed server failed, 130 interrupted (what was measured is stored, marked partial).
+14 managed server failed, 15 too little free space for a build,
+130 interrupted (what was measured is stored, marked partial).
 
 Run "oltplab COMMAND --help" for a command's flags.
 `, defaultResultsHint)

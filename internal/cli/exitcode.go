@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/experiment"
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/tpcc"
@@ -33,6 +35,7 @@ const (
 	exitNoDevice    = 12 // io_limit on a directory with no block device under it
 	exitControl     = 13 // the environment cannot provide a requested control (e.g. no writable cgroup)
 	exitServer      = 14 // a managed server failed to start or stopped on its own
+	exitNoSpace     = 15 // too little free space for a plan's build
 	exitInterrupted = 130
 )
 
@@ -94,6 +97,27 @@ func exitCode(err error) int {
 	if errors.As(err, &e) {
 		return e.code
 	}
+	// A plan's mistake is bad input, unless what it wraps has a code of
+	// its own (a directory, the host, a server).
+	var pe *experiment.PlanError
+	if errors.As(err, &pe) {
+		if c := exitCode(pe.Err); c != exitFailure {
+			return c
+		}
+		return exitUsage
+	}
+	var de *experiment.DirError
+	if errors.As(err, &de) {
+		return exitDirectory
+	}
+	var ne *experiment.SpaceError
+	if errors.As(err, &ne) {
+		return exitNoSpace
+	}
+	var busy *experiment.StillRunningError
+	if errors.As(err, &busy) || errors.Is(err, experiment.ErrFinished) || errors.Is(err, experiment.ErrPlanChanged) {
+		return exitUsage
+	}
 	var se *scenario.StoreError
 	if errors.As(err, &se) {
 		return exitStore
@@ -113,6 +137,10 @@ func exitCode(err error) int {
 	}
 	var u *usageError
 	if errors.As(err, &u) || errors.Is(err, scenario.ErrInvalidOptions) {
+		return exitUsage
+	}
+	var ref *results.RefError
+	if errors.As(err, &ref) {
 		return exitUsage
 	}
 	if errors.Is(err, context.Canceled) {

@@ -10,6 +10,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/scenario"
 )
 
@@ -78,7 +79,7 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 	if err := a.check(ctx, st, db, tg, false); err != nil {
 		return err
 	}
-	ps, err := loadProfiles(ctx, st, []string{fmt.Sprint(out.ID)})
+	ps, err := results.LoadProfiles(ctx, st, []string{fmt.Sprint(out.ID)})
 	if err != nil {
 		return err
 	}

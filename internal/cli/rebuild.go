@@ -101,7 +101,7 @@ func runRebuild(ctx context.Context, a *app, args []string) error {
 		// explicitly, the scenario measures warm only and says so.
 		o.Cold = set["cold"] && o.Cold
 		return a.withTarget(ctx, o.results, o.target, func(st *store.Store, db dialect.Database, tg dialect.Target) error {
-			return a.rebuild(ctx, st, db, tg, o.RebuildOptions, o.json)
+			return a.rebuild(ctx, st, db, tg, o.RebuildOptions, o.json, nil)
 		})
 	}
 	if o.spec.Name == "" {
@@ -134,9 +134,12 @@ func runRebuild(ctx context.Context, a *app, args []string) error {
 	if err := a.buildIfEmpty(ctx, st, db, tg, o.warehouses, o.workers); err != nil {
 		return err
 	}
-	o.Server, o.Instance, o.DataDir = inst, d, o.spec.DataDir
-	return a.rebuild(ctx, st, db, tg, o.RebuildOptions, o.json)
+	o.Server, o.DataDir = inst, o.spec.DataDir
+	return a.rebuild(ctx, st, db, tg, o.RebuildOptions, o.json, func(env *scenario.Env) {
+		env.Instance, env.OwnIO = d, scenario.OwnIO(inst)
+	})
 }
+
 
 // buildIfEmpty builds warehouses into a managed instance's empty database;
 // a database built before is used as it is when it holds that many.
@@ -173,8 +176,12 @@ func (a *app) buildIfEmpty(ctx context.Context, st *store.Store, db dialect.Data
 var errSchemaMismatch = errors.New("schema of another scale")
 
 // rebuild runs the scenario and renders its outcome.
-func (a *app) rebuild(ctx context.Context, st *store.Store, db dialect.Database, tg dialect.Target, o scenario.RebuildOptions, asJSON bool) error {
+func (a *app) rebuild(ctx context.Context, st *store.Store, db dialect.Database, tg dialect.Target, o scenario.RebuildOptions, asJSON bool,
+	managed func(*scenario.Env)) error {
 	env := a.scenarioEnv(st, scenario.Observer{Note: func(m string) { fmt.Fprintln(a.errw(), m) }})
+	if managed != nil {
+		managed(env)
+	}
 	out, err := env.Rebuild(ctx, db, tg, o)
 	if out.RunID == 0 {
 		return err

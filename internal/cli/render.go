@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +11,8 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/results"
+	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -136,4 +139,18 @@ func printProfileTable(w io.Writer, p report.Profile) {
 	if p.Verdict.Reason != "" {
 		fmt.Fprintf(w, "verdict: %s\n", p.Verdict.Reason)
 	}
+}
+
+// printProfileSummary prints the statistics of a profile that just ran.
+func (a *app) printProfileSummary(ctx context.Context, st *store.Store, id int64) error {
+	p, err := st.GetProfile(ctx, id)
+	if err != nil {
+		return withCode(exitStore, fmt.Errorf("read profile %d: %w", id, err))
+	}
+	rp, err := results.Profile(ctx, st, p)
+	if err != nil {
+		return err
+	}
+	printProfileTable(a.out(), rp)
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
@@ -186,8 +187,8 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 	if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &withMonitor) == nil && withMonitor.Monitor != nil {
 		a.printMonitorSummary(*withMonitor.Monitor)
 	}
-	printFlat(w, "parameters", flatten(r.Params))
-	printFlat(w, "context", flatten(r.Context))
+	printFlat(w, "parameters", results.Flatten(r.Params))
+	printFlat(w, "context", results.Flatten(r.Context))
 	fmt.Fprintf(w, "(the full result: oltplab results show %d --json)\n", r.ID)
 	return nil
 }
@@ -233,7 +234,7 @@ func (a *app) renderProfiles(ctx context.Context, sf storeFlags, refs []string, 
 		return err
 	}
 	defer st.Close()
-	ps, err := loadProfiles(ctx, st, refs)
+	ps, err := results.LoadProfiles(ctx, st, refs)
 	if err != nil {
 		return err
 	}

@@ -39,14 +39,16 @@ func hostCSVHeader() []string {
 	for _, c := range waitClasses {
 		h = append(h, "host_wait_share_"+c+"_pct")
 	}
-	return append(h, "host_avg_wait_ms")
+	return append(h, "host_avg_wait_ms",
+		"host_disk_read_iops", "host_disk_write_iops", "host_disk_read_mbps", "host_disk_write_mbps",
+		"host_own_read_iops", "host_own_write_iops")
 }
 
 // csvHost is the host columns of a step: all empty when it was not
 // sampled; wait shares empty when the database was not sampled, and 0
 // for a class the sampled sessions never were in.
 func csvHost(h *HostFigures) []string {
-	out := make([]string, 0, len(waitClasses)+9)
+	out := make([]string, 0, len(waitClasses)+15)
 	if h == nil {
 		return append(out, make([]string, cap(out))...)
 	}
@@ -63,7 +65,12 @@ func csvHost(h *HostFigures) []string {
 	for _, l := range slices.Sorted(maps.Keys(h.AvgWaitMillis)) {
 		waits = append(waits, l+"="+csvFloat(h.AvgWaitMillis[l]))
 	}
-	return append(out, strings.Join(waits, ";"))
+	out = append(out, strings.Join(waits, ";"),
+		csvFloat(h.DiskReadIOPS), csvFloat(h.DiskWriteIOPS), csvFloat(h.DiskReadMBps), csvFloat(h.DiskWriteMBps))
+	if !h.OwnIO {
+		return append(out, "", "")
+	}
+	return append(out, csvFloat(h.OwnReadIOPS), csvFloat(h.OwnWriteIOPS))
 }
 
 // CSV writes one row per profile x step x repeat (repeat numbered from

@@ -97,9 +97,12 @@ func fixture() Input {
 	for i := range nvme.Steps {
 		h := nvmeHost[i]
 		h.DataDevice = "nvme0n1"
+		h.DiskReadIOPS, h.DiskWriteIOPS = h.DiskIOPS*0.3, h.DiskIOPS*0.7
+		h.OwnIO, h.OwnReadIOPS, h.OwnWriteIOPS = true, h.DiskReadIOPS*0.9, h.DiskWriteIOPS*0.6
 		nvme.Steps[i].Host = &h
 	}
 	nvme.Series = fixtureSeries(8, 111)
+	nvme.Limits = map[string]float64{"write_iops": 3500}
 	return Input{
 		Title:     "NVMe vs SATA <ssd> & co",
 		Generated: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
@@ -136,4 +139,42 @@ func fixtureSeries(vus int, runID int64) *StepSeries {
 		s.Points = append(s.Points, p)
 	}
 	return s
+}
+
+// experimentFixture is an experiment of the fixture's two profiles as
+// targets: a build step with a table of its own, a profile step with both
+// profiles, a third target whose profile failed, and target contexts that
+// differ in a few keys.
+func experimentFixture() Input {
+	in := fixture()
+	ctx := func(dev, mem string) map[string]string {
+		return map[string]string{"host.cpu": "Intel Xeon Gold 6338", "instance.memory": mem, "storage.name": dev,
+			"database.settings.shared_buffers": mem, "database.version": "PostgreSQL 15.8"}
+	}
+	in.Title = ""
+	in.Experiment = &Experiment{
+		ID: 7, Name: "storage <tiers>", Status: "ok", Baseline: "nvme",
+		Description: "NVMe against SATA at 4 warehouses.",
+		Targets: []ExperimentTarget{
+			{Name: "nvme", Display: "postgres on /mnt/nvme/nvme (managed)", Dialect: "postgres", Context: ctx("nvme0n1", "8GB")},
+			{Name: "sata", Display: "postgres://bench:" + fixtureSecret + "@10.0.0.2/tpcc", Dialect: "postgres", Context: ctx("sda", "8GB")},
+			{Name: "hdd", Display: "postgres on /mnt/hdd/hdd (managed)", Dialect: "postgres", Context: ctx("sdb", "2GB")},
+		},
+		Schedule: []ScheduleEntry{
+			{Seq: 1, Target: "nvme", Step: "build", State: "done", Attempts: 1, Headline: "4 warehouse(s), 1,234,567 rows in 80.0 s"},
+			{Seq: 2, Target: "nvme", Step: "profile", State: "done", Attempts: 2, Headline: "peak NOPM 36,867 at 8 VUs"},
+			{Seq: 3, Target: "sata", Step: "build", State: "done", Attempts: 1},
+			{Seq: 4, Target: "sata", Step: "profile", State: "done", Attempts: 1},
+			{Seq: 5, Target: "hdd", Step: "build", State: "done", Attempts: 1},
+			{Seq: 6, Target: "hdd", Step: "profile", State: "failed", Attempts: 1, Error: "run: connection lost"},
+		},
+		Sections: []Section{
+			{Title: "Step 1: build", Kind: "build", Tables: []Table{{Title: "Builds", Header: []string{"Target", "Rows", "Seconds"},
+				Right: []bool{false, true, true},
+				Rows:  [][]string{{"nvme", "1,234,567", "80.0"}, {"sata", "1,234,567", "142.5"}, {"hdd", "1,234,567", "611.0"}}}}},
+			{Title: "Step 2: profile 1,2,4,8 VUs × 3 repeats", Kind: "profile", Note: "hdd has no measured run.", Profiles: in.Profiles},
+		},
+	}
+	in.Profiles = nil
+	return in
 }

@@ -273,3 +273,32 @@ func TestTopWaitClasses(t *testing.T) {
 		}
 	}
 }
+
+// TestIOPSChartCaps: a target's I/O cap is drawn beside its IOPS, unless
+// it is far above every value (a cap set only to count the instance's own
+// I/O); the instance's own writes are a series of their own.
+func TestIOPSChartCaps(t *testing.T) {
+	for _, c := range []struct {
+		limit float64
+		want  bool
+	}{{3500, true}, {1e6, false}} {
+		in := fixture()
+		in.Profiles[0].Limits = map[string]float64{"write_iops": c.limit}
+		chart := newView(in).iopsChart()
+		var caps, own int
+		for _, s := range chart.Series {
+			if s.Role == "ref" && s.Label == "nvme write cap" {
+				caps++
+			}
+			if s.Label == "nvme own write" && s.Role == "value" {
+				own++
+			}
+		}
+		if (caps == 1) != c.want {
+			t.Errorf("cap %g: got %d cap lines, want drawn=%v", c.limit, caps, c.want)
+		}
+		if own != 1 {
+			t.Errorf("cap %g: got %d own-write series, want 1", c.limit, own)
+		}
+	}
+}

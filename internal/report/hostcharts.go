@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // hostValues picks one host figure of profile pi at every step size of
@@ -62,6 +63,79 @@ func (v *view) diskLatencyChart() chartSpec {
 	return c
 }
 
+// iopsChart plots every sampled profile's data-device read IOPS (solid)
+// and write IOPS (dashed, paler) against virtual users, with the caps the
+// targets were given as reference lines.
+func (v *view) iopsChart() chartSpec {
+	c := chartSpec{ID: "chart-disk-iops", Title: "Data disk IOPS vs virtual users", YLabel: "IOPS", X: xs(v.vus), ZeroY: true,
+		Note: "I/O operations per second on the device under the data directory, averaged over the complete repeats of each step: " +
+			"reads solid, writes dashed; thin dotted lines are the I/O caps a target was given. The whole device is counted, so other users of it add to it; " +
+			"\"own write\" (darker, dashed) is a managed instance's own writes as its cgroup counts them (" + ownIONote + ")."}
+	onDevice := func(f func(*HostFigures) float64) func(*HostFigures) (float64, bool) {
+		return func(h *HostFigures) (float64, bool) { return f(h), h.DataDevice != "" }
+	}
+	for pi, p := range v.profiles {
+		if !v.hasHost(pi) {
+			continue
+		}
+		c.Series = append(c.Series,
+			seriesSpec{Label: p.Name + " read", Color: color(pi), Role: "value",
+				Values: v.hostValues(pi, onDevice(func(h *HostFigures) float64 { return h.DiskReadIOPS }))},
+			seriesSpec{Label: p.Name + " write", Color: lighten(color(pi)), Role: "value", Dash: true,
+				Values: v.hostValues(pi, onDevice(func(h *HostFigures) float64 { return h.DiskWriteIOPS }))})
+		if v.hasOwnIO(pi) {
+			c.Series = append(c.Series, seriesSpec{Label: p.Name + " own write", Color: darken(color(pi)), Role: "value", Dash: true,
+				Values: v.hostValues(pi, func(h *HostFigures) (float64, bool) { return h.OwnWriteIOPS, h.OwnIO })})
+		}
+	}
+	// The caps, as reference lines; a cap far above every value (one set
+	// only to have the instance's own I/O counted) would flatten the chart.
+	top := 0.0
+	for _, s := range c.Series {
+		for _, x := range s.Values {
+			if x != nil {
+				top = max(top, *x)
+			}
+		}
+	}
+	for pi, p := range v.profiles {
+		if !v.hasHost(pi) {
+			continue
+		}
+		for _, k := range []string{"read_iops", "write_iops"} {
+			limit, ok := p.Limits[k]
+			if !ok || limit <= 0 || limit > 4*top {
+				continue
+			}
+			line := make([]*float64, len(v.vus))
+			for i := range line {
+				line[i] = num(limit)
+			}
+			c.Series = append(c.Series, seriesSpec{Label: p.Name + " " + strings.TrimSuffix(k, "_iops") + " cap", Color: color(pi),
+				Values: line, Role: "ref", Dash: true})
+		}
+	}
+	return c
+}
+
+// ownIONote says what a managed instance's own I/O counts.
+const ownIONote = "with cgroup v1, the direct and synchronous I/O its processes issue, such as WAL and data-file flushes, not the kernel's later writeback"
+
+// hasOwnIO reports whether any step of profile pi has the database's own I/O.
+func (v *view) hasOwnIO(pi int) bool {
+	return slices.ContainsFunc(v.profiles[pi].Steps, func(s Step) bool { return s.Host != nil && s.Host.OwnIO })
+}
+
+// darken mixes a #rrggbb colour 35% towards black.
+func darken(hex string) string {
+	x, err := strconv.ParseUint(strings.TrimPrefix(hex, "#"), 16, 32)
+	if err != nil {
+		return hex
+	}
+	mix := func(c uint64) uint64 { return c * 65 / 100 }
+	return fmt.Sprintf("#%02x%02x%02x", mix(x>>16&0xff), mix(x>>8&0xff), mix(x&0xff))
+}
+
 // waitChart plots the share of sampled database session time of every
 // wait class of profile pi against virtual users.
 func (v *view) waitChart(pi int) chartSpec {
@@ -96,7 +170,7 @@ func (v *view) hostCharts() []chartSpec {
 	if !sampled {
 		return nil
 	}
-	all := []chartSpec{v.cpuChart(), v.diskLatencyChart()}
+	all := []chartSpec{v.cpuChart(), v.diskLatencyChart(), v.iopsChart()}
 	for pi := range v.profiles {
 		if v.hasHost(pi) {
 			all = append(all, v.waitChart(pi))

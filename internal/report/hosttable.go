@@ -77,7 +77,7 @@ func (v *view) hostTable(pi int) table {
 	if len(devices) == 1 {
 		note += " (" + slices.Collect(maps.Keys(devices))[0] + ")"
 	}
-	note += "; latency p99 is the " + diskP99Note + ". Wait classes: share of sampled database session time, top three. " +
+	note += "; latency p99 is the " + diskP99Note + "; no figures (—) when the data is on no block device (tmpfs). Wait classes: share of sampled database session time, top three. " +
 		"Average waits: wait times the engine measures itself."
 	t := table{ID: fmt.Sprintf("host-%d", pi), Title: "Host and database: " + p.Name, Note: note,
 		Header: []string{"VUs", "CPU busy", "CPU idle", "CPU iowait"},
@@ -86,9 +86,16 @@ func (v *view) hostTable(pi int) table {
 		t.Header = append(t.Header, "Data device")
 		t.Right = append(t.Right, false)
 	}
-	t.Header = append(t.Header, "Disk IOPS", "Disk MB/s", "Disk latency avg (ms)", "Disk latency p99 of per-second avg (ms)",
-		"Top wait classes", "Average waits")
-	t.Right = append(t.Right, true, true, true, true, false, false)
+	t.Header = append(t.Header, "Disk IOPS", "Read IOPS", "Write IOPS", "Disk MB/s", "Disk latency avg (ms)", "Disk latency p99 of per-second avg (ms)")
+	t.Right = append(t.Right, true, true, true, true, true, true)
+	own := v.hasOwnIO(pi)
+	if own {
+		t.Header = append(t.Header, "Own read IOPS", "Own write IOPS")
+		t.Right = append(t.Right, true, true)
+		t.Note += " Own IOPS: the managed instance's own I/O as its cgroup counts it (" + ownIONote + "), whatever else used the device."
+	}
+	t.Header = append(t.Header, "Top wait classes", "Average waits")
+	t.Right = append(t.Right, false, false)
 	for _, s := range p.Steps {
 		cells := texts(strconv.Itoa(s.VUs))
 		h := s.Host
@@ -107,9 +114,21 @@ func (v *view) hostTable(pi int) table {
 			}
 			cells = append(cells, cell{Text: dev})
 		}
-		cells = append(cells, texts(formatNumber(h.DiskIOPS), formatNumber(h.DiskMBps),
-			formatMillis(h.DiskLatencyMillis), formatMillis(h.DiskLatencyP99Millis),
-			formatWaitShares(h.WaitSharePct), formatAvgWaits(h.AvgWaitMillis))...)
+		if h.DataDevice == "" {
+			// The data is on no block device (tmpfs): no device's I/O is its.
+			cells = append(cells, texts(dash, dash, dash, dash, dash, dash)...)
+		} else {
+			cells = append(cells, texts(formatNumber(h.DiskIOPS), formatNumber(h.DiskReadIOPS), formatNumber(h.DiskWriteIOPS),
+				formatNumber(h.DiskMBps), formatMillis(h.DiskLatencyMillis), formatMillis(h.DiskLatencyP99Millis))...)
+		}
+		if own {
+			if h.OwnIO {
+				cells = append(cells, texts(formatNumber(h.OwnReadIOPS), formatNumber(h.OwnWriteIOPS))...)
+			} else {
+				cells = append(cells, texts(dash, dash)...)
+			}
+		}
+		cells = append(cells, texts(formatWaitShares(h.WaitSharePct), formatAvgWaits(h.AvgWaitMillis))...)
 		t.Rows = append(t.Rows, row{Cells: cells})
 	}
 	return t

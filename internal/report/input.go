@@ -15,6 +15,71 @@ type Input struct {
 	// report, shown in the footer.
 	Version  string    `json:"version"`
 	Profiles []Profile `json:"profiles"`
+	// Experiment, when set, makes this an experiment's report: its
+	// targets and schedule, then one section per step of its plan, then
+	// what differs between its targets. Profiles is then unused.
+	Experiment *Experiment `json:"experiment,omitempty"`
+}
+
+// Experiment is one plan run (`oltplab experiment run`).
+type Experiment struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Status      string `json:"status"`
+	// Baseline names the target every ratio is taken against; it comes
+	// first in every section.
+	Baseline string             `json:"baseline"`
+	Targets  []ExperimentTarget `json:"targets"`
+	Schedule []ScheduleEntry    `json:"schedule"`
+	// Sections are the plan's steps in order, each as its kind reports it.
+	Sections []Section `json:"sections"`
+}
+
+// ExperimentTarget is one target of an experiment.
+type ExperimentTarget struct {
+	Name string `json:"name"`
+	// Display says what the target is: a redacted URL, or a managed
+	// instance's engine and directory.
+	Display string `json:"display"`
+	Dialect string `json:"dialect"`
+	// Context is what was recorded about the target (its instance's
+	// settings, host, storage, database), flattened; the report shows the
+	// keys whose values differ between targets.
+	Context map[string]string `json:"context,omitempty"`
+}
+
+// ScheduleEntry is one (target, step) of the experiment's schedule.
+type ScheduleEntry struct {
+	Seq      int    `json:"seq"`
+	Target   string `json:"target"` // "" for a step over all targets
+	Step     string `json:"step"`
+	State    string `json:"state"`
+	Attempts int    `json:"attempts"`
+	Headline string `json:"headline,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// Section is what one step of the plan reports: profiles (one per
+// target, the baseline first) drawn as the profile report draws them,
+// and tables of its own.
+type Section struct {
+	Title    string    `json:"title"`
+	Kind     string    `json:"kind"`
+	Note     string    `json:"note,omitempty"`
+	Profiles []Profile `json:"profiles,omitempty"`
+	Tables   []Table   `json:"tables,omitempty"`
+}
+
+// Table is a table a section fills itself: a title, a note, a header and
+// rows of already formatted cells.
+type Table struct {
+	Title  string     `json:"title"`
+	Note   string     `json:"note,omitempty"`
+	Header []string   `json:"header"`
+	Rows   [][]string `json:"rows"`
+	// Right right-aligns the columns of numbers (by index).
+	Right []bool `json:"right,omitempty"`
 }
 
 // Profile is one virtual-user sweep (one `oltplab run ... --label`).
@@ -36,6 +101,9 @@ type Profile struct {
 	Verdict profile.Verdict `json:"verdict"`
 	// Series is the per-second series of one chosen run (nil when none).
 	Series *StepSeries `json:"series,omitempty"`
+	// Limits are caps the target was given, drawn as reference lines:
+	// "read_iops", "write_iops" (the I/O limit of a managed instance).
+	Limits map[string]float64 `json:"limits,omitempty"`
 }
 
 // Step is one virtual-user count of a profile with its repeats.

@@ -97,6 +97,7 @@ func (v *view) ratios(pi, vus int) (nopm, tpm profile.RatioCI, ok bool) {
 // table is a rendered table shared by the HTML and Markdown writers.
 type table struct {
 	ID     string
+	Sub    bool // inside an experiment's step: a smaller heading
 	Title  string
 	Note   string
 	Header []string

@@ -45,15 +45,31 @@ type Options struct {
 	// DB is the target database, optional; waits and DB counters are
 	// sampled when it implements dialect.WaitSampler.
 	DB dialect.Database
+	// OwnIO, optional, reads the cumulative I/O of the database's own
+	// processes by device (a managed instance's cgroup counters): their
+	// rates are sampled as own_read_iops, own_write_iops, own_read_mbps
+	// and own_write_mbps, so that a shared device's I/O can be told from
+	// the database's.
+	OwnIO IOProbe
 	// Root is the root of /proc (tests use a captured tree); "" is "/".
 	Root string
 	// Logger receives warnings; nil is slog.Default().
 	Logger *slog.Logger
 }
 
+// IOProbe reads cumulative I/O counters by device ("MAJ:MIN").
+type IOProbe func() (map[string]IOCount, error)
+
+// IOCount is cumulative block I/O on one device.
+type IOCount struct {
+	ReadIOs, WriteIOs, ReadBytes, WriteBytes uint64
+}
+
 // Result is what a Sampler collected.
 type Result struct {
 	Samples []store.Sample `json:"-"`
+	// Dirs are the directories asked about, by role (Options.Dirs).
+	Dirs map[string]string `json:"dirs,omitempty"`
 	// DeviceRoles maps /proc/diskstats device names to roles ("data", "wal").
 	DeviceRoles map[string][]string `json:"device_roles,omitempty"`
 	// WaitSource says where waits came from and what they cannot show;
@@ -155,6 +171,7 @@ func (s *Sampler) Stop() Result {
 	defer s.mu.Unlock()
 	wall := time.Since(s.began)
 	r := Result{
+		Dirs:              s.opts.Dirs,
 		DeviceRoles:       s.roles,
 		WaitSource:        s.source,
 		SamplerCPUSeconds: s.cpu.Seconds(),
@@ -190,6 +207,35 @@ func (s *Sampler) warn(doing string, err error) {
 	s.mu.Lock()
 	s.warnings = append(s.warnings, doing+": "+err.Error())
 	s.mu.Unlock()
+}
+
+// ownRates turns two readings of the database's own I/O counters into
+// per-second rates (never negative: a counter that went back, a restart,
+// gives no sample).
+func ownRates(at time.Time, prev, cur map[string]IOCount, dt time.Duration) []timed {
+	if dt <= 0 {
+		return nil
+	}
+	var out []timed
+	sec := dt.Seconds()
+	for dev, c := range cur {
+		p, ok := prev[dev]
+		if !ok || c.ReadIOs < p.ReadIOs || c.WriteIOs < p.WriteIOs || c.ReadBytes < p.ReadBytes || c.WriteBytes < p.WriteBytes {
+			continue
+		}
+		for _, m := range []struct {
+			metric string
+			v      float64
+		}{
+			{"own_read_iops", float64(c.ReadIOs-p.ReadIOs) / sec},
+			{"own_write_iops", float64(c.WriteIOs-p.WriteIOs) / sec},
+			{"own_read_mbps", float64(c.ReadBytes-p.ReadBytes) / 1e6 / sec},
+			{"own_write_mbps", float64(c.WriteBytes-p.WriteBytes) / 1e6 / sec},
+		} {
+			out = append(out, timed{at: at, s: store.Sample{Source: store.SourceHost, Metric: m.metric, Device: dev, Value: m.v}})
+		}
+	}
+	return out
 }
 
 // cpuMeter measures the CPU time of the calling goroutine's thread, which
@@ -241,6 +287,15 @@ func (s *Sampler) hostLoop(ctx context.Context, h *sysstat.HostSampler) {
 		s.warn("read host counters", err)
 		failing = true
 	}
+	own := s.opts.OwnIO
+	var ownPrev map[string]IOCount
+	if own != nil {
+		var err error
+		if ownPrev, err = own(); err != nil {
+			s.warn("read the database's own I/O counters", err)
+			own = nil
+		}
+	}
 	var batch []timed
 	for {
 		select {
@@ -258,6 +313,16 @@ func (s *Sampler) hostLoop(ctx context.Context, h *sysstat.HostSampler) {
 		batch = batch[:0]
 		for _, x := range hs {
 			batch = append(batch, timed{at: now, s: store.Sample{Source: store.SourceHost, Metric: x.Metric, Device: x.Device, Value: x.Value}})
+		}
+		if own != nil {
+			cur, err := own()
+			if err != nil {
+				s.warn("read the database's own I/O counters", err)
+				own = nil
+			} else {
+				batch = append(batch, ownRates(now, ownPrev, cur, now.Sub(prev))...)
+				ownPrev = cur
+			}
 		}
 		s.addCPU(meter.lap())
 		s.mu.Lock()

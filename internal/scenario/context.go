@@ -20,6 +20,11 @@ type RunContext struct {
 	Database DatabaseContext `json:"database"`
 	Schema   *tpcc.Meta      `json:"schema,omitempty"`
 	Tool     ToolContext     `json:"tool"`
+	// Instance describes the managed instance measured (nil for a
+	// database oltplab did not start).
+	Instance any `json:"instance,omitempty"`
+	// Experiment places the measurement in an experiment (nil outside one).
+	Experiment *ExperimentContext `json:"experiment,omitempty"`
 	// Calibration is the newest CPU calibration (`oltplab cpu`) of this
 	// host, so that results compare across processor generations.
 	Calibration *Calibration      `json:"calibration,omitempty"`
@@ -49,9 +54,11 @@ func (e *Env) GatherContext(ctx context.Context, db dialect.Database, tg dialect
 	c := RunContext{
 		Tool: ToolContext{Version: e.ToolVersion, GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH,
 			GOMAXPROCS: runtime.GOMAXPROCS(0)},
-		Database: DatabaseContext{Target: tg.String()},
-		Schema:   meta,
-		Notes:    map[string]string{},
+		Database:   DatabaseContext{Target: tg.String()},
+		Schema:     meta,
+		Instance:   e.Instance,
+		Experiment: e.Experiment,
+		Notes:      map[string]string{},
 	}
 	host, err := sysstat.ReadHost()
 	if err != nil {

@@ -133,8 +133,9 @@ func (e *Env) CPU(ctx context.Context, db dialect.Database, tg dialect.Target, o
 	if db != nil {
 		params["server_iterations"] = o.ServerIterations
 	}
+	expID, expSeq := e.link()
 	id, err := e.Store.CreateRun(ctx, store.Run{Kind: store.KindCPU, Label: o.Label, Target: tg.String(), Dialect: dialectName,
-		ToolVersion: e.ToolVersion, Params: JSON(params), Context: JSON(rc)})
+		ToolVersion: e.ToolVersion, ExperimentID: expID, ExperimentSeq: expSeq, Params: JSON(params), Context: JSON(rc)})
 	if err != nil {
 		return CPUOutcome{}, storeErr("record the CPU calibration", err)
 	}
@@ -292,7 +293,7 @@ func (e *Env) latestCalibration(ctx context.Context, h sysstat.Host) (*Calibrati
 	if e.Store == nil || h.Hostname == "" {
 		return nil, nil
 	}
-	runs, err := e.Store.ListRuns(ctx, store.RunFilter{Kind: store.KindCPU, Limit: calibrationLookback})
+	runs, err := e.Store.ListRuns(ctx, store.RunFilter{Kind: store.KindCPU, Counting: true, Limit: calibrationLookback})
 	if err != nil {
 		return nil, err
 	}

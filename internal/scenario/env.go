@@ -8,6 +8,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
@@ -20,6 +21,38 @@ type Env struct {
 	Scrub       func(string) string // removes secrets; nil keeps text as is
 	ToolVersion string
 	Observer    Observer
+	// Experiment, when set, ties every run and profile recorded through
+	// this Env to one (target, step) of an experiment, and is part of
+	// their context.
+	Experiment *ExperimentContext
+	// Instance, when set, describes the managed instance being measured
+	// (everything it was given, the device and file system under its
+	// directories): it is recorded in the context of every result.
+	Instance any
+	// OwnIO, when set, reads the I/O of the database's own processes (a
+	// managed instance's cgroup counters): sampled with the host, so that
+	// a shared device's I/O can be told from the database's.
+	OwnIO sampler.IOProbe
+}
+
+// ExperimentContext places a measurement in an experiment.
+type ExperimentContext struct {
+	ID     int64  `json:"id"`
+	Name   string `json:"name"`
+	Target string `json:"target"`
+	// Seq is the (target, step)'s position in the experiment's schedule;
+	// Step the step's kind.
+	Seq  int    `json:"seq"`
+	Step string `json:"step"`
+}
+
+// link returns the experiment id and schedule position to store with a
+// run or profile (zeros outside an experiment).
+func (e *Env) link() (int64, int) {
+	if e.Experiment == nil {
+		return 0, 0
+	}
+	return e.Experiment.ID, e.Experiment.Seq
 }
 
 func (e *Env) scrub(s string) string {

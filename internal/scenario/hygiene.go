@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,7 +27,10 @@ type Preparation struct {
 // newHygiene checks the dialect has the asked abilities and, for a reset
 // between steps, saves the baseline. The database must be in its
 // post-build state then, or repeats would start from something else.
-func newHygiene(ctx context.Context, db dialect.Database, tg dialect.Target, meta tpcc.Meta, checkpoint, reset bool) (*hygiene, error) {
+//
+// When resuming, a baseline left by the interrupted profile is used first:
+// the database returns to it, and is then in its post-build state.
+func newHygiene(ctx context.Context, db dialect.Database, tg dialect.Target, meta tpcc.Meta, checkpoint, reset, resuming bool) (*hygiene, error) {
 	h := &hygiene{}
 	if checkpoint {
 		c, ok := db.(dialect.Checkpointer)
@@ -41,6 +45,16 @@ func newHygiene(ctx context.Context, db dialect.Database, tg dialect.Target, met
 	r, ok := db.(dialect.Resetter)
 	if !ok {
 		return nil, &UnsupportedError{What: "reset the database between steps", Dialect: db.Name()}
+	}
+	if resuming {
+		err := r.Reset(ctx)
+		if err == nil {
+			h.reset = r
+			return h, nil
+		}
+		if !errors.Is(err, dialect.ErrNoBaseline) {
+			return nil, fmt.Errorf("return %s to the baseline of the interrupted profile: %w", tg, err)
+		}
 	}
 	var fresh bool
 	if err := db.Snapshot(ctx, func(q tpcc.Querier) error {

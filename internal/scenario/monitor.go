@@ -27,8 +27,9 @@ func (e *Env) Monitor(ctx context.Context, db dialect.Database, tg dialect.Targe
 	if db != nil {
 		dialectName = db.Name()
 	}
+	expID, expSeq := e.link()
 	id, err := e.Store.CreateRun(ctx, store.Run{Kind: store.KindMonitor, Label: label, Target: tg.String(), Dialect: dialectName,
-		ToolVersion: e.ToolVersion, Params: JSON(map[string]any{"duration_seconds": duration.Seconds(), "interval_seconds": interval.Seconds()}),
+		ToolVersion: e.ToolVersion, ExperimentID: expID, ExperimentSeq: expSeq, Params: JSON(map[string]any{"duration_seconds": duration.Seconds(), "interval_seconds": interval.Seconds()}),
 		Context: JSON(rc)})
 	if err != nil {
 		return MonitorOutcome{}, storeErr("record the monitor", err)

@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -32,6 +33,16 @@ type ProfileOptions struct {
 	// Driver is the template of every run; VUs is set per step and Seed
 	// is the base of each run's seed.
 	Driver driver.Options
+	// Continue is the id of a stored profile to continue instead of
+	// starting a new one (a resumed experiment): its slots measured
+	// completely are kept, every other run of it (interrupted, failed,
+	// or left running by a process that died) is marked superseded and
+	// its slot measured again. Steps, repeats and order must be the ones
+	// the profile was started with.
+	Continue int64
+	// Started, when set, is called with the profile's id before the first
+	// run; an error stops the profile before it measures anything.
+	Started func(ctx context.Context, profileID int64) error
 }
 
 // ProfileOutcome is what a profile produced.
@@ -56,7 +67,7 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		// The dialect (SQLite) or this build has no stored procedures.
 		o.Driver.Style = dialect.StyleClientSQL
 	}
-	h, err := newHygiene(ctx, db, tg, meta, o.Checkpoint, o.Reset)
+	h, err := newHygiene(ctx, db, tg, meta, o.Checkpoint, o.Reset, o.Continue != 0)
 	if err != nil {
 		return ProfileOutcome{}, err
 	}
@@ -71,14 +82,24 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		"warehouses": meta.Warehouses, "dialect": db.Name(), "target": tg.String(),
 		"mode": Mode,
 	}
-	pid, err := e.Store.CreateProfile(ctx, store.Profile{Label: o.Label, Params: JSON(params), Context: JSON(rc)})
+	pid, done, err := e.startProfile(ctx, o, params, rc)
 	if err != nil {
-		return ProfileOutcome{}, storeErr("record the profile", err)
+		return ProfileOutcome{}, err
 	}
 	out := ProfileOutcome{ID: pid}
+	if o.Started != nil {
+		if err := o.Started(ctx, pid); err != nil {
+			ferr := e.Store.FinishProfile(context.WithoutCancel(ctx), pid, store.StatusFailed)
+			return out, errors.Join(err, storeErr("record the profile result", ferr))
+		}
+	}
 	slots := profile.Order(len(o.Steps), o.Repeat, o.Interleave)
 	var runErr error
+	measured := 0 // runs started by this call
 	for i, slot := range slots {
+		if done[slot] {
+			continue
+		}
 		rd := o.Driver
 		rd.VUs = o.Steps[slot.Step]
 		// Each repeat draws its own streams, reproducibly from the seed.
@@ -86,11 +107,12 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		if len(slots) > 1 {
 			e.note("step %d/%d: %d virtual user(s), repeat %d/%d", i+1, len(slots), rd.VUs, slot.Repeat+1, o.Repeat)
 		}
-		prep, err := h.before(ctx, i > 0)
+		prep, err := h.before(ctx, measured > 0)
 		if err != nil {
 			runErr = err
 			break
 		}
+		measured++
 		id, res, err := e.timedRun(ctx, db, tg, meta, rd, rc, pid, slot, o.Label, prep)
 		if id != 0 {
 			out.Runs = append(out.Runs, id)
@@ -130,6 +152,46 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 	return out, nil
 }
 
+// startProfile creates the profile, or reopens the one o continues and
+// returns the slots it already measured completely; every other run of
+// it is marked superseded, so that no slot counts twice.
+func (e *Env) startProfile(ctx context.Context, o ProfileOptions, params map[string]any, rc RunContext) (int64, map[profile.Slot]bool, error) {
+	if o.Continue == 0 {
+		expID, expSeq := e.link()
+		pid, err := e.Store.CreateProfile(ctx, store.Profile{Label: o.Label, Params: JSON(params), Context: JSON(rc),
+			ExperimentID: expID, ExperimentSeq: expSeq})
+		if err != nil {
+			return 0, nil, storeErr("record the profile", err)
+		}
+		return pid, nil, nil
+	}
+	pid := o.Continue
+	runs, err := e.Store.ListRuns(ctx, store.RunFilter{Kind: store.KindRun, ProfileID: pid, Counting: true})
+	if err != nil {
+		return 0, nil, storeErr("read the runs of the profile to continue", err)
+	}
+	done := map[profile.Slot]bool{}
+	for _, r := range runs {
+		slot := profile.Slot{Step: r.Step - 1, Repeat: r.Repeat - 1}
+		if r.Status == store.StatusOK && len(r.Summary) > 0 && !done[slot] {
+			done[slot] = true
+			continue
+		}
+		why := fmt.Sprintf("run %s when its experiment was resumed; its slot was measured again", r.Status)
+		if r.Status == store.StatusRunning {
+			why = "its process ended while it ran; the slot was measured again when the experiment resumed"
+		}
+		if err := e.Store.SupersedeRun(ctx, r.ID, why); err != nil {
+			return 0, nil, storeErr("mark a run of the continued profile superseded", err)
+		}
+	}
+	if err := e.Store.ReopenProfile(ctx, pid); err != nil {
+		return 0, nil, storeErr("reopen the profile to continue", err)
+	}
+	e.note("continuing profile %d: %d run(s) already measured", pid, len(done))
+	return pid, done, nil
+}
+
 // RunSummary is what a run stores as its summary: the driver's result and,
 // beside it, what the samplers saw in the measured window.
 type RunSummary struct {
@@ -141,9 +203,11 @@ type RunSummary struct {
 func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Target, meta tpcc.Meta,
 	d driver.Options, rc RunContext, pid int64, slot profile.Slot, label string, prep Preparation) (int64, *driver.Result, error) {
 	seed := int64(d.Seed)
+	expID, expSeq := e.link()
 	id, err := e.Store.CreateRun(ctx, store.Run{
 		Kind: store.KindRun, Label: label, ProfileID: pid, Step: slot.Step + 1, Repeat: slot.Repeat + 1, VUs: d.VUs,
 		Target: tg.String(), Dialect: db.Name(), ToolVersion: e.ToolVersion, Seed: &seed,
+		ExperimentID: expID, ExperimentSeq: expSeq,
 		Params: JSON(map[string]any{"driver": d, "preparation": prep}), Context: JSON(rc),
 	})
 	if err != nil {

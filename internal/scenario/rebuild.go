@@ -63,9 +63,6 @@ type RebuildOptions struct {
 	// measured around each rebuild. The database is reopened from its
 	// target after each restart.
 	Server Server
-	// Instance describes the managed instance (what it was given); it is
-	// stored with the parameters.
-	Instance any
 	// DataDir is the database's directory on this host, whose device the
 	// host sampler watches; empty: the target's own when it is local.
 	DataDir string
@@ -191,11 +188,9 @@ func (e *Env) Rebuild(ctx context.Context, db dialect.Database, tg dialect.Targe
 	}
 	params := map[string]any{"table": table.String(), "all_indexes": o.AllIndexes, "cold": o.Cold, "repeat": o.Repeat,
 		"managed": o.Server != nil, "warehouses": meta.Warehouses}
-	if o.Instance != nil {
-		params["instance"] = o.Instance
-	}
+	expID, expSeq := e.link()
 	id, err := e.Store.CreateRun(ctx, store.Run{Kind: store.KindRebuild, Label: o.Label, Target: tg.String(), Dialect: db.Name(),
-		ToolVersion: e.ToolVersion, Params: JSON(params), Context: JSON(rc)})
+		ToolVersion: e.ToolVersion, ExperimentID: expID, ExperimentSeq: expSeq, Params: JSON(params), Context: JSON(rc)})
 	if err != nil {
 		return RebuildOutcome{}, storeErr("record the rebuild", err)
 	}
@@ -216,7 +211,7 @@ func (e *Env) Rebuild(ctx context.Context, db dialect.Database, tg dialect.Targe
 	}
 	// The host only: the database's own sampler would lose its connection
 	// at every restart.
-	s := sampler.Start(ctx, sampler.Options{Start: t0, Interval: time.Second, Dirs: dirs, Logger: e.logger()})
+	s := sampler.Start(ctx, sampler.Options{Start: t0, Interval: time.Second, Dirs: dirs, OwnIO: e.OwnIO, Logger: e.logger()})
 	r := rebuilder{env: e, db: db, o: o, cpu: cpu, t0: t0, sum: &sum}
 	runErr := r.run(ctx)
 	r.close()

@@ -89,7 +89,7 @@ func TestRebuildManaged(t *testing.T) {
 			env, inst, db := managedEnv(t, engine)
 			ctx := context.Background()
 			out, err := env.Rebuild(ctx, db, inst.Target(), scenario.RebuildOptions{Label: "rb", Cold: true, Repeat: 1,
-				Server: inst, Instance: inst.Describe(), DataDir: inst.Spec().DataDir})
+				Server: inst, DataDir: inst.Spec().DataDir})
 			if err != nil {
 				t.Fatalf("rebuild: %v", err)
 			}

@@ -1,4 +1,4 @@
-package cli
+package results
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // hostFigures averages the monitor summaries of a step's complete repeats
 // into the report's per-step host figures; nil when none was sampled.
 func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
-	var n float64
+	var n, own float64
 	h := &report.HostFigures{WaitSharePct: map[string]float64{}, AvgWaitMillis: map[string]float64{}}
 	for _, m := range ms {
 		if m == nil || m.Seconds == 0 {
@@ -24,12 +24,21 @@ func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
 		h.CPUBusyPct += m.CPU.BusyPct
 		h.CPUIdlePct += m.CPU.IdlePct
 		h.CPUIOWaitPct += m.CPU.IOWaitPct
-		if d := dataDevice(m.Devices); d != nil {
+		if d := dataDevice(m); d != nil {
 			h.DataDevice = d.Device
 			h.DiskIOPS += d.ReadIOPS + d.WriteIOPS
+			h.DiskReadIOPS += d.ReadIOPS
+			h.DiskWriteIOPS += d.WriteIOPS
 			h.DiskMBps += d.ReadMBps + d.WriteMBps
+			h.DiskReadMBps += d.ReadMBps
+			h.DiskWriteMBps += d.WriteMBps
 			h.DiskLatencyMillis += d.LatencyMillis
 			h.DiskLatencyP99Millis += d.LatencyP99Millis
+		}
+		if m.OwnIO != nil {
+			own++
+			h.OwnReadIOPS += m.OwnIO.ReadIOPS
+			h.OwnWriteIOPS += m.OwnIO.WriteIOPS
 		}
 		for _, w := range m.Waits {
 			h.WaitSharePct[w.Name] += w.SharePct
@@ -45,9 +54,18 @@ func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
 	h.CPUIdlePct /= n
 	h.CPUIOWaitPct /= n
 	h.DiskIOPS /= n
+	h.DiskReadIOPS /= n
+	h.DiskWriteIOPS /= n
 	h.DiskMBps /= n
+	h.DiskReadMBps /= n
+	h.DiskWriteMBps /= n
 	h.DiskLatencyMillis /= n
 	h.DiskLatencyP99Millis /= n
+	if own > 0 {
+		h.OwnIO = true
+		h.OwnReadIOPS /= own
+		h.OwnWriteIOPS /= own
+	}
 	for k := range h.WaitSharePct {
 		h.WaitSharePct[k] /= n
 	}
@@ -58,8 +76,11 @@ func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
 }
 
 // dataDevice is the device under the database's data directory, or the
-// busiest one when that is unknown (a remote server).
-func dataDevice(ds []sampler.DeviceSummary) *sampler.DeviceSummary {
+// busiest one when that is unknown (a remote server); nil when the data
+// directory is local but on no block device (tmpfs): then no device's
+// I/O is the database's.
+func dataDevice(m *scenario.MonitorSummary) *sampler.DeviceSummary {
+	ds := m.Devices
 	var best *sampler.DeviceSummary
 	for i := range ds {
 		d := &ds[i]
@@ -72,6 +93,9 @@ func dataDevice(ds []sampler.DeviceSummary) *sampler.DeviceSummary {
 			best = d
 		}
 	}
+	if m.Dirs["data"] != "" {
+		return nil
+	}
 	return best
 }
 
@@ -80,7 +104,7 @@ func dataDevice(ds []sampler.DeviceSummary) *sampler.DeviceSummary {
 func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev string) (*report.StepSeries, error) {
 	samples, err := st.Samples(ctx, runID, store.SampleFilter{})
 	if err != nil {
-		return nil, withCode(exitStore, fmt.Errorf("read the samples of run %d: %w", runID, err))
+		return nil, storeErr(fmt.Sprintf("read the samples of run %d", runID), err)
 	}
 	// The driver's seconds end on (about) whole seconds of the window; the
 	// host's intervals end wherever the sampler's ticker fired. A sample
