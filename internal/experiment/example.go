@@ -23,6 +23,13 @@ profile:                     # options of every profile step (as oltplab run)
   reset_between: false       # return to the post-build state before each run
   client_sql: false          # statements from the client instead of procedures
 
+rebuild:                     # options of every rebuild step (as oltplab rebuild)
+  cold: true                 # before each warm rebuild, one after a cold restart
+  repeat: 2                  # cold and warm pairs (a URL target: warm only)
+
+cpu:                         # options of every cpu step (as oltplab cpu)
+  repeat: 3                  # runs of the server's and the client's loop
+
 baseline: disk               # every ratio is taken against it (default: the first target)
 
 targets:                     # written one by one...
@@ -58,4 +65,6 @@ steps:                       # what runs on every target, in order
   - build
   - profile
   - profile: {vus: [8], repeat: 1}   # a step's own options override the section's
+  - rebuild                  # the largest index of ORDER-LINE, cold then warm
+  - cpu                      # the single-threaded CPU calibration
 `
