@@ -140,7 +140,6 @@ func runRebuild(ctx context.Context, a *app, args []string) error {
 	})
 }
 
-
 // buildIfEmpty builds warehouses into a managed instance's empty database;
 // a database built before is used as it is when it holds that many.
 func (a *app) buildIfEmpty(ctx context.Context, st *store.Store, db dialect.Database, tg dialect.Target, warehouses, workers int) error {

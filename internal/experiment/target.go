@@ -159,7 +159,7 @@ type Running struct {
 	// cache) and whose CPU time it may read; nil for a URL target. A
 	// step that restarts it reopens DB (Reopen).
 	Server scenario.Server
-	stop  func(ctx context.Context) error
+	stop   func(ctx context.Context) error
 }
 
 // startTarget starts (managed) or opens (url) a target. secret is told
