@@ -7,7 +7,8 @@
 # for the report's browser test, and fio for the storage benchmarks), starts one
 # PostgreSQL 15 and one MariaDB server in a fresh temporary directory on free
 # loopback ports, exports their admin URLs to CMD as OLTPLAB_TEST_POSTGRES and
-# OLTPLAB_TEST_MYSQL, then stops both servers and removes the directory,
+# OLTPLAB_TEST_MYSQL (their server logs as OLTPLAB_TEST_POSTGRES_LOG and
+# OLTPLAB_TEST_MYSQL_LOG), then stops both servers and removes the directory,
 # whatever CMD's outcome. It never touches a server it did not start.
 #
 # OLTPLAB_SERVER_PROFILE=bench starts servers configured for measurement
@@ -88,6 +89,7 @@ start_postgres() {
 	as_owner "$pgbin/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/server.log" -w -t 60 start >/dev/null ||
 		{ cat "$dir/pg/server.log" >&2; exit 1; }
 	export OLTPLAB_TEST_POSTGRES="postgres://oltplab:$pw@127.0.0.1:$port/postgres?sslmode=disable"
+	export OLTPLAB_TEST_POSTGRES_LOG="$dir/pg/server.log"
 	log "PostgreSQL $("$pgbin/postgres" -V | awk '{print $3}') on 127.0.0.1:$port ($profile profile)"
 }
 
@@ -122,6 +124,7 @@ start_mysql() {
 		GRANT ALL PRIVILEGES ON *.* TO 'oltplab'@'127.0.0.1' WITH GRANT OPTION;
 		FLUSH PRIVILEGES;"
 	export OLTPLAB_TEST_MYSQL="mysql://oltplab:$pw@127.0.0.1:$port/"
+	export OLTPLAB_TEST_MYSQL_LOG="$dir/my/error.log"
 	log "MariaDB $(mariadbd --version | awk '{print $3}') on 127.0.0.1:$port ($profile profile)"
 }
 

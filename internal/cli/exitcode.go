@@ -36,6 +36,7 @@ const (
 	exitControl     = 13 // the environment cannot provide a requested control (e.g. no writable cgroup)
 	exitServer      = 14 // a managed server failed to start or stopped on its own
 	exitNoSpace     = 15 // too little free space for a plan's build
+	exitSuspect     = 16 // measured and stored, but the database's figures disagree with the driver's own counts
 	exitInterrupted = 130
 )
 
@@ -131,6 +132,14 @@ func exitCode(err error) int {
 		}
 		return exitRunFailed
 	}
+	var sus *scenario.SuspectError
+	if errors.As(err, &sus) {
+		return exitSuspect
+	}
+	var spe *scenario.SpaceError
+	if errors.As(err, &spe) || errors.Is(err, dialect.ErrInUse) {
+		return exitRunFailed
+	}
 	var ue *scenario.UnsupportedError
 	if errors.As(err, &ue) {
 		return exitUsage
@@ -159,6 +168,11 @@ func exitCode(err error) int {
 	}
 	if errors.Is(err, dialect.ErrUnknownScheme) {
 		return exitUsage
+	}
+	if errors.Is(err, dialect.ErrNoDatabase) {
+		// The server is there, the database is not: the target is wrong
+		// (or not created yet), not its schema.
+		return exitConnect
 	}
 	switch dialect.ClassOf(err) {
 	case dialect.ClassConnection:

@@ -70,6 +70,7 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	if tc, ok := db.(dialect.TxCounter); ok {
 		r.txc = tc
 		r.res.TPMSource = tc.TxCountSource()
+		r.res.TxCountLagSeconds = db.Caps().TxCountLag.Seconds()
 	}
 	conn, err := db.Connect(ctx)
 	if err != nil {
@@ -136,6 +137,9 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 		res.DriverCPUMicrosPerTx = res.DriverCPUSeconds * 1e6 / float64(res.DBTransactions)
 	}
 	res.Partial = !r.windowComplete
+	if w := lagWarning(res); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 
 	var errs []error
 	if r.readErr != nil {
@@ -273,6 +277,7 @@ func (r *runner) startWindow(time.Time) {
 	ctx, cancel := r.counterCtx()
 	defer cancel()
 	cpu := processCPUSeconds()
+	readStart := r.clk.Now()
 	nopm, tx, err := r.readCounters(ctx)
 	if err != nil {
 		r.readErr = fmt.Errorf("read counters at the start of the measured window: %w", err)
@@ -285,6 +290,9 @@ func (r *runner) startWindow(time.Time) {
 	r.lastSample = now
 	r.windowStarted = true
 	r.gate.measuring.Store(true)
+	// From before the read to after the gate opened: whatever the virtual
+	// users committed meanwhile may be counted on one side only.
+	r.res.CounterReadSeconds += r.clk.Now().Sub(readStart).Seconds()
 	r.lag.start()
 }
 
@@ -292,6 +300,7 @@ func (r *runner) endWindow(_ time.Time, complete bool) {
 	if !r.windowStarted {
 		return
 	}
+	closing := r.clk.Now()
 	r.gate.measuring.Store(false)
 	now := r.clk.Now()
 	r.lag.end()
@@ -308,11 +317,13 @@ func (r *runner) endWindow(_ time.Time, complete bool) {
 	ctx, cancel := r.counterCtx()
 	defer cancel()
 	nopm, tx, err := r.readCounters(ctx)
+	r.res.CounterReadSeconds += r.clk.Now().Sub(closing).Seconds()
 	if err != nil {
 		r.readErr = fmt.Errorf("read counters at the end of the measured window: %w", err)
 		return
 	}
 	res := r.res
+	res.countersRead = true
 	res.DBNewOrders = nopm - r.startNOPM
 	if minutes := w.Seconds / 60; minutes > 0 {
 		res.NOPM = float64(res.DBNewOrders) / minutes
@@ -431,4 +442,26 @@ func (r *runner) stopVUs() {
 	for _, v := range r.vus {
 		v.interrupt()
 	}
+}
+
+// lagWarningPct is the uncertainty, in percent of TPM, above which a
+// server counter's publication lag is worth a warning.
+const lagWarningPct = 2.0
+
+// lagWarning warns when the measured window is short next to the server
+// counter's publication lag: the counter read at each edge may miss up to
+// a lag's worth of transactions, so TPM from it is off by up to
+// lag/window either way.
+func lagWarning(res *Result) string {
+	lag, w := res.TxCountLagSeconds, res.Window.Seconds
+	if lag <= 0 || w <= 0 || res.TPMSource == DriverTPMSource {
+		return ""
+	}
+	pct := 100 * lag / w
+	if pct <= lagWarningPct {
+		return ""
+	}
+	return fmt.Sprintf("TPM from %s may be off by up to ±%.0f%% in a %.0f s window: the server publishes its counts "+
+		"up to %.0f s late; measure at least %.0f s (--duration) or read the driver's own TPM (%.0f)",
+		res.TPMSource, pct, w, lag, 100*lag/lagWarningPct, res.DriverTPM)
 }

@@ -122,7 +122,7 @@ steps: `+steps+`
 	if !strings.Contains(string(runs[0].Context), `"instance":`) || !strings.Contains(string(runs[0].Context), `"shared_buffers"`) {
 		t.Errorf("a run's context lacks the instance's description: %s", runs[0].Context)
 	}
-	in, err := Report(ctx, st, id)
+	in, err := Report(ctx, st, id, false)
 	if err != nil {
 		t.Fatalf("Report: %v", err)
 	}

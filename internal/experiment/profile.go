@@ -193,7 +193,7 @@ func (s *profileStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	}
 	p, perr := x.Env.Store.GetProfile(ctx, out.ID)
 	if perr == nil {
-		rp, rerr := results.Profile(ctx, x.Env.Store, p)
+		rp, rerr := results.Profile(ctx, x.Env.Store, p, false)
 		if rerr == nil && rp.Verdict.PeakVUs > 0 {
 			oc.Headline = fmt.Sprintf("peak NOPM %.0f at %d VUs", rp.Verdict.PeakNOPM, rp.Verdict.PeakVUs)
 		}
@@ -213,7 +213,7 @@ func (s *profileStep) Section(ctx context.Context, rc *ReportContext, index int)
 			missing = append(missing, u.Target)
 			continue
 		}
-		rp, err := results.Profile(ctx, rc.Store, p)
+		rp, err := results.Profile(ctx, rc.Store, p, rc.IncludeSuspect)
 		if err != nil {
 			return sec, err
 		}

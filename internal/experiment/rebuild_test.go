@@ -63,7 +63,7 @@ steps: [build, rebuild, cpu, profile]
 		}
 	}
 
-	in, err := Report(ctx, st, id)
+	in, err := Report(ctx, st, id, false)
 	if err != nil {
 		t.Fatalf("Report: %v", err)
 	}

@@ -32,6 +32,9 @@ type ReportContext struct {
 	Steps      []store.ExperimentStep
 	// Order is the targets' names, the baseline first, then plan order.
 	Order []string
+	// IncludeSuspect counts suspect runs in statistics, peaks and verdicts
+	// (they are always shown).
+	IncludeSuspect bool
 	// runs are the experiment's counting runs, newest first.
 	runs     []store.Run
 	profiles []store.Profile
@@ -91,8 +94,9 @@ func (rc *ReportContext) inOrder(units []store.ExperimentStep) []store.Experimen
 
 // Report reads experiment id from the store into the report model: its
 // targets (with the context recorded about each), its schedule, and one
-// section per step of its plan as the step's kind reports it.
-func Report(ctx context.Context, st *store.Store, id int64) (report.Input, error) {
+// section per step of its plan as the step's kind reports it. Suspect runs
+// are shown, and counted only with includeSuspect.
+func Report(ctx context.Context, st *store.Store, id int64, includeSuspect bool) (report.Input, error) {
 	e, err := st.GetExperiment(ctx, id)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -100,7 +104,7 @@ func Report(ctx context.Context, st *store.Store, id int64) (report.Input, error
 		}
 		return report.Input{}, &scenario.StoreError{Op: "read the experiment", Err: err}
 	}
-	rc := &ReportContext{Store: st, Experiment: e}
+	rc := &ReportContext{Store: st, Experiment: e, IncludeSuspect: includeSuspect}
 	if err := json.Unmarshal(e.Params, &rc.Params); err != nil {
 		return report.Input{}, &scenario.StoreError{Op: fmt.Sprintf("decode the plan of experiment %d", id), Err: err}
 	}

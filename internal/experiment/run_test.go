@@ -78,7 +78,7 @@ steps: [build, profile]
 	if e.Status != store.StatusOK || strings.Contains(e.Plan, "REDACTED") || e.PlanSHA256 != p.SHA256 {
 		t.Errorf("experiment: got status %s, sha %s; want ok with the plan's digest", e.Status, e.PlanSHA256)
 	}
-	in, err := Report(context.Background(), st, id)
+	in, err := Report(context.Background(), st, id, false)
 	if err != nil {
 		t.Fatalf("Report: %v", err)
 	}

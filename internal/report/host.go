@@ -7,8 +7,21 @@ type HostFigures struct {
 	CPUBusyPct   float64 `json:"cpu_busy_pct"`
 	CPUIdlePct   float64 `json:"cpu_idle_pct"`
 	CPUIOWaitPct float64 `json:"cpu_iowait_pct"`
+	// LoadGeneratorOnly: the database ran on another machine than
+	// oltplab. CPU and disk figures are then the load generator's (the
+	// machine oltplab ran on) and the database host was not measured;
+	// wait classes and average waits still come from the database itself.
+	LoadGeneratorOnly bool `json:"load_generator_only,omitempty"`
+	// DatabaseHost is the database's address when it is not on this
+	// machine.
+	DatabaseHost string `json:"database_host,omitempty"`
+	// Agent is the address of the `oltplab agent` that measured the CPU
+	// and disk figures on the database's host, when the database ran on
+	// another machine and one did.
+	Agent string `json:"agent,omitempty"`
 	// Data device (the one under the database's data directory; the
-	// busiest device when that is unknown).
+	// busiest device when that is unknown, and always the load
+	// generator's busiest device when LoadGeneratorOnly).
 	DataDevice        string  `json:"data_device,omitempty"`
 	DiskIOPS          float64 `json:"disk_iops"`
 	DiskReadIOPS      float64 `json:"disk_read_iops"`

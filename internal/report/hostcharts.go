@@ -34,6 +34,10 @@ func (v *view) cpuChart() chartSpec {
 		if !v.hasHost(pi) {
 			continue
 		}
+		if remote, addr := v.loadGeneratorOnly(pi); remote {
+			c.Note += " " + p.Name + ": the database ran on another machine (" + addr +
+				"), which was not measured; its curves are the load generator's CPU."
+		}
 		c.Series = append(c.Series,
 			seriesSpec{Label: p.Name + " idle", Color: color(pi), Role: "value",
 				Values: v.hostValues(pi, func(h *HostFigures) (float64, bool) { return h.CPUIdlePct, true })},
@@ -52,6 +56,10 @@ func (v *view) diskLatencyChart() chartSpec {
 	for pi, p := range v.profiles {
 		if !v.hasHost(pi) {
 			continue
+		}
+		if remote, addr := v.loadGeneratorOnly(pi); remote {
+			c.Note += " " + p.Name + ": the database ran on another machine (" + addr +
+				"), which was not measured; its curve is the load generator's busiest device."
 		}
 		// No I/O in a step leaves no latency: a gap, not a zero.
 		c.Series = append(c.Series,
@@ -226,21 +234,37 @@ func (v *view) seriesCharts() []chartSpec {
 				Values: col(positive(func(pt SeriesPoint) float64 { return pt.P99Millis }))},
 		}
 
-		cpu := base
-		cpu.ID, cpu.Title, cpu.YLabel = id+"-cpu", "CPU per second: "+of, "% of CPU time"
-		cpu.Series = []seriesSpec{
-			{Label: "CPU busy", Color: "#0072b2", Role: "value", Values: col(always(func(pt SeriesPoint) float64 { return pt.CPUBusyPct }))},
-			{Label: "CPU iowait", Color: "#d55e00", Role: "value", Dash: true, Values: col(always(func(pt SeriesPoint) float64 { return pt.CPUIOWaitPct }))},
-		}
-
-		disk := base
-		disk.ID, disk.Title, disk.YLabel, disk.Y2Label = id+"-disk", "Data disk per second: "+of, "IOPS", "latency ms"
-		disk.Series = []seriesSpec{
-			{Label: "IOPS", Color: "#0072b2", Role: "value", Values: col(always(func(pt SeriesPoint) float64 { return pt.DiskIOPS }))},
-			{Label: "latency (ms)", Color: "#d55e00", Role: "value", Dash: true, Scale: "y2",
-				Values: col(positive(func(pt SeriesPoint) float64 { return pt.DiskLatencyMillis }))},
-		}
+		cpu, disk := hostSecondCharts(base, id, of, pts)
 		all = append(all, tput, cpu, disk)
 	}
 	return drawable(all)
+}
+
+// hostSecondCharts are the per-second CPU (busy, iowait) and data-disk
+// (IOPS, latency) charts of pts, from the chart template base.
+func hostSecondCharts(base chartSpec, id, of string, pts []SeriesPoint) (cpu, disk chartSpec) {
+	col := func(pick func(SeriesPoint) float64, positiveOnly bool) []*float64 {
+		out := make([]*float64, len(pts))
+		for i, pt := range pts {
+			if f := pick(pt); !positiveOnly || f > 0 {
+				out[i] = num(f)
+			}
+		}
+		return out
+	}
+	cpu = base
+	cpu.ID, cpu.Title, cpu.YLabel = id+"-cpu", "CPU per second: "+of, "% of CPU time"
+	cpu.Series = []seriesSpec{
+		{Label: "CPU busy", Color: "#0072b2", Role: "value", Values: col(func(pt SeriesPoint) float64 { return pt.CPUBusyPct }, false)},
+		{Label: "CPU iowait", Color: "#d55e00", Role: "value", Dash: true, Values: col(func(pt SeriesPoint) float64 { return pt.CPUIOWaitPct }, false)},
+	}
+	disk = base
+	disk.ID, disk.Title, disk.YLabel, disk.Y2Label = id+"-disk", "Data disk per second: "+of, "IOPS", "latency ms"
+	disk.Series = []seriesSpec{
+		{Label: "IOPS", Color: "#0072b2", Role: "value", Values: col(func(pt SeriesPoint) float64 { return pt.DiskIOPS }, false)},
+		// A second without I/O has no latency: a gap, not a zero.
+		{Label: "latency (ms)", Color: "#d55e00", Role: "value", Dash: true, Scale: "y2",
+			Values: col(func(pt SeriesPoint) float64 { return pt.DiskLatencyMillis }, true)},
+	}
+	return cpu, disk
 }

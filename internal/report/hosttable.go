@@ -74,12 +74,27 @@ func (v *view) hostTable(pi int) table {
 	// a column.
 	deviceColumn := len(devices) > 1
 	note := "Averages over the complete repeats of each step. CPU: share of the host's CPU time. Disk: the data device"
+	if remote, addr := v.loadGeneratorOnly(pi); remote {
+		note = "The database ran on another machine (" + addr + "), which was not measured: CPU and disk figures are " +
+			"the load generator's, the machine oltplab ran on. Averages over the complete repeats of each step. " +
+			"CPU: share of the load generator's CPU time. Disk: its busiest device"
+	} else if agent, addr := v.agentMeasured(pi); agent != "" {
+		note = "The database ran on another machine (" + addr + "); its CPU and disk figures were measured there by " +
+			"oltplab agent at " + agent + ". Averages over the complete repeats of each step. CPU: share of the database " +
+			"host's CPU time. Disk: its data device"
+	}
 	if len(devices) == 1 {
 		note += " (" + slices.Collect(maps.Keys(devices))[0] + ")"
 	}
-	note += "; latency p99 is the " + diskP99Note + "; no figures (—) when the data is on no block device (tmpfs). Wait classes: share of sampled database session time, top three. " +
-		"Average waits: wait times the engine measures itself."
-	t := table{ID: fmt.Sprintf("host-%d", pi), Title: "Host and database: " + p.Name, Note: note,
+	note += "; latency p99 is the " + diskP99Note + "; no figures (—) when the data is on no block device (tmpfs). Wait classes (from the database itself): share of sampled database " +
+		"session time, top three. Average waits: wait times the engine measures itself."
+	title := "Host and database: " + p.Name
+	if remote, _ := v.loadGeneratorOnly(pi); remote {
+		title = "Load generator (database host not measured) and database: " + p.Name
+	} else if agent, _ := v.agentMeasured(pi); agent != "" {
+		title = "Database host (oltplab agent at " + agent + ") and database: " + p.Name
+	}
+	t := table{ID: fmt.Sprintf("host-%d", pi), Title: title, Note: note,
 		Header: []string{"VUs", "CPU busy", "CPU idle", "CPU iowait"},
 		Right:  []bool{true, true, true, true}}
 	if deviceColumn {
@@ -132,4 +147,26 @@ func (v *view) hostTable(pi int) table {
 		t.Rows = append(t.Rows, row{Cells: cells})
 	}
 	return t
+}
+
+// loadGeneratorOnly reports whether profile pi's host figures are the
+// load generator's because the database ran elsewhere, and where.
+func (v *view) loadGeneratorOnly(pi int) (bool, string) {
+	for _, s := range v.profiles[pi].Steps {
+		if s.Host != nil && s.Host.LoadGeneratorOnly {
+			return true, s.Host.DatabaseHost
+		}
+	}
+	return false, ""
+}
+
+// agentMeasured returns the agent that measured profile pi's database
+// host, and the database's address; "" when none did.
+func (v *view) agentMeasured(pi int) (agent, addr string) {
+	for _, s := range v.profiles[pi].Steps {
+		if s.Host != nil && s.Host.Agent != "" {
+			return s.Host.Agent, s.Host.DatabaseHost
+		}
+	}
+	return "", ""
 }

@@ -31,7 +31,8 @@ var pageTemplate = template.Must(template.New("report").Parse(reportTemplate))
 
 // htmlPage is the data of report.html.tmpl.
 type htmlPage struct {
-	Title, Generated, Version, UPlotVersion, HighCV, DiskP99Note string
+	Title, Generated, Version, UPlotVersion, HighCV, DiskP99Note, KneeRule string
+	MinRepeats                                                             int
 	// Lead is the sentence under the title.
 	Lead string
 
@@ -61,7 +62,9 @@ type htmlSection struct {
 	// without samplers), SeriesCharts the per-second series of chosen
 	// runs.
 	Charts, HostCharts, SeriesCharts []chartSpec
-	Rest                             []table
+	// MonitorCharts are the per-second series of monitor results.
+	MonitorCharts []chartSpec
+	Rest          []table
 }
 
 // HTML writes the report as one self-contained HTML page: the tables of
@@ -82,6 +85,8 @@ func HTML(w io.Writer, in Input) error {
 		UPlotVersion: uPlotVersion,
 		HighCV:       formatPercent(profile.DefaultHighVariationCV),
 		DiskP99Note:  diskP99Note,
+		KneeRule:     profile.Rule,
+		MinRepeats:   profile.MinRepeats,
 		UPlotJS:      template.JS(uPlotJS),
 		JS:           template.JS(reportJS),
 		UPlotCSS:     template.CSS(uPlotCSS),
@@ -106,7 +111,7 @@ func HTML(w io.Writer, in Input) error {
 		page.Sections = []htmlSection{profileSection(v, "", "", "", false)}
 	}
 	for _, sec := range page.Sections {
-		page.AllCharts = slices.Concat(page.AllCharts, sec.Charts, sec.HostCharts, sec.SeriesCharts)
+		page.AllCharts = slices.Concat(page.AllCharts, sec.Charts, sec.HostCharts, sec.SeriesCharts, sec.MonitorCharts)
 		page.HasHost = page.HasHost || len(sec.HostCharts) > 0
 	}
 	if page.AllCharts == nil {
@@ -128,6 +133,12 @@ func profilesLead(v *view) string {
 	if n > 1 {
 		s += "; ratios are taken against the first, " + v.profiles[0].Name
 	}
+	if m := len(v.monitors); m > 0 {
+		s += fmt.Sprintf("; %d monitor result", m)
+		if m != 1 {
+			s += "s"
+		}
+	}
 	return s + "."
 }
 
@@ -137,15 +148,18 @@ func profilesLead(v *view) string {
 // what differs).
 func profileSection(v *view, prefix, title, note string, sub bool) htmlSection {
 	sec := htmlSection{ID: prefix, Title: title, Note: note, Sub: sub,
-		Charts: v.charts(), HostCharts: v.hostCharts(), SeriesCharts: v.seriesCharts()}
+		Charts: v.charts(), HostCharts: v.hostCharts(), SeriesCharts: v.seriesCharts(), MonitorCharts: v.monitorCharts()}
 	tables := v.tables()
 	if sub {
 		tables = slices.DeleteFunc(tables, func(t table) bool { return t.ID == "context" })
 	}
-	split := min(2, len(tables))
+	split := 0 // a report of monitors alone has no profile tables to lead with
+	if len(v.profiles) > 0 {
+		split = min(2, len(tables))
+	}
 	sec.Top, sec.Rest = tables[:split], tables[split:]
 	if prefix != "" {
-		for _, cs := range [][]chartSpec{sec.Charts, sec.HostCharts, sec.SeriesCharts} {
+		for _, cs := range [][]chartSpec{sec.Charts, sec.HostCharts, sec.SeriesCharts, sec.MonitorCharts} {
 			for i := range cs {
 				cs[i].ID = prefix + cs[i].ID
 				if cs[i].Sync != "" {
@@ -179,6 +193,9 @@ func (c cell) Class(right bool) string {
 	}
 	if c.Dim {
 		add("ns")
+	}
+	if c.Bad {
+		add("bad")
 	}
 	return s
 }

@@ -15,6 +15,8 @@ type Input struct {
 	// report, shown in the footer.
 	Version  string    `json:"version"`
 	Profiles []Profile `json:"profiles"`
+	// Monitors are monitor results shown beside (or instead of) profiles.
+	Monitors []Monitor `json:"monitors,omitempty"`
 	// Experiment, when set, makes this an experiment's report: its
 	// targets and schedule, then one section per step of its plan, then
 	// what differs between its targets. Profiles is then unused.
@@ -131,6 +133,14 @@ type Repeat struct {
 	// Partial marks a run that did not complete its timed window (it was
 	// interrupted or failed); it is shown but not summarised.
 	Partial bool `json:"partial"`
+	// Suspect marks a run whose database figures disagreed with the
+	// driver's own counts (Reasons says how). It is shown, in red, but not
+	// summarised, so it takes no part in peaks and verdicts, unless the
+	// step was made with NewStepWith(..., true).
+	Suspect bool     `json:"suspect,omitempty"`
+	Reasons []string `json:"suspect_reasons,omitempty"`
+	// Counted marks a suspect repeat the caller chose to summarise.
+	Counted bool `json:"counted,omitempty"`
 }
 
 // LatencyFigures are the latency percentiles of one transaction kind.
@@ -139,13 +149,23 @@ type LatencyFigures struct {
 	P99Millis float64 `json:"p99_ms"`
 }
 
-// NewStep summarises the complete (non-partial) repeats of one step:
-// NOPM, TPM and TPM per virtual user, each with profile.Summarize.
+// NewStep summarises the complete (non-partial) repeats of one step that
+// are not suspect: NOPM, TPM and TPM per virtual user, each with
+// profile.Summarize.
 func NewStep(vus int, repeats []Repeat, latency map[string]LatencyFigures) Step {
+	return NewStepWith(vus, repeats, latency, false)
+}
+
+// NewStepWith is NewStep that also summarises the suspect repeats when
+// countSuspect is set (marking them Counted).
+func NewStepWith(vus int, repeats []Repeat, latency map[string]LatencyFigures, countSuspect bool) Step {
 	var nopm, tpm, perVU []float64
-	for _, r := range repeats {
-		if r.Partial {
+	for i, r := range repeats {
+		if r.Partial || r.Suspect && !countSuspect {
 			continue
+		}
+		if r.Suspect {
+			repeats[i].Counted = true
 		}
 		nopm = append(nopm, r.NOPM)
 		tpm = append(tpm, r.TPM)
@@ -172,4 +192,25 @@ func (p Profile) StepFigures(latencyKind string) []profile.StepFigures {
 		out[i] = profile.StepFigures{VUs: s.VUs, NOPM: s.NOPM, TPM: s.TPM, P99Millis: s.Latency[latencyKind].P99Millis}
 	}
 	return out
+}
+
+// Monitor is one stored monitor result (`oltplab monitor`): the host, and
+// the database when a target was given, sampled while something else made
+// the load. It has no steps and no throughput.
+type Monitor struct {
+	RunID int64  `json:"run_id"`
+	Label string `json:"label"`
+	// Target is the redacted target; empty when only the host was sampled.
+	Target  string    `json:"target,omitempty"`
+	Started time.Time `json:"started"`
+	Seconds float64   `json:"seconds"`
+	// Partial: the monitor was stopped before its duration.
+	Partial bool `json:"partial"`
+	// Figures are the averages over the whole monitor.
+	Figures *HostFigures `json:"figures,omitempty"`
+	// Points is the per-second series (CPU and the data or busiest disk;
+	// the throughput fields stay 0).
+	Points []SeriesPoint `json:"points,omitempty"`
+	// Context is the monitor's context flattened to key/value.
+	Context map[string]string `json:"context,omitempty"`
 }

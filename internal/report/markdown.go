@@ -80,7 +80,7 @@ func writeMarkdownTable(w *bufio.Writer, t table) {
 		w.WriteString("|")
 		for i, c := range r.Cells {
 			text := mdEscape(c.Text)
-			if i == 0 && r.Diff || c.Warn && text != "" {
+			if i == 0 && r.Diff || (c.Warn || c.Bad) && text != "" {
 				text = "**" + text + "**"
 			}
 			fmt.Fprintf(w, " %s |", text)

@@ -21,10 +21,21 @@ func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
 			continue
 		}
 		n++
-		h.CPUBusyPct += m.CPU.BusyPct
-		h.CPUIdlePct += m.CPU.IdlePct
-		h.CPUIOWaitPct += m.CPU.IOWaitPct
-		if d := dataDevice(m); d != nil {
+		// The database's host: measured here, by its agent, or not at all
+		// (then the figures are the load generator's).
+		hs := &m.StepSummary
+		localNoDevice := m.Dirs["data"] != "" // the data directory is local: no busiest-device guess
+		switch {
+		case m.DatabaseHost != nil:
+			hs, h.Agent, h.DatabaseHost = m.DatabaseHost, m.Agent, m.DatabaseAddress
+			localNoDevice = false
+		case m.HostRole != "" && !m.DatabaseHostMeasured:
+			h.LoadGeneratorOnly, h.DatabaseHost = true, m.DatabaseAddress
+		}
+		h.CPUBusyPct += hs.CPU.BusyPct
+		h.CPUIdlePct += hs.CPU.IdlePct
+		h.CPUIOWaitPct += hs.CPU.IOWaitPct
+		if d := dataDevice(hs.Devices, localNoDevice); d != nil {
 			h.DataDevice = d.Device
 			h.DiskIOPS += d.ReadIOPS + d.WriteIOPS
 			h.DiskReadIOPS += d.ReadIOPS
@@ -77,10 +88,9 @@ func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
 
 // dataDevice is the device under the database's data directory, or the
 // busiest one when that is unknown (a remote server); nil when the data
-// directory is local but on no block device (tmpfs): then no device's
-// I/O is the database's.
-func dataDevice(m *scenario.MonitorSummary) *sampler.DeviceSummary {
-	ds := m.Devices
+// directory is local but on no block device (tmpfs, localDataDir): then
+// no device's I/O is the database's.
+func dataDevice(ds []sampler.DeviceSummary, localDataDir bool) *sampler.DeviceSummary {
 	var best *sampler.DeviceSummary
 	for i := range ds {
 		d := &ds[i]
@@ -93,15 +103,16 @@ func dataDevice(m *scenario.MonitorSummary) *sampler.DeviceSummary {
 			best = d
 		}
 	}
-	if m.Dirs["data"] != "" {
+	if localDataDir {
 		return nil
 	}
 	return best
 }
 
 // stepSeries reads the per-second series of one run: the workload's own
-// figures with the host's CPU and data-device figures on the same axis.
-func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev string) (*report.StepSeries, error) {
+// figures with the CPU and data-device figures of host (store.SourceHost,
+// or store.SourceDBHost for the database host's agent) on the same axis.
+func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev string, host store.Source) (*report.StepSeries, error) {
 	samples, err := st.Samples(ctx, runID, store.SampleFilter{})
 	if err != nil {
 		return nil, storeErr(fmt.Sprintf("read the samples of run %d", runID), err)
@@ -130,15 +141,15 @@ func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev 
 			point(s.TMillis).NOPM = s.Value
 		case s.Source == store.SourceWorkload && s.Metric == "p99_ms":
 			point(s.TMillis).P99Millis = s.Value
-		case s.Source == store.SourceHost && s.Metric == "cpu_busy_pct":
+		case s.Source == host && s.Metric == "cpu_busy_pct":
 			point(s.TMillis).CPUBusyPct = s.Value
-		case s.Source == store.SourceHost && s.Metric == "cpu_iowait_pct":
+		case s.Source == host && s.Metric == "cpu_iowait_pct":
 			point(s.TMillis).CPUIOWaitPct = s.Value
-		case s.Source == store.SourceHost && s.Device == dev && s.Metric == "disk_read_iops":
+		case s.Source == host && s.Device == dev && s.Metric == "disk_read_iops":
 			point(s.TMillis).DiskIOPS += s.Value
-		case s.Source == store.SourceHost && s.Device == dev && s.Metric == "disk_write_iops":
+		case s.Source == host && s.Device == dev && s.Metric == "disk_write_iops":
 			point(s.TMillis).DiskIOPS += s.Value
-		case s.Source == store.SourceHost && s.Device == dev && s.Metric == "disk_latency_ms":
+		case s.Source == host && s.Device == dev && s.Metric == "disk_latency_ms":
 			point(s.TMillis).DiskLatencyMillis = s.Value
 		}
 	}
@@ -151,4 +162,13 @@ func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev 
 	}
 	sort.Slice(out.Points, func(i, j int) bool { return out.Points[i].TSeconds < out.Points[j].TSeconds })
 	return out, nil
+}
+
+// seriesSource is the source of the host series behind h: the database
+// host's agent when it measured, else this machine.
+func seriesSource(h *report.HostFigures) store.Source {
+	if h != nil && h.Agent != "" {
+		return store.SourceDBHost
+	}
+	return store.SourceHost
 }

@@ -17,20 +17,21 @@ import (
 // LoadProfile reads the profile a user named (a label or an id) and turns
 // it into the report model (see Profile). A name no profile has gives a
 // *RefError.
-func LoadProfile(ctx context.Context, st *store.Store, ref string) (report.Profile, error) {
+func LoadProfile(ctx context.Context, st *store.Store, ref string, includeSuspect bool) (report.Profile, error) {
 	p, err := st.ProfileByLabelOrID(ctx, ref)
 	if err != nil {
 		return report.Profile{}, &RefError{What: "profile", Ref: ref, Err: err}
 	}
-	return Profile(ctx, st, p)
+	return Profile(ctx, st, p, includeSuspect)
 }
 
 // Profile reads one profile's counting runs (superseded runs are left
 // out) and turns them into the report model: per step, the repeats, their
 // statistics and the latency percentiles of the exactly merged histograms
 // of the repeats, the host figures, the verdict and the per-second series
-// of the peak step.
-func Profile(ctx context.Context, st *store.Store, p store.Profile) (report.Profile, error) {
+// of the peak step. Suspect runs are shown but left out of the
+// statistics, peaks and verdicts unless includeSuspect is set.
+func Profile(ctx context.Context, st *store.Store, p store.Profile, includeSuspect bool) (report.Profile, error) {
 	runs, err := st.ListRuns(ctx, store.RunFilter{Kind: store.KindRun, ProfileID: p.ID, Counting: true})
 	if err != nil {
 		return report.Profile{}, storeErr(fmt.Sprintf("read the runs of profile %d", p.ID), err)
@@ -65,10 +66,11 @@ func Profile(ctx context.Context, st *store.Store, p store.Profile) (report.Prof
 			s = &stepRuns{vus: r.VUs, step: r.Step}
 			bySteps[r.Step] = s
 		}
+		suspect := r.Status == store.StatusSuspect
 		s.repeats = append(s.repeats, report.Repeat{RunID: r.ID, NOPM: res.NOPM, TPM: res.TPM,
-			Partial: res.Partial || r.Status != store.StatusOK})
+			Partial: res.Partial || (r.Status != store.StatusOK && !suspect), Suspect: suspect, Reasons: res.Suspect})
 		s.ids = append(s.ids, r.ID)
-		if !res.Partial && r.Status == store.StatusOK {
+		if !res.Partial && (r.Status == store.StatusOK || suspect && includeSuspect) {
 			s.monitors = append(s.monitors, sum.Monitor)
 		}
 	}
@@ -92,7 +94,7 @@ func Profile(ctx context.Context, st *store.Store, p store.Profile) (report.Prof
 				}
 			}
 		}
-		step := report.NewStep(s.vus, s.repeats, lat)
+		step := report.NewStepWith(s.vus, s.repeats, lat, includeSuspect)
 		step.Host = hostFigures(s.monitors)
 		out.Steps = append(out.Steps, step)
 	}
@@ -104,10 +106,10 @@ func Profile(ctx context.Context, st *store.Store, p store.Profile) (report.Prof
 			continue
 		}
 		for _, r := range s.repeats {
-			if r.Partial {
+			if r.Partial || r.Suspect && !includeSuspect {
 				continue
 			}
-			series, err := stepSeries(ctx, st, r.RunID, st0.VUs, st0.Host.DataDevice)
+			series, err := stepSeries(ctx, st, r.RunID, st0.VUs, st0.Host.DataDevice, seriesSource(st0.Host))
 			if err != nil {
 				return report.Profile{}, err
 			}
@@ -121,13 +123,13 @@ func Profile(ctx context.Context, st *store.Store, p store.Profile) (report.Prof
 
 // LoadProfiles loads every reference, for compare, report and export.
 // Naming none, or a profile without a measured run, gives a *RefError.
-func LoadProfiles(ctx context.Context, st *store.Store, refs []string) ([]report.Profile, error) {
+func LoadProfiles(ctx context.Context, st *store.Store, refs []string, includeSuspect bool) ([]report.Profile, error) {
 	if len(refs) == 0 {
 		return nil, &RefError{What: "profile", Err: errors.New("name at least one profile (a --label or a profile id; see `oltplab results list`)")}
 	}
 	var ps []report.Profile
 	for _, ref := range refs {
-		p, err := LoadProfile(ctx, st, ref)
+		p, err := LoadProfile(ctx, st, ref, includeSuspect)
 		if err != nil {
 			return nil, err
 		}

@@ -11,19 +11,24 @@
 // "sampler_cpu_pct" (percent of one core), so its overhead is shown with
 // every result.
 //
-// It may import internal/sysstat, internal/dialect and internal/store (for
-// the Sample type only); it must not import internal/cli, internal/driver or
-// a dialect package.
+// With an `oltplab agent` on the database's host (Options.Agent) it also
+// records that host's samples, with source db_host.
+//
+// It may import internal/sysstat, internal/agent, internal/dialect and
+// internal/store (for the Sample type only); it must not import
+// internal/cli, internal/driver or a dialect package.
 package sampler
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"runtime"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/agent"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/sysstat"
@@ -51,6 +56,12 @@ type Options struct {
 	// and own_write_mbps, so that a shared device's I/O can be told from
 	// the database's.
 	OwnIO IOProbe
+	// Agent is the HOST:PORT of an `oltplab agent` on the database's
+	// host, when that is another machine: its samples are recorded with
+	// source db_host. AgentDirs names directories of that host by role
+	// ("data" -> the database's data directory) to mark their devices.
+	Agent     string
+	AgentDirs map[string]string
 	// Root is the root of /proc (tests use a captured tree); "" is "/".
 	Root string
 	// Logger receives warnings; nil is slog.Default().
@@ -81,6 +92,15 @@ type Result struct {
 	WallSeconds       float64  `json:"wall_seconds"`
 	SamplerCPUPct     float64  `json:"sampler_cpu_pct"`
 	Warnings          []string `json:"warnings,omitempty"`
+	// DBStatements counts the statements the wait probe ran on the target
+	// database (each a transaction of its own in the server's counters),
+	// so that a cross-check of those counters can allow for them.
+	DBStatements int64 `json:"db_statements"`
+	// AgentRoles maps the database host's devices to roles, as its agent
+	// reported them; AgentHost describes that host. Both empty without an
+	// agent.
+	AgentRoles map[string][]string `json:"agent_roles,omitempty"`
+	AgentHost  *sysstat.Host       `json:"agent_host,omitempty"`
 }
 
 // Sampler runs until Stop.
@@ -99,6 +119,9 @@ type Sampler struct {
 	cpuInterval time.Duration // since the last sampler_cpu_pct sample
 	source      string
 	roles       map[string][]string
+	statements  int64 // run by the wait probe on the database
+	agentRoles  map[string][]string
+	agentHost   *sysstat.Host
 }
 
 // timed is a sample before its time is made relative to Start.
@@ -150,7 +173,55 @@ func Start(ctx context.Context, opts Options) *Sampler {
 		s.wg.Add(1)
 		go s.dbLoop(ctx, ws)
 	}
+	if opts.Agent != "" {
+		s.wg.Add(1)
+		go s.agentLoop(ctx)
+	}
 	return s
+}
+
+// agentLoop records the samples the database host's agent streams, at the
+// time they arrive (the two hosts' clocks need not agree), until ctx ends.
+func (s *Sampler) agentLoop(ctx context.Context) {
+	defer s.wg.Done()
+	st, err := agent.Open(ctx, s.opts.Agent, s.opts.Interval, s.opts.AgentDirs)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.warn("database host agent", err)
+		}
+		return
+	}
+	stop := context.AfterFunc(ctx, func() { _ = st.Close() })
+	defer stop()
+	defer st.Close()
+	now := time.Now()
+	host := st.Hello.Host
+	s.mu.Lock()
+	s.agentRoles, s.agentHost = st.Hello.Roles, &host
+	s.mu.Unlock()
+	for _, w := range st.Hello.Warnings {
+		s.warn("database host agent", errors.New(w))
+	}
+	for dev, rs := range st.Hello.Roles {
+		for _, r := range rs {
+			s.add(now, store.SourceDBHost, "disk_role_"+r, dev, 1)
+		}
+	}
+	for {
+		b, err := st.Next()
+		if err != nil {
+			if ctx.Err() == nil {
+				s.warn("database host agent stream", err)
+			}
+			return
+		}
+		at := time.Now()
+		batch := make([]timed, len(b.Samples))
+		for i, x := range b.Samples {
+			batch[i] = timed{at: at, s: store.Sample{Source: store.SourceDBHost, Metric: x.Metric, Device: x.Device, Value: x.Value}}
+		}
+		s.addBatch(batch)
+	}
 }
 
 // SetStart moves t = 0 of the samples (e.g. to the driver's window start,
@@ -177,6 +248,9 @@ func (s *Sampler) Stop() Result {
 		SamplerCPUSeconds: s.cpu.Seconds(),
 		WallSeconds:       wall.Seconds(),
 		Warnings:          s.warnings,
+		DBStatements:      s.statements,
+		AgentRoles:        s.agentRoles,
+		AgentHost:         s.agentHost,
 	}
 	if wall > 0 {
 		r.SamplerCPUPct = 100 * s.cpu.Seconds() / wall.Seconds()
@@ -199,6 +273,13 @@ func (s *Sampler) add(at time.Time, src store.Source, metric, device string, v f
 func (s *Sampler) addBatch(b []timed) {
 	s.mu.Lock()
 	s.samples = append(s.samples, b...)
+	s.mu.Unlock()
+}
+
+// countStatements records n statements run on the database.
+func (s *Sampler) countStatements(n int64) {
+	s.mu.Lock()
+	s.statements += n
 	s.mu.Unlock()
 }
 

@@ -182,7 +182,7 @@ func (e *Env) CPU(ctx context.Context, db dialect.Database, tg dialect.Target, o
 		sum.Client.Runs = append(sum.Client.Runs, run)
 		e.note("  client: %.3f s, %s rounds/s", run.Seconds, formatRate(run.Rate))
 	}
-	m, samples := StopSampling(s, time.Since(t0))
+	m, samples := StopSampling(s, time.Since(t0), rc.Placement)
 	sum.Monitor = m
 	sum.Interrupted = ctx.Err() != nil
 	sum.Client.Rate, sum.Client.CPURate = rateSpread(sum.Client.Runs)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"strings"
 
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/load"
@@ -33,6 +35,15 @@ type Env struct {
 	// managed instance's cgroup counters): sampled with the host, so that
 	// a shared device's I/O can be told from the database's.
 	OwnIO sampler.IOProbe
+	// IsLocalAddress tells whether an address is this machine's (see
+	// Place); nil tests loopback and the interfaces' addresses.
+	IsLocalAddress func(net.IP) bool
+	// FreeBytes reads the free space of a directory's file system; nil is
+	// sysstat.FreeBytes.
+	FreeBytes func(dir string) (int64, error)
+	// Agent is the HOST:PORT of an `oltplab agent` on the database's
+	// host: measurements then record that host's metrics too.
+	Agent string
 }
 
 // ExperimentContext places a measurement in an experiment.
@@ -128,6 +139,48 @@ func (e *RunError) Error() string {
 	return fmt.Sprintf("run: %v (what was measured is stored as run %d, marked %s)", e.Err, e.RunID, e.Status)
 }
 func (e *RunError) Unwrap() error { return e.Err }
+
+// SuspectError is a profile whose every run was measured and stored, but
+// some of whose figures cannot be trusted: the database's counters
+// disagreed with the driver's own counts (driver.Result.CheckCounters).
+// Those runs are stored with status suspect and their reasons.
+type SuspectError struct {
+	Runs  []SuspectRun
+	Total int // runs of the profile
+}
+
+// SuspectRun is one suspect run and why.
+type SuspectRun struct {
+	RunID   int64
+	VUs     int
+	Reasons []string
+}
+
+func (e *SuspectError) Error() string {
+	if len(e.Runs) == 0 {
+		return "no suspect run"
+	}
+	r := e.Runs[0]
+	msg := fmt.Sprintf("%d of %d run(s) suspect, stored marked suspect and left out of peaks and verdicts: run %d (%d VUs): %s",
+		len(e.Runs), e.Total, r.RunID, r.VUs, strings.Join(r.Reasons, "; "))
+	if len(e.Runs) > 1 {
+		msg += fmt.Sprintf(" (and %d more; see `oltplab results list`)", len(e.Runs)-1)
+	}
+	return msg
+}
+
+// SpaceError is a copy a scenario must make that the free space cannot
+// hold; nothing was copied.
+type SpaceError struct {
+	What       string // "the baseline copy --reset-between keeps"
+	Need, Free int64  // bytes
+	Where      string // the directory whose file system was checked
+}
+
+func (e *SpaceError) Error() string {
+	return fmt.Sprintf("not enough free space for %s: it needs %s with headroom, %s are free in %s",
+		e.What, formatBytes(e.Need), formatBytes(e.Free), e.Where)
+}
 
 // UnsupportedError is a requested ability the target's dialect lacks
 // (e.g. a checkpoint before each step on a dialect that cannot checkpoint).

@@ -43,7 +43,7 @@ func (e *Env) Monitor(ctx context.Context, db dialect.Database, tg dialect.Targe
 	case <-timer.C:
 	}
 	timer.Stop()
-	m, samples := StopSampling(s, time.Since(start))
+	m, samples := StopSampling(s, time.Since(start), rc.Placement)
 	fctx := context.WithoutCancel(ctx)
 	out := MonitorOutcome{RunID: id, Status: store.StatusOK, Summary: m, Samples: len(samples)}
 	if ctx.Err() != nil {

@@ -30,6 +30,10 @@ type ProfileOptions struct {
 	// Checkpoint writes dirty pages and log before each step; Reset
 	// returns the database to its post-build state before each step.
 	Checkpoint, Reset bool
+	// TerminateSessions lets Reset end the database user's other sessions
+	// when its method needs the database to itself; without it none is
+	// ended and a reset fails naming them.
+	TerminateSessions bool
 	// Driver is the template of every run; VUs is set per step and Seed
 	// is the base of each run's seed.
 	Driver driver.Options
@@ -52,6 +56,9 @@ type ProfileOutcome struct {
 	Partial bool
 	// Measured reports whether at least one run returned a result.
 	Measured bool
+	// Suspect lists the runs whose database figures disagreed with the
+	// driver's own counts (stored with status suspect).
+	Suspect []SuspectRun
 }
 
 // Profile runs every step and repeat of o on db as one stored profile. A
@@ -67,20 +74,22 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		// The dialect (SQLite) or this build has no stored procedures.
 		o.Driver.Style = dialect.StyleClientSQL
 	}
-	h, err := newHygiene(ctx, db, tg, meta, o.Checkpoint, o.Reset, o.Continue != 0)
+	rc := e.GatherContext(ctx, db, tg, &meta)
+	h, err := e.newHygiene(ctx, db, tg, meta, hygieneOptions{checkpoint: o.Checkpoint, reset: o.Reset,
+		endSessions: o.TerminateSessions, dataDir: LocalDataDir(tg, rc.Placement, rc.Database.Settings),
+		resuming: o.Continue != 0})
 	if err != nil {
 		return ProfileOutcome{}, err
 	}
-	rc := e.GatherContext(ctx, db, tg, &meta)
 	d := o.Driver
 	params := map[string]any{
-		"checkpoint_before": o.Checkpoint, "reset_between": o.Reset,
+		"checkpoint_before": o.Checkpoint, "reset_between": o.Reset, "terminate_sessions": o.TerminateSessions,
 		"vus": o.Steps, "vus_spec": o.VUsSpec, "repeat": o.Repeat, "interleave": o.Interleave,
 		"rampup_seconds": d.Rampup.Seconds(), "duration_seconds": d.Duration.Seconds(),
 		"grace_seconds": d.Grace.Seconds(), "seed": d.Seed, "style": d.Style.String(),
 		"all_warehouses": d.AllWarehouses, "max_retries": d.MaxRetries,
 		"warehouses": meta.Warehouses, "dialect": db.Name(), "target": tg.String(),
-		"mode": Mode,
+		"mode": Mode, "deck": tpcc.DeckDescription(),
 	}
 	pid, done, err := e.startProfile(ctx, o, params, rc)
 	if err != nil {
@@ -96,6 +105,7 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 	slots := profile.Order(len(o.Steps), o.Repeat, o.Interleave)
 	var runErr error
 	measured := 0 // runs started by this call
+	var suspect SuspectError
 	for i, slot := range slots {
 		if done[slot] {
 			continue
@@ -122,6 +132,9 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 			if res.Partial {
 				out.Partial = true
 			}
+			if res.IsSuspect() {
+				suspect.Runs = append(suspect.Runs, SuspectRun{RunID: id, VUs: rd.VUs, Reasons: res.Suspect})
+			}
 		}
 		if err != nil || ctx.Err() != nil {
 			runErr = err
@@ -138,7 +151,10 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		status = store.StatusFailed
 	case runErr != nil || out.Partial || ctx.Err() != nil:
 		status = store.StatusPartial
+	case len(suspect.Runs) > 0:
+		status = store.StatusSuspect
 	}
+	out.Suspect = suspect.Runs
 	if err := e.Store.FinishProfile(fctx, pid, status); err != nil {
 		return out, errors.Join(runErr, storeErr("record the profile result", err))
 	}
@@ -148,6 +164,10 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 	if err := ctx.Err(); err != nil {
 		out.Partial = true
 		return out, err
+	}
+	if len(suspect.Runs) > 0 {
+		suspect.Total = len(out.Runs)
+		return out, &suspect
 	}
 	return out, nil
 }
@@ -173,7 +193,7 @@ func (e *Env) startProfile(ctx context.Context, o ProfileOptions, params map[str
 	done := map[profile.Slot]bool{}
 	for _, r := range runs {
 		slot := profile.Slot{Step: r.Step - 1, Repeat: r.Repeat - 1}
-		if r.Status == store.StatusOK && len(r.Summary) > 0 && !done[slot] {
+		if (r.Status == store.StatusOK || r.Status == store.StatusSuspect) && len(r.Summary) > 0 && !done[slot] {
 			done[slot] = true
 			continue
 		}
@@ -221,8 +241,11 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 		// Host and database samples share the driver's time axis: t = 0 is
 		// the start of the measured window.
 		smp.SetStart(res.Window.Start)
-		m, samples := StopSampling(smp, time.Duration(res.Window.Seconds*float64(time.Second)))
+		m, samples := StopSampling(smp, time.Duration(res.Window.Seconds*float64(time.Second)), rc.Placement)
 		mon, hostSamples = &m, samples
+		// The database's figures must agree with the driver's own counts,
+		// allowing for what the samplers ran on the database meanwhile.
+		res.CheckCounters(m.SamplerDBStatements)
 	} else {
 		smp.Stop()
 	}
@@ -233,6 +256,10 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 	switch {
 	case rerr != nil && res == nil:
 		status = store.StatusFailed
+	case res != nil && res.IsSuspect():
+		// Wrong figures outrank an incomplete window: neither is usable,
+		// and this one would otherwise look like a measurement.
+		status = store.StatusSuspect
 	case rerr != nil || (res != nil && res.Partial):
 		status = store.StatusPartial
 	}

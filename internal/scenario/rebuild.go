@@ -184,7 +184,7 @@ func (e *Env) Rebuild(ctx context.Context, db dialect.Database, tg dialect.Targe
 	rc := e.GatherContext(ctx, db, tg, &meta)
 	dir := o.DataDir
 	if dir == "" {
-		dir = LocalDataDir(tg, rc.Database.Settings)
+		dir = LocalDataDir(tg, rc.Placement, rc.Database.Settings)
 	}
 	params := map[string]any{"table": table.String(), "all_indexes": o.AllIndexes, "cold": o.Cold, "repeat": o.Repeat,
 		"managed": o.Server != nil, "warehouses": meta.Warehouses}
@@ -215,7 +215,7 @@ func (e *Env) Rebuild(ctx context.Context, db dialect.Database, tg dialect.Targe
 	r := rebuilder{env: e, db: db, o: o, cpu: cpu, t0: t0, sum: &sum}
 	runErr := r.run(ctx)
 	r.close()
-	m, samples := StopSampling(s, time.Since(t0))
+	m, samples := StopSampling(s, time.Since(t0), rc.Placement)
 	for i := range sum.Phases {
 		w := sum.Phases[i].Window
 		sum.Phases[i].Host = sampler.Summarize(samples, time.Duration(w.FromMillis)*time.Millisecond, time.Duration(w.ToMillis)*time.Millisecond)

@@ -86,7 +86,7 @@ func (e *Env) Storage(ctx context.Context, b *fio.Bench, label string) (StorageO
 			e.note("[%d/%d] %s: %s", i+1, n, p.Profile, p.Description)
 		},
 	})
-	m, samples := StopSampling(s, time.Since(t0))
+	m, samples := StopSampling(s, time.Since(t0), rc.Placement)
 
 	sum := StorageSummary{FioVersion: plan.FioVersion, Dir: plan.Dir, FileSizeBytes: plan.FileSizeBytes, SizeFrom: plan.SizeFrom,
 		DirectIO: plan.DirectIO, Notes: plan.Notes, Interrupted: res.Interrupted, Monitor: m}

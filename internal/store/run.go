@@ -41,12 +41,16 @@ const (
 	StatusOK      Status = "ok"
 	StatusPartial Status = "partial" // finished, but some of it failed or was cut short
 	StatusFailed  Status = "failed"
+	// StatusSuspect: finished, but its figures disagree with themselves
+	// (the database's counters against the driver's own counts); stored
+	// with the reason, left out of peaks and verdicts unless asked for.
+	StatusSuspect Status = "suspect"
 )
 
 // Valid reports whether s is a status this store knows.
 func (s Status) Valid() bool {
 	switch s {
-	case StatusRunning, StatusOK, StatusPartial, StatusFailed:
+	case StatusRunning, StatusOK, StatusPartial, StatusFailed, StatusSuspect:
 		return true
 	}
 	return false
