@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"text/tabwriter"
 
 	"github.com/oltplab/oltplab/internal/dialect"
@@ -18,8 +19,10 @@ inside the database server (PL/pgSQL on PostgreSQL, a stored procedure on
 MariaDB/MySQL, a recursive CTE on SQLite), timed by the server's own clock so
 the network does not count, and the same loop in oltplab on this host; each
 repeat runs both. It reports rounds per second with their spread, and for the
-client also per CPU second of its thread, which a busy host does not lower.
-Compare the rates across hosts and processor generations of the same engine.
+client also per CPU second of its thread, which a busy host does not lower (in
+an experiment's cpu step on a managed instance, the server's loop too, per CPU
+second of the server's processes). Compare the rates across hosts and
+processor generations of the same engine.
 
 The result is stored (kind cpu); later results measured on this host carry
 the newest calibration in their context. Without --target only the client
@@ -89,6 +92,16 @@ func (a *app) cpu(ctx context.Context, st *store.Store, db dialect.Database, tg 
 // repeats.
 func (a *app) printCPU(r scenario.CPUOutcome, tg dialect.Target, storePath string) {
 	w := a.out()
+	printCPULoops(w, r.CPUSummary, tg.String())
+	if c := r.Monitor.CPU; r.Monitor.Seconds > 0 {
+		fmt.Fprintf(w, "host CPU meanwhile: busy %.1f%% (steal %.1f%%): other load on the host lowers rounds/s, not rounds per CPU s\n", c.BusyPct, c.StealPct)
+	}
+	fmt.Fprintf(w, "stored as result %d (%s) in %s\n", r.RunID, r.Status, storePath)
+}
+
+// printCPULoops renders the loops of a calibration on target (`oltplab
+// cpu` and `oltplab results show`).
+func printCPULoops(w io.Writer, r scenario.CPUSummary, target string) {
 	fmt.Fprintf(w, "\nCPU calibration: %s\n", r.Work)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "loop\trounds\truns\trounds/s mean\tmin\tmax\tcv %\trounds per CPU s\t")
@@ -105,17 +118,19 @@ func (a *app) printCPU(r scenario.CPUOutcome, tg dialect.Target, storePath strin
 	}
 	row("client", r.Client)
 	tw.Flush()
-	if r.Server != nil {
-		fmt.Fprintf(w, "server: %s on %s\n", r.Server.Method, tg)
+	source := func(s scenario.CPUSide) string {
+		if s.CPUSource == "" {
+			return ""
+		}
+		return "; CPU time of " + s.CPUSource
 	}
-	fmt.Fprintf(w, "client: %s\n", r.Client.Method)
+	if r.Server != nil {
+		fmt.Fprintf(w, "server: %s on %s%s\n", r.Server.Method, target, source(*r.Server))
+	}
+	fmt.Fprintf(w, "client: %s%s\n", r.Client.Method, source(r.Client))
 	if r.Interrupted {
 		fmt.Fprintln(w, "INTERRUPTED: only the runs above finished")
 	}
-	if c := r.Monitor.CPU; r.Monitor.Seconds > 0 {
-		fmt.Fprintf(w, "host CPU meanwhile: busy %.1f%% (steal %.1f%%): other load on the host lowers rounds/s, not rounds per CPU s\n", c.BusyPct, c.StealPct)
-	}
-	fmt.Fprintf(w, "stored as result %d (%s) in %s\n", r.RunID, r.Status, storePath)
 }
 
 // fmtRate prints a rate in millions or thousands per second.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"text/tabwriter"
 
 	"github.com/oltplab/oltplab/internal/dialect"
@@ -200,7 +201,15 @@ func (a *app) rebuild(ctx context.Context, st *store.Store, db dialect.Database,
 
 // printRebuild renders a rebuild as a table, one row per rebuild.
 func (a *app) printRebuild(r scenario.RebuildOutcome, storePath string) {
-	w := a.out()
+	printRebuildPhases(a.out(), r.RebuildSummary)
+	a.printMonitorSummary(r.Monitor)
+	fmt.Fprintf(a.out(), "stored as result %d (%s) in %s\n", r.RunID, r.Status, storePath)
+}
+
+// printRebuildPhases renders what a rebuild rewrote and one row per
+// rebuild, with each cache state's spread and the notes (`oltplab
+// rebuild` and `oltplab results show`).
+func printRebuildPhases(w io.Writer, r scenario.RebuildSummary) {
 	what := "index " + r.Index
 	if r.AllIndexes {
 		what = "every index"
@@ -278,8 +287,6 @@ func (a *app) printRebuild(r scenario.RebuildOutcome, storePath string) {
 	if r.Interrupted {
 		fmt.Fprintln(w, "INTERRUPTED: only the rebuilds above finished")
 	}
-	a.printMonitorSummary(r.Monitor)
-	fmt.Fprintf(w, "stored as result %d (%s) in %s\n", r.RunID, r.Status, storePath)
 }
 
 // hasRoles reports whether any device is known to hold the data.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -117,9 +118,17 @@ func TestRebuildAndCPU(t *testing.T) {
 	if r.code != 0 || strings.Count(r.out, "\n") != 3 || !strings.Contains(r.out, "cold ") || !strings.Contains(r.out, "tgt") {
 		t.Errorf("results list --kind rebuild: %q, want a header and two rebuilds with their cold and warm times", r.out)
 	}
+	r = oltplab(t, env, "results", "show", fmt.Sprint(managed.RunID))
+	for _, want := range []string{`rebuild of index ` + managed.Index, `server CPU s`, `(?m)^\s+1\s+cold\s`, `(?m)^\s+1\s+warm\s`, `server CPU: `} {
+		if r.code != 0 || !regexp.MustCompile(want).MatchString(r.out) {
+			t.Errorf("results show of the managed rebuild: %q (exit %d), want it to match %q", r.out, r.code, want)
+		}
+	}
 	r = oltplab(t, env, "results", "show", fmt.Sprint(cpu.RunID))
-	if r.code != 0 || !strings.Contains(r.out, "server ") || !strings.Contains(r.out, "rounds/s") {
-		t.Errorf("results show of the calibration: %q, want its rates", r.out)
+	for _, want := range []string{`rounds per CPU s`, `(?m)^\s*server\s+2000\s+2\s`, `(?m)^\s*client\s+100000\s+2\s`, `server: `} {
+		if r.code != 0 || !regexp.MustCompile(want).MatchString(r.out) {
+			t.Errorf("results show of the calibration: %q (exit %d), want it to match %q", r.out, r.code, want)
+		}
 	}
 	// A result measured after the calibration carries it in its context.
 	r = oltplab(t, env, "results", "show", fmt.Sprint(cpu.RunID+1), "--json")

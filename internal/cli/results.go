@@ -266,6 +266,18 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 			printKindsTable(w, &res)
 		}
 	}
+	switch r.Kind {
+	case store.KindRebuild:
+		var s scenario.RebuildSummary
+		if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &s) == nil && len(s.Phases) > 0 {
+			printRebuildPhases(w, s)
+		}
+	case store.KindCPU:
+		var s scenario.CPUSummary
+		if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &s) == nil && len(s.Client.Runs) > 0 {
+			printCPULoops(w, s, r.Target)
+		}
+	}
 	var withMonitor struct {
 		Monitor *scenario.MonitorSummary `json:"monitor"`
 	}

@@ -67,6 +67,7 @@ func (s *cpuStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	}
 	o := s.options()
 	o.Label = s.experiment + "/" + x.Target.Spec.Name
+	o.Server = x.Target.Server
 	out, err := x.Env.CPU(ctx, x.Target.DB, x.Target.Target, o)
 	oc := Outcome{RunIDs: nonZero(out.RunID)}
 	if out.RunID != 0 && len(out.Client.Runs) > 0 {
@@ -96,9 +97,11 @@ func formatRate(r float64) string {
 func (s *cpuStep) Section(ctx context.Context, rc *ReportContext, index int) (report.Section, error) {
 	t := report.Table{Title: "CPU calibration",
 		Note: "The same fixed single-threaded loop (" + calibrationWork + ") inside the database server, timed by its own clock, " +
-			"and in oltplab on the host it runs on. Compare rates of the same engine across hosts.",
-		Header: []string{"Target", "Loop", "Method", "Rounds", "Runs", "Rounds/s", "Min", "Max", "CV %", "Rounds per CPU s"},
-		Right:  []bool{false, false, false, true, true, true, true, true, true, true}}
+			"and in oltplab on the host it runs on. Rounds per second fall when other work on the host takes the CPU (its busy share " +
+			"meanwhile is shown); rounds per CPU second (of the managed server's processes, or of oltplab's thread) do not: compare " +
+			"those across hosts and processor generations, for the same engine.",
+		Header: []string{"Target", "Loop", "Method", "Rounds", "Runs", "Rounds/s", "Min", "Max", "CV %", "Rounds per CPU s", "Host CPU busy %"},
+		Right:  []bool{false, false, false, true, true, true, true, true, true, true, true}}
 	for _, u := range rc.inOrder(rc.Units(index)) {
 		var sum *scenario.CPUSummary
 		for _, r := range rc.Runs(u.Seq, store.KindCPU) {
@@ -113,8 +116,12 @@ func (s *cpuStep) Section(ctx context.Context, rc *ReportContext, index int) (re
 			break
 		}
 		if sum == nil {
-			t.Rows = append(t.Rows, []string{u.Target, "—", "—", "—", "—", "—", "—", "—", "—", string(u.State)})
+			t.Rows = append(t.Rows, []string{u.Target, "—", "—", "—", "—", "—", "—", "—", "—", "—", string(u.State)})
 			continue
+		}
+		busy := "—"
+		if sum.Monitor.Seconds > 0 {
+			busy = strconv.FormatFloat(sum.Monitor.CPU.BusyPct, 'f', 0, 64)
 		}
 		row := func(loop string, c scenario.CPUSide) {
 			perCPU := "—"
@@ -122,7 +129,7 @@ func (s *cpuStep) Section(ctx context.Context, rc *ReportContext, index int) (re
 				perCPU = formatRate(c.CPURate.Mean)
 			}
 			t.Rows = append(t.Rows, []string{u.Target, loop, c.Method, strconv.FormatInt(c.Iterations, 10), strconv.Itoa(len(c.Runs)),
-				formatRate(c.Rate.Mean), formatRate(c.Rate.Min), formatRate(c.Rate.Max), strconv.FormatFloat(100*c.Rate.CV, 'f', 1, 64), perCPU})
+				formatRate(c.Rate.Mean), formatRate(c.Rate.Min), formatRate(c.Rate.Max), strconv.FormatFloat(100*c.Rate.CV, 'f', 1, 64), perCPU, busy})
 		}
 		if sum.Server != nil {
 			row("server", *sum.Server)

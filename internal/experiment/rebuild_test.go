@@ -90,4 +90,13 @@ steps: [build, rebuild, cpu, profile]
 	if len(cpu.Tables) != 1 || len(cpu.Tables[0].Rows) != 4 {
 		t.Fatalf("cpu section: got %+v, want one table of 4 rows", cpu)
 	}
+	// Rounds per CPU second: of the managed instance's server loop (its
+	// engine is embedded: oltplab's process time), not of the URL's.
+	perCPU := len(cpu.Tables[0].Header) - 2
+	for i, want := range []bool{true, true, false, true} {
+		row := cpu.Tables[0].Rows[i]
+		if got := row[perCPU] != "—"; got != want {
+			t.Errorf("cpu row %q: rounds per CPU s %q; want one: %v", strings.Join(row[:2], " "), row[perCPU], want)
+		}
+	}
 }

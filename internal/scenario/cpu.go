@@ -33,6 +33,11 @@ type CPUOptions struct {
 	// 0 takes the dialect's default and DefaultClientIterations.
 	ServerIterations int64
 	ClientIterations int64
+	// Server, when not nil, is the managed instance holding the
+	// database: the CPU time its processes use during each server loop
+	// gives the server's rounds per CPU second, which other load on the
+	// host does not lower.
+	Server Server
 }
 
 // Validate checks the options.
@@ -78,6 +83,9 @@ type CPUSide struct {
 	// stays what the processor does while Rate falls.
 	Rate    profile.Summary  `json:"rate"`
 	CPURate *profile.Summary `json:"cpu_rate,omitempty"`
+	// CPUSource says whose CPU time CPURate divides by ("" when there
+	// is none).
+	CPUSource string `json:"cpu_source,omitempty"`
 }
 
 // CPURun is one timed run of the loop.
@@ -140,12 +148,18 @@ func (e *Env) CPU(ctx context.Context, db dialect.Database, tg dialect.Target, o
 		return CPUOutcome{}, storeErr("record the CPU calibration", err)
 	}
 	sum := CPUSummary{Work: calibrationWork,
-		Client: CPUSide{Method: "Go loop on one locked OS thread, timed by oltplab's clock, CPU time of the thread by clock_gettime(CLOCK_THREAD_CPUTIME_ID)",
-			Iterations: o.ClientIterations}}
+		Client: CPUSide{Method: "Go loop on one locked OS thread, timed by oltplab's clock",
+			CPUSource: "the thread's CPU time, clock_gettime(CLOCK_THREAD_CPUTIME_ID)", Iterations: o.ClientIterations}}
 	var wantX int64
 	var wantS string
+	var serverCPU cpuClock
 	if cal != nil {
 		sum.Server = &CPUSide{Iterations: o.ServerIterations}
+		var t cpuTimer
+		if o.Server != nil {
+			t = o.Server
+		}
+		serverCPU, sum.Server.CPUSource, _ = serverCPUClock(t)
 		wantX, wantS = dialect.CalibrationWork(o.ServerIterations)
 		e.note("CPU calibration: %d round(s) in the server (%s) and %d in oltplab, %d time(s)", o.ServerIterations, db.Name(), o.ClientIterations, o.Repeat)
 	} else {
@@ -161,6 +175,14 @@ func (e *Env) CPU(ctx context.Context, db dialect.Database, tg dialect.Target, o
 			break
 		}
 		if cal != nil {
+			var cpu0 float64
+			if serverCPU != nil {
+				var err error
+				if cpu0, err = serverCPU(); err != nil {
+					runErr = fmt.Errorf("read the server's CPU time: %w", err)
+					break
+				}
+			}
 			start := time.Now()
 			c, err := cal.CalibrateCPU(ctx, o.ServerIterations)
 			end := time.Now()
@@ -168,26 +190,37 @@ func (e *Env) CPU(ctx context.Context, db dialect.Database, tg dialect.Target, o
 				runErr = fmt.Errorf("CPU calibration in the server: %w", err)
 				break
 			}
+			var cpuSeconds *float64
+			if serverCPU != nil {
+				cpu1, err := serverCPU()
+				if err != nil {
+					runErr = fmt.Errorf("read the server's CPU time: %w", err)
+					break
+				}
+				d := cpu1 - cpu0
+				cpuSeconds = &d
+			}
 			if c.X != wantX || c.S != wantS {
 				runErr = fmt.Errorf("the server's calibration loop ended at x %d s %q, want x %d s %q: it did other work than oltplab's loop", c.X, c.S, wantX, wantS)
 				break
 			}
 			sum.Server.Method = c.Method
-			sum.Server.Runs = append(sum.Server.Runs, CPURun{Repeat: rep, Seconds: c.Seconds, Rate: c.Rate(), X: c.X, S: c.S,
-				Window: Window{FromMillis: start.Sub(t0).Milliseconds(), ToMillis: end.Sub(t0).Milliseconds()}})
-			e.note("  server: %.3f s, %s rounds/s", c.Seconds, formatRate(c.Rate()))
+			run := CPURun{Repeat: rep, Seconds: c.Seconds, CPUSeconds: cpuSeconds, Rate: c.Rate(), X: c.X, S: c.S,
+				Window: Window{FromMillis: start.Sub(t0).Milliseconds(), ToMillis: end.Sub(t0).Milliseconds()}}
+			sum.Server.Runs = append(sum.Server.Runs, run)
+			e.note("  server: %.3f s, %s rounds/s%s", c.Seconds, formatRate(c.Rate()), perCPUSecond(run))
 		}
 		run := clientLoop(o.ClientIterations, t0)
 		run.Repeat = rep
 		sum.Client.Runs = append(sum.Client.Runs, run)
-		e.note("  client: %.3f s, %s rounds/s", run.Seconds, formatRate(run.Rate))
+		e.note("  client: %.3f s, %s rounds/s%s", run.Seconds, formatRate(run.Rate), perCPUSecond(run))
 	}
 	m, samples := StopSampling(s, time.Since(t0), rc.Placement)
 	sum.Monitor = m
 	sum.Interrupted = ctx.Err() != nil
 	sum.Client.Rate, sum.Client.CPURate = rateSpread(sum.Client.Runs)
 	if sum.Server != nil {
-		sum.Server.Rate, _ = rateSpread(sum.Server.Runs)
+		sum.Server.Rate, sum.Server.CPURate = rateSpread(sum.Server.Runs)
 	}
 
 	status, errText := store.StatusOK, ""
@@ -237,6 +270,15 @@ func clientLoop(n int64, t0 time.Time) CPURun {
 	return r
 }
 
+// perCPUSecond prints a run's rounds per CPU second, when its CPU time
+// is known.
+func perCPUSecond(r CPURun) string {
+	if r.CPUSeconds == nil || *r.CPUSeconds <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s rounds per CPU s)", formatRate(r.Rate*r.Seconds / *r.CPUSeconds))
+}
+
 // rateSpread is the spread of the runs' rates, and of their rates per CPU
 // second when every run has its CPU time.
 func rateSpread(runs []CPURun) (profile.Summary, *profile.Summary) {
@@ -279,8 +321,11 @@ type Calibration struct {
 	// ServerRate is the server loop's mean rounds per second, of the
 	// database (Dialect, Target) it was measured on; 0 when none was.
 	ServerRate float64 `json:"server_rate,omitempty"`
-	Dialect    string  `json:"dialect,omitempty"`
-	Target     string  `json:"target,omitempty"`
+	// ServerCPURate is its rounds per CPU second of the server's
+	// processes, when they were measured (a managed instance).
+	ServerCPURate *float64 `json:"server_cpu_rate,omitempty"`
+	Dialect       string   `json:"dialect,omitempty"`
+	Target        string   `json:"target,omitempty"`
 }
 
 // calibrationLookback is how many of the newest cpu runs are searched
@@ -318,6 +363,10 @@ func (e *Env) latestCalibration(ctx context.Context, h sysstat.Host) (*Calibrati
 		}
 		if sum.Server != nil && len(sum.Server.Runs) > 0 {
 			c.ServerRate, c.Dialect, c.Target = sum.Server.Rate.Mean, r.Dialect, r.Target
+			if sum.Server.CPURate != nil {
+				v := sum.Server.CPURate.Mean
+				c.ServerCPURate = &v
+			}
 		}
 		return c, nil
 	}

@@ -255,27 +255,46 @@ func (e *Env) Rebuild(ctx context.Context, db dialect.Database, tg dialect.Targe
 // cpuClock reads a CPU time in seconds.
 type cpuClock func() (float64, error)
 
-// rebuildCPU chooses whose CPU time a rebuild measures: the managed
-// server's processes, or oltplab's own process when the engine is
-// embedded in it; none without a managed instance.
-func (e *Env) rebuildCPU(srv Server, sum *RebuildSummary) cpuClock {
+// cpuTimer is a server whose processes' CPU time can be read (a Server).
+type cpuTimer interface {
+	ServerCPUSeconds() (float64, error)
+}
+
+// serverCPUClock chooses whose CPU time stands for the server's: the
+// managed server's processes, or oltplab's own process when the engine is
+// embedded in it; none without a managed instance (clock nil, and a note
+// that says why). source says which it is.
+func serverCPUClock(srv cpuTimer) (clock cpuClock, source, note string) {
 	if srv == nil {
-		sum.Notes = append(sum.Notes, "server CPU time is measured on managed instances only: elapsed time alone")
-		return nil
+		return nil, "", "server CPU time is measured on managed instances only"
 	}
 	if _, err := srv.ServerCPUSeconds(); errors.Is(err, instance.ErrEmbedded) {
 		if _, ok := sysstat.ProcessCPUTime(); !ok {
-			sum.Notes = append(sum.Notes, "the engine is embedded and this system does not report process CPU time")
-			return nil
+			return nil, "", "the engine is embedded and this system does not report process CPU time"
 		}
-		sum.CPUSource = "oltplab's own process (the engine is embedded in it)"
 		return func() (float64, error) {
 			d, _ := sysstat.ProcessCPUTime()
 			return d.Seconds(), nil
-		}
+		}, "oltplab's own process (the engine is embedded in it)", ""
 	}
-	sum.CPUSource = "the managed server's processes (its cgroup, or /proc)"
-	return srv.ServerCPUSeconds
+	return srv.ServerCPUSeconds, "the managed server's processes (its cgroup, or /proc)", ""
+}
+
+// rebuildCPU chooses whose CPU time a rebuild measures (serverCPUClock).
+func (e *Env) rebuildCPU(srv Server, sum *RebuildSummary) cpuClock {
+	var t cpuTimer
+	if srv != nil {
+		t = srv
+	}
+	clock, source, note := serverCPUClock(t)
+	if note != "" {
+		if srv == nil {
+			note += ": elapsed time alone"
+		}
+		sum.Notes = append(sum.Notes, note)
+	}
+	sum.CPUSource = source
+	return clock
 }
 
 // rebuilder runs the phases of one rebuild.
