@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
@@ -150,8 +151,9 @@ func (s *rebuildStep) Section(ctx context.Context, rc *ReportContext, index int)
 	t := report.Table{Title: "Index rebuilds, cold and warm cache",
 		Note: "Per target, the rebuilds of the last complete rebuild step: elapsed time (mean, min-max), the server's CPU time " +
 			"and their difference, the time the rebuild waited (for I/O, locks, and on a busy host for a CPU); the server's own " +
-			"reads as its I/O cgroup counted them. Cold: right after a restart that emptied the buffer pool and the OS page cache.",
-		Header: []string{"Target", "Read cap IOPS", "Rebuilt", "Size MiB", "Cache", "Rebuilds", "Elapsed s", "Min-max s", "Server CPU s", "Waited s", "Waited %", "Read MB", "Cold/warm"},
+			"reads as its I/O cgroup counted them. Cold: right after a restart that emptied the buffer pool and the OS page cache. " +
+			"I/O caps are the target's cgroup throttle (one far above what the device does caps nothing: it only has the server's I/O counted).",
+		Header: []string{"Target", "I/O caps", "Rebuilt", "Size MiB", "Cache", "Rebuilds", "Elapsed s", "Min-max s", "Server CPU s", "Waited s", "Waited %", "Read MB", "Cold/warm"},
 		Right:  []bool{false, true, false, true, false, true, true, true, true, true, true, true, true}}
 	var notes []string
 	for _, u := range rc.inOrder(rc.Units(index)) {
@@ -171,9 +173,9 @@ func (s *rebuildStep) Section(ctx context.Context, rc *ReportContext, index int)
 			t.Rows = append(t.Rows, []string{u.Target, "—", "—", "—", "—", "—", "—", "—", "—", "—", "—", "—", string(u.State)})
 			continue
 		}
-		readCap := "—"
-		if tp, ok := rc.Target(u.Target); ok && tp.Instance != nil && tp.Instance.IOLimit.ReadIOPS > 0 {
-			readCap = strconv.FormatInt(tp.Instance.IOLimit.ReadIOPS, 10)
+		caps := "—"
+		if tp, ok := rc.Target(u.Target); ok && tp.Instance != nil {
+			caps = formatCaps(tp.Instance.IOLimit)
 		}
 		what := sum.Index
 		if sum.AllIndexes {
@@ -210,7 +212,7 @@ func (s *rebuildStep) Section(ctx context.Context, rc *ReportContext, index int)
 			if c.name == scenario.CacheCold && sum.Warm != nil && sum.Warm.Elapsed.Mean > 0 {
 				ratio = strconv.FormatFloat(c.sp.Elapsed.Mean/sum.Warm.Elapsed.Mean, 'f', 2, 64) + "×"
 			}
-			t.Rows = append(t.Rows, []string{u.Target, readCap, what, size, c.name, strconv.Itoa(c.sp.Elapsed.N), f(c.sp.Elapsed.Mean),
+			t.Rows = append(t.Rows, []string{u.Target, caps, what, size, c.name, strconv.Itoa(c.sp.Elapsed.N), f(c.sp.Elapsed.Mean),
 				f(c.sp.Elapsed.Min) + "-" + f(c.sp.Elapsed.Max), cpu, wait, waitPct, read, ratio})
 		}
 		for _, n := range sum.Notes {
@@ -236,4 +238,32 @@ func meanRead(phases []scenario.RebuildPhase, cache string) string {
 		return "—"
 	}
 	return strconv.FormatFloat(total/float64(n), 'f', 1, 64)
+}
+
+// formatCaps prints a throttle as "read 120 IOPS, 8 MB/s; write 120
+// IOPS"; "—" for none.
+func formatCaps(l instance.IOLimit) string {
+	side := func(name string, iops int64, mbps float64) string {
+		var parts []string
+		if iops > 0 {
+			parts = append(parts, strconv.FormatInt(iops, 10)+" IOPS")
+		}
+		if mbps > 0 {
+			parts = append(parts, strconv.FormatFloat(mbps, 'f', -1, 64)+" MB/s")
+		}
+		if len(parts) == 0 {
+			return ""
+		}
+		return name + " " + strings.Join(parts, ", ")
+	}
+	var out []string
+	for _, s := range []string{side("read", l.ReadIOPS, l.ReadMBps), side("write", l.WriteIOPS, l.WriteMBps)} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return "—"
+	}
+	return strings.Join(out, "; ")
 }
