@@ -44,7 +44,7 @@ func runCPU(ctx context.Context, a *app, args []string) error {
 	fs.IntVar(&o.Repeat, "repeat", 3, "run each loop `N` times")
 	fs.Int64Var(&o.ServerIterations, "server-iterations", 0, "rounds of the server loop, `N` (default: the engine's, a few seconds on a current core)")
 	fs.Int64Var(&o.ClientIterations, "client-iterations", 0, fmt.Sprintf("rounds of the client loop, `N` (default %d)", scenario.DefaultClientIterations))
-	fs.StringVar(&o.Label, "label", "", "label stored with the result")
+	fs.StringVar(&o.Label, "label", "", "`LABEL` stored with the result")
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON")
 	if err := a.parseFlags(fs, cpuSynopsis, args); err != nil {
 		return helpOK(err)
@@ -80,7 +80,7 @@ func (a *app) cpu(ctx context.Context, st *store.Store, db dialect.Database, tg 
 			return jerr
 		}
 	} else {
-		a.printCPU(out, tg, st.Path())
+		a.printCPU(out, tg, storedIn(err, st.Path()))
 	}
 	if err != nil && out.Interrupted && errors.Is(err, context.Canceled) {
 		return withCode(exitInterrupted, fmt.Errorf("interrupted: what finished is stored as result %d, marked %s", out.RunID, out.Status))
@@ -96,7 +96,9 @@ func (a *app) printCPU(r scenario.CPUOutcome, tg dialect.Target, storePath strin
 	if c := r.Monitor.CPU; r.Monitor.Seconds > 0 {
 		fmt.Fprintf(w, "host CPU meanwhile: busy %.1f%% (steal %.1f%%): other load on the host lowers rounds/s, not rounds per CPU s\n", c.BusyPct, c.StealPct)
 	}
-	fmt.Fprintf(w, "stored as result %d (%s) in %s\n", r.RunID, r.Status, storePath)
+	if storePath != "" {
+		fmt.Fprintf(w, "stored as result %d (%s) in %s\n", r.RunID, r.Status, storePath)
+	}
 }
 
 // printCPULoops renders the loops of a calibration on target (`oltplab

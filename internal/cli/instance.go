@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/store"
@@ -82,6 +83,9 @@ func (s settingsFlag) String() string {
 	return strings.Join(kv, ",")
 }
 
+// Type names the value for pflag's help.
+func (s settingsFlag) Type() string { return "NAME=VALUE" }
+
 func (s settingsFlag) Set(v string) error {
 	k, val, ok := strings.Cut(v, "=")
 	if !ok || k == "" {
@@ -100,13 +104,13 @@ type instanceStartOptions struct {
 // specFlags registers the flags of a managed instance's spec, shared by
 // `instance start` and the commands that start an instance of their own
 // (`rebuild --engine`).
-func specFlags(fs *flag.FlagSet, s *instance.Spec, engine *string, engines, defaultName string) {
+func specFlags(fs *pflag.FlagSet, s *instance.Spec, engine *string, engines, defaultName, dataDirNote string) {
 	if s.Settings == nil {
 		s.Settings = map[string]string{}
 	}
 	fs.StringVar(engine, "engine", "", "`ENGINE`: "+engines)
 	fs.StringVar(&s.Name, "name", "", "instance `NAME` for list and stop (default: "+defaultName+")")
-	fs.StringVar(&s.DataDir, "data-dir", "", "`DIR` for the data: the storage under test (created when missing, reused when initialised)")
+	fs.StringVar(&s.DataDir, "data-dir", "", "`DIR` for the data: the storage under test (created when missing, reused when initialised"+dataDirNote+")")
 	fs.StringVar(&s.WALDir, "wal-dir", "", "separate `DIR` for the WAL (PostgreSQL) or redo log (MariaDB)")
 	fs.Var(&s.Memory, "memory", "buffer pool `SIZE` (shared_buffers, innodb_buffer_pool_size), e.g. 512MB, 4GiB (default: the engine's)")
 	fs.Var(&s.MemoryLimit, "memory-limit", "cap the server's memory, page cache included, at `SIZE` (cgroup memory), so that a small buffer pool really reads from the device")
@@ -166,7 +170,7 @@ func (a *app) startInstance(ctx context.Context, s instance.Spec, pwFile func(in
 		reg.Remove(name)
 	}
 	tg := inst.Target()
-	a.secrets = append(a.secrets, tg.Password.Reveal())
+	a.secrets = append(a.secrets, tg.Password)
 	d := inst.Describe()
 	e := instance.Entry{Name: name, Engine: s.Engine, ServerPID: inst.PID(), Target: tg.String(), Started: d.Started, Description: d}
 	if pwFile != nil {
@@ -183,7 +187,7 @@ func (a *app) instanceStart(ctx context.Context, args []string) error {
 	var o instanceStartOptions
 	s := &o.spec
 	fs := newFlagSet("instance start")
-	specFlags(fs, s, &o.engine, "postgres or mariadb (required)", "the engine")
+	specFlags(fs, s, &o.engine, "postgres or mariadb (required)", "the engine", "; required")
 	fs.IntVar(&s.MaxConnections, "max-connections", 0, "client connections oltplab will open, `N` (the largest VU step); the server accepts 10 more (default: the engine's)")
 	synopsis := "instance start --engine postgres|mariadb --data-dir DIR [FLAGS]"
 	if err := a.parseFlags(fs, synopsis, args); err != nil {
@@ -343,4 +347,4 @@ func (a *app) instanceStop(ctx context.Context, args []string) error {
 	return nil
 }
 
-var _ flag.Value = settingsFlag(nil)
+var _ pflag.Value = settingsFlag(nil)

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -65,42 +64,41 @@ func runRebuild(ctx context.Context, a *app, args []string) error {
 	fs := newFlagSet("rebuild")
 	o.target.register(fs, a.env)
 	o.results.register(fs, a.env)
-	specFlags(fs, &o.spec, &o.engine, "start a managed postgres, mariadb or sqlite instance on --data-dir for the rebuild (instead of --target)", "rebuild-ENGINE")
+	specFlags(fs, &o.spec, &o.engine, "start a managed postgres, mariadb or sqlite instance on --data-dir for the rebuild (instead of --target)", "rebuild-ENGINE", "")
 	fs.IntVar(&o.warehouses, "warehouses", 0, "with --engine: build `W` warehouses when the database is empty (a database that holds another number is an error)")
-	fs.IntVar(&o.workers, "workers", 4, "with --engine: parallel load connections of that build")
+	fs.IntVar(&o.workers, "workers", 4, "with --engine: `N` parallel load connections for that build")
 	fs.BoolVar(&o.AllIndexes, "all-indexes", false, "rebuild every index of ORDER-LINE instead of the largest")
 	fs.BoolVar(&o.Cold, "cold", true, "before each warm rebuild, rebuild after a cold restart (--engine only; --cold=false: warm only)")
 	fs.IntVar(&o.Repeat, "repeat", 1, "run the cold and warm rebuilds `N` times")
-	fs.StringVar(&o.Label, "label", "", "label stored with the result")
+	fs.StringVar(&o.Label, "label", "", "`LABEL` stored with the result")
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON")
 	if err := a.parseFlags(fs, rebuildSynopsis, args); err != nil {
 		return helpOK(err)
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := fs.Changed
 	if err := o.RebuildOptions.Validate(); err != nil {
 		return usageErrorf("rebuild: %v", err)
 	}
 	managed := o.engine != "" || o.spec.DataDir != ""
 	switch {
-	case managed && o.target.target != "" && set["target"]:
+	case managed && o.target.target != "" && set("target"):
 		return usageErrorf("rebuild: give either --target or --engine with --data-dir, not both")
 	case !managed && o.target.target == "":
 		return usageErrorf("rebuild: want --engine ENGINE --data-dir DIR (a managed instance) or --target URL (see `oltplab rebuild --help`)")
-	case !managed && (o.warehouses != 0 || set["workers"]):
+	case !managed && (o.warehouses != 0 || set("workers")):
 		return usageErrorf("rebuild: --warehouses and --workers build on a managed instance (--engine); build a --target with `oltplab build`")
 	case o.warehouses < 0:
 		return usageErrorf("rebuild: --warehouses must be positive, got %d", o.warehouses)
 	}
 	if !managed {
 		for _, f := range []string{"name", "wal-dir", "memory", "memory-limit", "cpus", "read-iops", "write-iops", "read-mbps", "write-mbps", "set", "bin-dir"} {
-			if set[f] {
+			if set(f) {
 				return usageErrorf("rebuild: --%s configures a managed instance: give --engine and --data-dir with it", f)
 			}
 		}
 		// A cold cache needs a server oltplab may restart: asked for
 		// explicitly, the scenario measures warm only and says so.
-		o.Cold = set["cold"] && o.Cold
+		o.Cold = set("cold") && o.Cold
 		return a.withTarget(ctx, o.results, o.target, func(st *store.Store, db dialect.Database, tg dialect.Target) error {
 			return a.rebuild(ctx, st, db, tg, o.RebuildOptions, o.json, nil)
 		})
@@ -191,7 +189,7 @@ func (a *app) rebuild(ctx context.Context, st *store.Store, db dialect.Database,
 			return jerr
 		}
 	} else {
-		a.printRebuild(out, st.Path())
+		a.printRebuild(out, storedIn(err, st.Path()))
 	}
 	if err != nil && out.Interrupted && errors.Is(err, context.Canceled) {
 		return withCode(exitInterrupted, fmt.Errorf("interrupted: the %d rebuild(s) that finished are stored as result %d, marked %s", len(out.Phases), out.RunID, out.Status))
@@ -203,7 +201,19 @@ func (a *app) rebuild(ctx context.Context, st *store.Store, db dialect.Database,
 func (a *app) printRebuild(r scenario.RebuildOutcome, storePath string) {
 	printRebuildPhases(a.out(), r.RebuildSummary)
 	a.printMonitorSummary(r.Monitor)
-	fmt.Fprintf(a.out(), "stored as result %d (%s) in %s\n", r.RunID, r.Status, storePath)
+	if storePath != "" {
+		fmt.Fprintf(a.out(), "stored as result %d (%s) in %s\n", r.RunID, r.Status, storePath)
+	}
+}
+
+// storedIn is the store's path when err says nothing went wrong storing
+// the result, else "" (the error says where it went).
+func storedIn(err error, path string) string {
+	var se *scenario.StoreError
+	if errors.As(err, &se) {
+		return ""
+	}
+	return path
 }
 
 // printRebuildPhases renders what a rebuild rewrote and one row per

@@ -233,14 +233,10 @@ func (e *Env) CPU(ctx context.Context, db dialect.Database, tg dialect.Target, o
 			status = store.StatusPartial
 		}
 	}
-	fctx := context.WithoutCancel(ctx)
-	serr := e.Store.AddSamples(fctx, id, samples)
-	if err := e.Store.FinishRun(fctx, id, status, JSON(sum), errText); err != nil {
-		serr = errors.Join(serr, err)
-	}
 	out := CPUOutcome{RunID: id, Status: status, CPUSummary: sum}
-	if serr != nil {
-		return out, errors.Join(runErr, storeErr("record the CPU calibration", serr))
+	// What was measured is kept whatever the store does (Env.complete).
+	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(sum), Error: errText, Samples: samples}); err != nil {
+		return out, err
 	}
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return out, &RunError{RunID: id, Status: status, Err: runErr}

@@ -184,7 +184,7 @@ func (e *Env) Rebuild(ctx context.Context, db dialect.Database, tg dialect.Targe
 	rc := e.GatherContext(ctx, db, tg, &meta)
 	dir := o.DataDir
 	if dir == "" {
-		dir = LocalDataDir(tg, rc.Placement, rc.Database.Settings)
+		dir = rc.DataDir()
 	}
 	params := map[string]any{"table": table.String(), "all_indexes": o.AllIndexes, "cold": o.Cold, "repeat": o.Repeat,
 		"managed": o.Server != nil, "warehouses": meta.Warehouses}
@@ -237,14 +237,10 @@ func (e *Env) Rebuild(ctx context.Context, db dialect.Database, tg dialect.Targe
 			}
 		}
 	}
-	fctx := context.WithoutCancel(ctx)
-	serr := e.Store.AddSamples(fctx, id, samples)
-	if err := e.Store.FinishRun(fctx, id, status, JSON(sum), errText); err != nil {
-		serr = errors.Join(serr, err)
-	}
 	out := RebuildOutcome{RunID: id, Status: status, RebuildSummary: sum}
-	if serr != nil {
-		return out, errors.Join(runErr, storeErr("record the rebuild", serr))
+	// What was measured is kept whatever the store does (Env.complete).
+	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(sum), Error: errText, Samples: samples}); err != nil {
+		return out, err
 	}
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return out, &RunError{RunID: id, Status: status, Err: runErr}
