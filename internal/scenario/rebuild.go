@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/dialect"
@@ -359,6 +360,7 @@ func (r *rebuilder) phase(ctx context.Context, rep int, cache string) (RebuildPh
 		}
 	}
 	start := time.Now()
+	stopProgress := r.env.stillRunning(cache+": still rebuilding", start)
 	var rb dialect.Rebuild
 	var err error
 	if r.o.AllIndexes {
@@ -367,6 +369,7 @@ func (r *rebuilder) phase(ctx context.Context, rep int, cache string) (RebuildPh
 		rb, err = ir.RebuildIndex(ctx, tpcc.OrderLine, r.sum.Index)
 	}
 	end := time.Now()
+	stopProgress()
 	p.ElapsedSeconds = end.Sub(start).Seconds()
 	p.Window = Window{FromMillis: start.Sub(r.t0).Milliseconds(), ToMillis: end.Sub(r.t0).Milliseconds()}
 	if err != nil {
@@ -399,6 +402,34 @@ func (r *rebuilder) phase(ctx context.Context, rep int, cache string) (RebuildPh
 	}
 	r.env.note("%s", msg)
 	return p, nil
+}
+
+// progressEvery is how often a long statement says it is still running.
+const progressEvery = 15 * time.Second
+
+// stillRunning notes "what, N s" every progressEvery from since on, until
+// the returned function is called (which waits for the notes to stop).
+func (e *Env) stillRunning(what string, since time.Time) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(progressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				e.note("    %s, %.0f s", what, now.Sub(since).Seconds())
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 // serverIO is the server's block I/O so far, all devices together; ok is

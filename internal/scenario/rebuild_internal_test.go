@@ -3,6 +3,8 @@ package scenario
 import (
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/sampler"
@@ -46,4 +48,22 @@ func TestCheckPhases(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStillRunning: a long statement says it is still running every
+// progressEvery, with the time since it started, and says nothing once
+// stopped (on the synctest bubble's clock).
+func TestStillRunning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var notes []string
+		e := &Env{Observer: Observer{Note: func(m string) { notes = append(notes, m) }}}
+		stop := e.stillRunning("cold: still rebuilding", time.Now())
+		time.Sleep(2*progressEvery + progressEvery/2)
+		stop()
+		time.Sleep(3 * progressEvery)
+		want := []string{"    cold: still rebuilding, 15 s", "    cold: still rebuilding, 30 s"}
+		if strings.Join(notes, "|") != strings.Join(want, "|") {
+			t.Errorf("notes: got %q, want %q", notes, want)
+		}
+	})
 }
