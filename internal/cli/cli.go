@@ -72,6 +72,8 @@ func commands() []command {
 		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
 		{"backup", "timed backup and restore cycles with the engine's own tools, each restored copy checked", runBackup},
 		{"storage", "storage micro-benchmarks with fio: IOPS, MB/s and latency percentiles of a directory's device", runStorage},
+		{"rebuild", "rebuild the largest index of ORDER-LINE with a cold and a warm cache: elapsed vs server CPU time", runRebuild},
+		{"cpu", "time a fixed single-threaded CPU loop in the database server and in oltplab, to compare hosts", runCPU},
 		{"results", "list, show and export stored results", runResults},
 		{"instance", "start, list and stop managed PostgreSQL/MariaDB servers on a chosen data directory", runInstance},
 		{"clean", "remove the database copy --reset-between keeps (left behind when oltplab was killed)", runClean},

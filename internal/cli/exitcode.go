@@ -158,7 +158,7 @@ func exitCode(err error) int {
 		return exitUsage
 	}
 	var u *usageError
-	if errors.As(err, &u) {
+	if errors.As(err, &u) || errors.Is(err, scenario.ErrInvalidOptions) {
 		return exitUsage
 	}
 	var ref *results.RefError
@@ -174,7 +174,8 @@ func exitCode(err error) int {
 	var sce *tpcc.SchemaError
 	var fe *load.ForeignTablesError
 	if errors.As(err, &sce) || errors.As(err, &fe) || errors.Is(err, load.ErrSchemaExists) || errors.Is(err, scenario.ErrNoSchema) ||
-		errors.Is(err, scenario.ErrIncompleteSchema) || errors.Is(err, scenario.ErrNotPostBuild) {
+		errors.Is(err, scenario.ErrIncompleteSchema) || errors.Is(err, scenario.ErrNotPostBuild) ||
+		errors.Is(err, errSchemaMismatch) {
 		return exitSchema
 	}
 	if errors.Is(err, store.ErrUnwritable) || errors.Is(err, store.ErrNewerSchema) || errors.Is(err, store.ErrDamaged) ||

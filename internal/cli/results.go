@@ -58,7 +58,7 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 	)
 	fs := newFlagSet("results list")
 	sf.register(fs, a.env)
-	fs.StringVar(&kind, "kind", "", "only results of this `KIND`: build, run, check, monitor, storage, backup, parallel, neighbours, or profile (the sweeps that group runs)")
+	fs.StringVar(&kind, "kind", "", "only results of this `KIND`: build, run, check, monitor, storage, backup, rebuild, cpu, parallel, neighbours, or profile (the sweeps that group runs)")
 	fs.StringVar(&label, "label", "", "only runs with this `LABEL`")
 	fs.IntVar(&limit, "limit", 50, "at most `N` results, newest first (0: all)")
 	fs.BoolVar(&asJSON, "json", false, "print as JSON")
@@ -66,7 +66,7 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 		return helpOK(err)
 	}
 	if kind != "" && kind != kindProfile && !store.Kind(kind).Valid() {
-		return usageErrorf("results list: unknown kind %s (want build, run, check, monitor, storage, backup, parallel, neighbours or profile)", quoted(kind))
+		return usageErrorf("results list: unknown kind %s (want build, run, check, monitor, storage, backup, rebuild, cpu, parallel, neighbours or profile)", quoted(kind))
 	}
 	if limit < 0 {
 		return usageErrorf("results list: --limit must be 0 (all) or more, got %d", limit)
@@ -174,6 +174,12 @@ func (a *app) listProfiles(ctx context.Context, st *store.Store, label string, l
 func headline(r store.Run) string {
 	if len(r.Summary) == 0 {
 		return r.Error
+	}
+	switch r.Kind {
+	case store.KindRebuild:
+		return rebuildHeadline(r.Summary)
+	case store.KindCPU:
+		return cpuHeadline(r.Summary)
 	}
 	var s struct {
 		NOPM       *float64 `json:"nopm"`
@@ -328,6 +334,18 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 			printKindsTable(w, &res)
 		}
 	}
+	switch r.Kind {
+	case store.KindRebuild:
+		var s scenario.RebuildSummary
+		if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &s) == nil && len(s.Phases) > 0 {
+			printRebuildPhases(w, s)
+		}
+	case store.KindCPU:
+		var s scenario.CPUSummary
+		if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &s) == nil && len(s.Client.Runs) > 0 {
+			printCPULoops(w, s, r.Target)
+		}
+	}
 	var withMonitor struct {
 		Monitor *scenario.MonitorSummary `json:"monitor"`
 	}
@@ -430,6 +448,47 @@ func writeFileAtomic(path string, fill func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// rebuildHeadline: the mean elapsed time of each cache state, with the
+// share the rebuild waited when the server's CPU time is known.
+func rebuildHeadline(raw json.RawMessage) string {
+	var s scenario.RebuildSummary
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	var parts []string
+	for _, c := range []struct {
+		name string
+		s    *scenario.RebuildSpread
+	}{{"cold", s.Cold}, {"warm", s.Warm}} {
+		if c.s == nil {
+			continue
+		}
+		p := fmt.Sprintf("%s %.2f s", c.name, c.s.Elapsed.Mean)
+		if c.s.CPU != nil && c.s.Elapsed.Mean > 0 {
+			p += fmt.Sprintf(" (%.0f%% waited)", 100*c.s.Wait.Mean/c.s.Elapsed.Mean)
+		}
+		parts = append(parts, p)
+	}
+	what := s.Index
+	if s.AllIndexes {
+		what = "all indexes"
+	}
+	return what + ": " + strings.Join(parts, ", ")
+}
+
+// cpuHeadline: the calibration's mean rates.
+func cpuHeadline(raw json.RawMessage) string {
+	var s scenario.CPUSummary
+	if json.Unmarshal(raw, &s) != nil || len(s.Client.Runs) == 0 {
+		return ""
+	}
+	h := "client " + fmtRate(s.Client.Rate.Mean) + " rounds/s"
+	if s.Server != nil && len(s.Server.Runs) > 0 {
+		h = "server " + fmtRate(s.Server.Rate.Mean) + " rounds/s, " + h
+	}
+	return h
 }
 
 // registerIncludeSuspect adds --include-suspect to a command that reads

@@ -46,6 +46,13 @@ neighbours:                  # noisy neighbours (a step over all targets, sharin
   interval: 100s             # over a victims' window of cycles × interval
   backup: {method: basebackup}   # to: DIR (default: NAME-backups beside data_dir)
 
+rebuild:                     # options of every rebuild step (as oltplab rebuild)
+  cold: true                 # before each warm rebuild, one after a cold restart
+  repeat: 2                  # cold and warm pairs (a URL target: warm only)
+
+cpu:                         # options of every cpu step (as oltplab cpu)
+  repeat: 3                  # runs of the server's and the client's loop
+
 baseline: disk               # every ratio is taken against it (default: the first target)
 
 targets:                     # written one by one...
@@ -82,6 +89,8 @@ steps:                       # what runs on every target, in order
   - profile
   - profile: {vus: [8], repeat: 1}   # a step's own options override the section's
   - backup
+  - rebuild                  # the largest index of ORDER-LINE, cold then warm
+  - cpu                      # the single-threaded CPU calibration
   # - parallel                 # steps over all targets run with every target started
   # - neighbours
 `

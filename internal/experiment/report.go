@@ -158,8 +158,9 @@ func Report(ctx context.Context, st *store.Store, id int64, includeSuspect bool)
 // ignoredContext are recorded facts that differ between any two targets
 // without saying anything about them: ids, times, seeds, ports, pids,
 // the tool, and paths that hold the target's name (the storage under
-// them is recorded on its own).
-var ignoredContext = []string{"experiment.", "tool.", "notes.", "schema.", "database.target",
+// them is recorded on its own), and the host's newest CPU calibration
+// (a measurement of its own step, not a property of the target).
+var ignoredContext = []string{"experiment.", "tool.", "notes.", "schema.", "database.target", "calibration.",
 	"instance.id", "instance.server.pid", "instance.server.port", "instance.started", "instance.restarts",
 	"instance.engine_dir", "instance.wal_dir", "instance.controls", "instance.notes",
 	"instance.spec.name", "instance.spec.data_dir", "instance.spec.wal_dir", "storage.Path",

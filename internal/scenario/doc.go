@@ -1,13 +1,14 @@
 // Package scenario runs oltplab's measured procedures and records every
 // measurement in the results store: a build, a consistency check, a
 // performance profile (a virtual-user sequence with repeats and the
-// reset/checkpoint hygiene between steps), a monitor, a storage
-// benchmark, backup and restore cycles, several targets driven with one
-// synchronised measured window (Window, Parallel), noisy neighbours
-// (Neighbours), and the infrastructure scenarios as they arrive. `oltplab run` and an experiment plan's `profile` step
-// are the same code: internal/cli parses flags and renders,
-// internal/experiment schedules steps over targets, and both call this
-// package.
+// reset/checkpoint hygiene between steps), a monitor, and the
+// infrastructure scenarios: storage micro-benchmarks, backup and restore
+// cycles, index rebuilds with a cold and a warm cache, the CPU
+// calibration, several targets driven with one synchronised measured
+// window (Window, Parallel) and noisy neighbours (Neighbours). `oltplab
+// run` and an experiment plan's `profile` step are the same code:
+// internal/cli parses flags and renders, internal/experiment schedules
+// steps over targets, and both call this package.
 //
 // A scenario never prints. What a user should see while it works (a step
 // starting, live rates, a run stored) goes to the Observer of its Env; the
@@ -22,6 +23,7 @@
 // synchronised windows carry the mark of a suspect target.
 //
 // It may import dialect, driver, instance (backups with the engines' own
-// tools, restores into managed instances), load, profile, sampler, store,
-// sysstat and tpcc. It must not import cli, experiment or report.
+// tools, restores into managed instances, a managed server to restart),
+// load, profile, sampler, store, sysstat and tpcc. It must not import cli,
+// experiment or report.
 package scenario

@@ -22,6 +22,8 @@ const (
 	KindMonitor Kind = "monitor" // sampling only, no workload
 	KindStorage Kind = "storage" // storage micro-benchmarks (fio), no database
 	KindBackup  Kind = "backup"  // backup and restore cycles with the engine's own tools
+	KindRebuild Kind = "rebuild" // index rebuilds, cold and warm cache
+	KindCPU     Kind = "cpu"     // single-threaded CPU calibration, in the server and the client
 	// KindParallel is one measured window synchronised over several
 	// targets: its summary ties the targets' own runs (kind run) together.
 	KindParallel Kind = "parallel"
@@ -34,7 +36,7 @@ const (
 // Valid reports whether k is a kind this store knows.
 func (k Kind) Valid() bool {
 	switch k {
-	case KindBuild, KindRun, KindCheck, KindMonitor, KindStorage, KindBackup, KindParallel, KindNeighbours:
+	case KindBuild, KindRun, KindCheck, KindMonitor, KindStorage, KindBackup, KindRebuild, KindCPU, KindParallel, KindNeighbours:
 		return true
 	}
 	return false
