@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -167,6 +168,9 @@ func TestMigrationKeepsVersion1Data(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := tx.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`PRAGMA application_id = ` + strconv.Itoa(applicationID)); err != nil {
 		t.Fatal(err)
 	}
 	for _, stmt := range migrations[0].stmts {

@@ -444,7 +444,7 @@ func TestOpenRefusesDamagedStore(t *testing.T) {
 	if rs, err := OpenToRead(ctx, path); err == nil {
 		var n int
 		err = rs.db.QueryRowContext(ctx, `SELECT count(*) FROM samples`).Scan(&n)
-		if err = classify(err); !errors.Is(err, ErrDamaged) {
+		if err = rs.classify(err); !errors.Is(err, ErrDamaged) {
 			t.Errorf("reading a damaged table: got %v, want ErrDamaged", err)
 		}
 		rs.Close()
