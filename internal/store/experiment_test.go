@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-func TestExperimentLifecycle(t *testing.T) {
+func testExperimentLifecycle(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openTest(t)
+	s := open(t)
 	steps := []ExperimentStep{
 		{Seq: 1, StepIndex: 0, Kind: "build", Target: "tmpfs"},
 		{Seq: 2, StepIndex: 1, Kind: "profile", Target: "tmpfs"},
@@ -86,9 +86,9 @@ func TestExperimentLifecycle(t *testing.T) {
 	}
 }
 
-func TestRunsAndProfilesOfAnExperiment(t *testing.T) {
+func testRunsAndProfilesOfAnExperiment(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openTest(t)
+	s := open(t)
 	id, err := s.CreateExperiment(ctx, Experiment{Name: "e"}, []ExperimentStep{{Seq: 1, Kind: "profile", Target: "a"}})
 	if err != nil {
 		t.Fatal(err)
