@@ -22,6 +22,9 @@ type testBackend struct {
 	// hold locks the runs of the store at location as another program
 	// would, until release.
 	hold func(t *testing.T, location string) (release func())
+	// creationTrials is how many times TestConcurrentCreation races
+	// processes creating a store (a database each in PostgreSQL).
+	creationTrials int
 }
 
 // opener opens a fresh store with a clock that advances one second per
@@ -36,8 +39,9 @@ func (b testBackend) open(t *testing.T) *Store {
 
 var testBackends = []testBackend{
 	{
-		name:     "sqlite",
-		location: func(t *testing.T) string { return filepath.Join(t.TempDir(), "results.db") },
+		name:           "sqlite",
+		creationTrials: 8,
+		location:       func(t *testing.T) string { return filepath.Join(t.TempDir(), "results.db") },
 		// Another process holds the file in an exclusive transaction.
 		hold: func(t *testing.T, location string) func() {
 			lock := startChild(t, "lock "+location)
@@ -49,8 +53,9 @@ var testBackends = []testBackend{
 		},
 	},
 	{
-		name:     "postgres",
-		location: postgresLocation,
+		name:           "postgres",
+		creationTrials: 3,
+		location:       postgresLocation,
 		// Another session holds the runs table in an exclusive lock.
 		hold: func(t *testing.T, location string) func() {
 			ctx := context.Background()
