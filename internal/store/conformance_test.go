@@ -2,6 +2,10 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,12 +13,15 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/oltplab/oltplab/internal/dbtest"
+	"github.com/oltplab/oltplab/internal/dialect"
 )
 
 // testBackend is a backend the conformance suite runs against: a SQLite
 // file, always, and a fresh database on the private PostgreSQL server
 // scripts/testservers.sh starts (skipped without it on a developer
-// machine, never under CI: see dbtest).
+// machine, never under CI: see dbtest), with a fresh schema in it for
+// every store (creating a database takes a second or two; a schema, a
+// few milliseconds).
 type testBackend struct {
 	name string
 	// location returns where a new, empty store goes.
@@ -37,25 +44,43 @@ func (b testBackend) open(t *testing.T) *Store {
 	return openTestAt(t, b.location(t))
 }
 
-var testBackends = []testBackend{
-	{
-		name:           "sqlite",
-		creationTrials: 8,
-		location:       func(t *testing.T) string { return filepath.Join(t.TempDir(), "results.db") },
-		// Another process holds the file in an exclusive transaction.
-		hold: func(t *testing.T, location string) func() {
-			lock := startChild(t, "lock "+location)
-			lock.expect(t, "locked")
-			return func() {
-				lock.stdin.Close()
-				lock.expect(t, "released")
-			}
-		},
+// testBackends returns the backends, ready for t and its subtests.
+func testBackends(t *testing.T) []testBackend {
+	return []testBackend{sqliteTest, postgresTest(t)}
+}
+
+var sqliteTest = testBackend{
+	name:           "sqlite",
+	creationTrials: 8,
+	location:       func(t *testing.T) string { return filepath.Join(t.TempDir(), "results.db") },
+	// Another process holds the file in an exclusive transaction.
+	hold: func(t *testing.T, location string) func() {
+		lock := startChild(t, "lock "+location)
+		lock.expect(t, "locked")
+		return func() {
+			lock.stdin.Close()
+			lock.expect(t, "released")
+		}
 	},
-	{
+}
+
+// postgresTest is the PostgreSQL backend: a fresh database for t, a
+// fresh schema in it for each store.
+func postgresTest(t *testing.T) testBackend {
+	var db dialect.Target
+	if os.Getenv("OLTPLAB_TEST_POSTGRES") != "" {
+		db = dbtest.Postgres(t)
+	}
+	return testBackend{
 		name:           "postgres",
 		creationTrials: 3,
-		location:       postgresLocation,
+		location: func(sub *testing.T) string {
+			sub.Helper()
+			if db.URL == nil {
+				return postgresLocation(sub) // skipped, or failed under CI, by dbtest
+			}
+			return postgresSchema(sub, db)
+		},
 		// Another session holds the runs table in an exclusive lock.
 		hold: func(t *testing.T, location string) func() {
 			ctx := context.Background()
@@ -81,7 +106,7 @@ var testBackends = []testBackend{
 			t.Cleanup(release)
 			return release
 		},
-	},
+	}
 }
 
 // postgresLocation creates a fresh database for a store and returns its
@@ -91,6 +116,34 @@ func postgresLocation(t *testing.T) string {
 	t.Helper()
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	return dbtest.RawURL(dbtest.Postgres(t))
+}
+
+// postgresSchema creates a fresh schema in db for a store and returns the
+// URL that selects it (?search_path=NAME), dropping it when t ends.
+func postgresSchema(t *testing.T, db dialect.Target) string {
+	t.Helper()
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "store_" + hex.EncodeToString(b[:])
+	raw := dbtest.RawURL(db)
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, `CREATE SCHEMA `+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", name)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // conformance is every behaviour a store has, whatever its backend.
@@ -127,7 +180,7 @@ func fresh(f func(t *testing.T, open opener)) func(t *testing.T, b testBackend) 
 // TestConformance runs the same cases against every backend: one store
 // API, one behaviour.
 func TestConformance(t *testing.T) {
-	for _, b := range testBackends {
+	for _, b := range testBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			for _, c := range conformance {
 				t.Run(c.name, func(t *testing.T) { c.run(t, b) })

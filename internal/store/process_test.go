@@ -15,7 +15,7 @@ import (
 // database exists and the store's tables do not.
 func TestConcurrentCreation(t *testing.T) {
 	const procs = 4
-	for _, b := range testBackends {
+	for _, b := range testBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			for trial := range b.creationTrials {
 				location := b.location(t)
@@ -37,7 +37,7 @@ func TestConcurrentCreation(t *testing.T) {
 // TestConcurrentWriters: four processes create and complete runs on one
 // new store at the same time; every run is stored whole.
 func TestConcurrentWriters(t *testing.T) {
-	for _, b := range testBackends {
+	for _, b := range testBackends(t) {
 		t.Run(b.name, func(t *testing.T) { testConcurrentWriters(t, b.location(t)) })
 	}
 }
