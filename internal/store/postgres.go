@@ -167,14 +167,16 @@ func (b postgresBackend) connectError(cfg *pgx.ConnConfig, err error) error {
 				cause = all[len(all)-1]
 			}
 		}
-		msg := fmt.Sprintf("%s:%d: ", cfg.Host, cfg.Port)
-		switch {
+		var msg string
+		switch inner := errors.Unwrap(cause); {
 		case pgconn.Timeout(err):
-			msg += fmt.Sprintf("no answer within %s", cfg.ConnectTimeout)
+			msg = fmt.Sprintf("%s:%d: no answer within %s", cfg.Host, cfg.Port, cfg.ConnectTimeout)
+		case inner != nil: // "dial tcp HOST:PORT: connect: connection refused"
+			msg = inner.Error()
 		case cause != nil:
-			msg += cause.Error()
+			msg = cause.Error()
 		default:
-			msg += err.Error()
+			msg = err.Error()
 		}
 		return &scrubbedError{msg: redactSecrets(msg, b.secrets), err: err}
 	}
