@@ -41,6 +41,11 @@ type ClientSession struct {
 	ids  []int64 // customer ids of one last name (2.5.2.2, 2.6.2.2)
 	buf  []byte  // C_DATA and H_DATA under construction (2.5.2.2)
 	cust paymentCustomer
+	// New-Order's distinct items and stock rows, and statement arguments.
+	items  []orderItem
+	stocks []orderStock
+	args   []any
+	args2  []any
 	// out holds the terminal output of the last New-Order (2.4.3.3); it is
 	// computed as the specification asks but not returned.
 	out newOrderOutput
@@ -50,7 +55,9 @@ type ClientSession struct {
 // runs the statements of st; closeFn, if not nil, is called by Close (it
 // usually closes the connection behind b).
 func NewClientSession(b Beginner, st *Statements, closeFn func() error) *ClientSession {
-	return &ClientSession{b: b, st: st, closeFn: closeFn, ids: make([]int64, 0, 16), buf: make([]byte, 0, 600)}
+	return &ClientSession{b: b, st: st, closeFn: closeFn, ids: make([]int64, 0, 16), buf: make([]byte, 0, 600),
+		items: make([]orderItem, 0, MaxOrderLines), stocks: make([]orderStock, 0, MaxOrderLines),
+		args: make([]any, 0, 9*MaxOrderLines), args2: make([]any, 0, 6*MaxOrderLines)}
 }
 
 // Close releases the session's connection.

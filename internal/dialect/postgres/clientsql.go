@@ -12,7 +12,9 @@ import (
 )
 
 // clientSQLOptions are PostgreSQL's variants of the client-side statements.
-var clientSQLOptions = tpcc.SQLOptions{ForUpdate: "FOR UPDATE"}
+// A derived table's parameters need a type: PostgreSQL would take them
+// for text.
+var clientSQLOptions = tpcc.SQLOptions{ForUpdate: "FOR UPDATE", IntParam: "CAST(? AS INTEGER)"}
 
 // clientSQLStatements are shared by every client-SQL session (read only),
 // their placeholders rewritten to $n once.
