@@ -172,6 +172,18 @@ func rollbackTx(ctx context.Context, tx Tx) error {
 	return tx.Rollback(rctx)
 }
 
+// execDeferred runs sql in tx, or defers it when tx is a Deferrer: its
+// error may then come from the transaction's next statement or commit,
+// which fail the transaction all the same.
+func execDeferred(ctx context.Context, tx Tx, sql string, args ...any) error {
+	if d, ok := tx.(Deferrer); ok {
+		d.Defer(sql, args...)
+		return nil
+	}
+	_, err := tx.Exec(ctx, sql, args...)
+	return err
+}
+
 // isNoRows reports whether err says the query returned no row.
 func isNoRows(err error) bool { return errors.Is(err, ErrNoRows) }
 

@@ -39,7 +39,7 @@ func (s *ClientSession) newOrder(ctx context.Context, tx Tx, in *NewOrder) error
 	if err := tx.QueryRow(ctx, st.NewOrderDistrict, w, d).Scan(&dTax, &oID); err != nil {
 		return fmt.Errorf("read district: %w", err)
 	}
-	if _, err := tx.Exec(ctx, st.NewOrderNextOID, w, d); err != nil {
+	if err := execDeferred(ctx, tx, st.NewOrderNextOID, w, d); err != nil {
 		return fmt.Errorf("increment d_next_o_id: %w", err)
 	}
 	// TPC-C 2.4.2.2: the customer row is selected and C_DISCOUNT, C_LAST
@@ -56,10 +56,10 @@ func (s *ClientSession) newOrder(ctx context.Context, tx Tx, in *NewOrder) error
 	if in.AllLocal {
 		allLocal = 1
 	}
-	if _, err := tx.Exec(ctx, st.NewOrderInsertOrder, oID, d, w, c, in.EntryD, int64(len(in.Lines)), allLocal); err != nil {
+	if err := execDeferred(ctx, tx, st.NewOrderInsertOrder, oID, d, w, c, in.EntryD, int64(len(in.Lines)), allLocal); err != nil {
 		return fmt.Errorf("insert order %d: %w", oID, err)
 	}
-	if _, err := tx.Exec(ctx, st.NewOrderInsertNew, oID, d, w); err != nil {
+	if err := execDeferred(ctx, tx, st.NewOrderInsertNew, oID, d, w); err != nil {
 		return fmt.Errorf("insert new_order %d: %w", oID, err)
 	}
 
@@ -134,12 +134,12 @@ func (s *ClientSession) newOrder(ctx context.Context, tx Tx, in *NewOrder) error
 		up = append(up, last...)
 	}
 	s.args2 = up
-	if _, err := tx.Exec(ctx, st.NewOrderUpdateStocks, up...); err != nil {
+	if err := execDeferred(ctx, tx, st.NewOrderUpdateStocks, up...); err != nil {
 		return fmt.Errorf("update stock of order %d: %w", oID, err)
 	}
 	// TPC-C 2.4.2.2: a new row is inserted into ORDER-LINE for each item,
 	// all with one statement.
-	if _, err := tx.Exec(ctx, st.NewOrderInsertOrdLines[len(in.Lines)], ins...); err != nil {
+	if err := execDeferred(ctx, tx, st.NewOrderInsertOrdLines[len(in.Lines)], ins...); err != nil {
 		return fmt.Errorf("insert the %d order lines of order %d: %w", len(in.Lines), oID, err)
 	}
 	// TPC-C 2.4.2.2: total-amount = sum(OL_AMOUNT) * (1 - C_DISCOUNT) * (1 + W_TAX + D_TAX).
