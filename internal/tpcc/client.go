@@ -25,8 +25,10 @@ type Beginner interface {
 // clean), but never waits on a hung server for longer than this.
 const rollbackTimeout = 5 * time.Second
 
-// ClientSession runs the five transactions from the client, one statement
-// per round trip inside an explicit transaction (dialect.StyleClientSQL).
+// ClientSession runs the five transactions from the client, inside an
+// explicit transaction (dialect.StyleClientSQL): one statement per round
+// trip, or, when the dialect's Tx is a Deferrer, the statements whose
+// results are not read travelling with the next one.
 // It has exactly the method set of dialect.Session. It does not retry: the
 // driver retries whole transactions after classifying the error, which is
 // returned wrapped (errors.Is/As see the driver's own error).
