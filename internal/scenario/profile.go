@@ -14,23 +14,22 @@ import (
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
-// Mode labels every profile: oltplab's default workload has no keying or
-// think time (HammerDB's TPROC-C style), so its figures are not tpmC.
-const Mode = "tproc-c (no keying or think time)"
-
 // ProfileOptions describe one performance profile: a sequence of
 // virtual-user steps, each repeated, with optional hygiene before each.
 type ProfileOptions struct {
-	Label      string
-	Steps      []int  // virtual users of each step
+	Label string
+	// Steps are the users of each step: virtual users (tproc-c) or
+	// terminals (tpc-c; 0 means ten per warehouse).
+	Steps      []int
 	VUsSpec    string // the sequence as the user wrote it, recorded
 	Repeat     int
 	Interleave bool
 	// Checkpoint writes dirty pages and log before each step; Reset
 	// returns the database to its post-build state before each step.
 	Checkpoint, Reset bool
-	// Driver is the template of every run; VUs is set per step and Seed
-	// is the base of each run's seed.
+	// Driver is the template of every run, its Mode the profile's; VUs
+	// (or Terminals) is set per step and Seed is the base of each run's
+	// seed.
 	Driver driver.Options
 }
 
@@ -69,7 +68,25 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		"grace_seconds": d.Grace.Seconds(), "seed": d.Seed, "style": d.Style.String(),
 		"all_warehouses": d.AllWarehouses, "max_retries": d.MaxRetries,
 		"warehouses": meta.Warehouses, "dialect": db.Name(), "target": tg.String(),
-		"mode": Mode,
+		"mode": d.Mode.String(), "mode_label": d.ModeLabel(),
+	}
+	switch {
+	case d.Mode == driver.ModeTPCC:
+		// Terminals, sessions and delivery sessions of each step as run
+		// (defaults resolved), in place of virtual users.
+		delete(params, "vus")
+		var terminals, sessions, delivery []int
+		for _, n := range o.Steps {
+			t := d
+			t.Terminals = n
+			t = t.ForWarehouses(meta.Warehouses)
+			terminals = append(terminals, t.Terminals)
+			sessions = append(sessions, t.Sessions)
+			delivery = append(delivery, t.DeliverySessions)
+		}
+		params["terminals"], params["sessions"], params["delivery_sessions"] = terminals, sessions, delivery
+	case d.Rate > 0:
+		params["rate_per_vu"] = d.Rate
 	}
 	pid, err := e.Store.CreateProfile(ctx, store.Profile{Label: o.Label, Params: JSON(params), Context: JSON(rc)})
 	if err != nil {
@@ -80,11 +97,18 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 	var runErr error
 	for i, slot := range slots {
 		rd := o.Driver
-		rd.VUs = o.Steps[slot.Step]
+		users := "virtual user(s)"
+		if rd.Mode == driver.ModeTPCC {
+			rd.Terminals = o.Steps[slot.Step]
+			rd = rd.ForWarehouses(meta.Warehouses)
+			users = "terminal(s)"
+		} else {
+			rd.VUs = o.Steps[slot.Step]
+		}
 		// Each repeat draws its own streams, reproducibly from the seed.
 		rd.Seed = o.Driver.Seed + uint64(i)
 		if len(slots) > 1 {
-			e.note("step %d/%d: %d virtual user(s), repeat %d/%d", i+1, len(slots), rd.VUs, slot.Repeat+1, o.Repeat)
+			e.note("step %d/%d: %d %s, repeat %d/%d", i+1, len(slots), rd.Users(), users, slot.Repeat+1, o.Repeat)
 		}
 		prep, err := h.before(ctx, i > 0)
 		if err != nil {
@@ -142,7 +166,7 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 	d driver.Options, rc RunContext, pid int64, slot profile.Slot, label string, prep Preparation) (int64, *driver.Result, error) {
 	seed := int64(d.Seed)
 	id, err := e.Store.CreateRun(ctx, store.Run{
-		Kind: store.KindRun, Label: label, ProfileID: pid, Step: slot.Step + 1, Repeat: slot.Repeat + 1, VUs: d.VUs,
+		Kind: store.KindRun, Label: label, ProfileID: pid, Step: slot.Step + 1, Repeat: slot.Repeat + 1, VUs: d.Users(),
 		Target: tg.String(), Dialect: db.Name(), ToolVersion: e.ToolVersion, Seed: &seed,
 		Params: JSON(map[string]any{"driver": d, "preparation": prep}), Context: JSON(rc),
 	})
