@@ -33,6 +33,11 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (re
 	if params := flatten(p.Params); true {
 		out.Target = params["target"]
 		out.Dialect = params["dialect"]
+		// Profiles stored before modes were typed hold the label in "mode".
+		out.Mode = params["mode_label"]
+		if out.Mode == "" {
+			out.Mode = params["mode"]
+		}
 		for k, v := range params {
 			out.Context["param."+k] = v
 		}

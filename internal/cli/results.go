@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
@@ -97,17 +98,24 @@ func headline(r store.Run) string {
 		return r.Error
 	}
 	var s struct {
-		NOPM       *float64 `json:"nopm"`
-		TPM        float64  `json:"tpm"`
-		TotalRows  *int64   `json:"total_rows"`
-		TotalSecs  float64  `json:"total_seconds"`
-		Passed     *bool    `json:"passed"`
-		Warehouses int      `json:"warehouses"`
+		NOPM       *float64     `json:"nopm"`
+		TPM        float64      `json:"tpm"`
+		TotalRows  *int64       `json:"total_rows"`
+		TotalSecs  float64      `json:"total_seconds"`
+		Passed     *bool        `json:"passed"`
+		Warehouses int          `json:"warehouses"`
+		Spec       *driver.Spec `json:"spec"`
 	}
 	if json.Unmarshal(r.Summary, &s) != nil {
 		return ""
 	}
 	switch {
+	case s.Spec != nil && s.Spec.TpmC != nil && s.NOPM != nil:
+		return fmt.Sprintf("tpmC %s (%.1f%% of %s), NOPM %s, TPM %s", thousands(*s.Spec.TpmC), s.Spec.EfficiencyPct,
+			thousands(s.Spec.MaxNewOrdersPerMinute), thousands(*s.NOPM), thousands(s.TPM))
+	case s.Spec != nil && s.NOPM != nil:
+		return fmt.Sprintf("New-Orders/min %s (not tpmC: checks failed, %.1f%% of %s), NOPM %s, TPM %s", thousands(s.Spec.NewOrdersPerMinute),
+			s.Spec.EfficiencyPct, thousands(s.Spec.MaxNewOrdersPerMinute), thousands(*s.NOPM), thousands(s.TPM))
 	case s.NOPM != nil:
 		return fmt.Sprintf("NOPM %s, TPM %s", thousands(*s.NOPM), thousands(s.TPM))
 	case s.TotalRows != nil:
@@ -161,8 +169,19 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 	if r.Label != "" {
 		fmt.Fprintf(w, "  label    %s\n", r.Label)
 	}
+	var withOptions struct {
+		Options *driver.Options `json:"options"`
+	}
+	var opts *driver.Options
+	if r.Kind == store.KindRun && len(r.Summary) > 0 && json.Unmarshal(r.Summary, &withOptions) == nil {
+		opts = withOptions.Options
+	}
 	if r.ProfileID != 0 {
-		fmt.Fprintf(w, "  profile  %d, step %d, repeat %d, %d virtual user(s)\n", r.ProfileID, r.Step, r.Repeat, r.VUs)
+		users := "virtual user(s)"
+		if opts != nil && opts.Mode == driver.ModeTPCC {
+			users = "terminal(s)"
+		}
+		fmt.Fprintf(w, "  profile  %d, step %d, repeat %d, %d %s\n", r.ProfileID, r.Step, r.Repeat, r.VUs, users)
 	}
 	if r.Seed != nil {
 		fmt.Fprintf(w, "  seed     %d\n", *r.Seed)
@@ -172,6 +191,9 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 	}
 	if h := headline(r); h != "" {
 		fmt.Fprintf(w, "  result   %s\n", h)
+	}
+	if opts != nil {
+		fmt.Fprintf(w, "  mode     %s\n", opts.ModeLabel())
 	}
 	var withMonitor struct {
 		Monitor *scenario.MonitorSummary `json:"monitor"`

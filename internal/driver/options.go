@@ -154,12 +154,13 @@ func (o Options) Validate() error {
 
 // ForWarehouses returns o with the defaults that depend on the database
 // filled in: ten terminals per warehouse, the session pool and the
-// deferred-Delivery sessions (ModeTPCC only; a pool larger than the
-// terminals is cut to them).
+// deferred-Delivery sessions (ModeTPCC only, which has no virtual users;
+// a pool larger than the terminals is cut to them).
 func (o Options) ForWarehouses(warehouses int) Options {
 	if o.Mode != ModeTPCC {
 		return o
 	}
+	o.VUs = 0
 	if o.Terminals == 0 {
 		o.Terminals = tpcc.TerminalsPerWarehouse * warehouses
 	}

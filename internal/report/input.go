@@ -26,6 +26,10 @@ type Profile struct {
 	// any URL password they still find, as a last line of defence.
 	Target  string `json:"target"`
 	Dialect string `json:"dialect"`
+	// Mode labels how the profile paced its users ("tproc-c (no keying
+	// or think time)", "tpc-c (keying and think times, ...)"): figures of
+	// different modes measure different things.
+	Mode string `json:"mode,omitempty"`
 	// Context is the profile's context flattened to key/value (host.*,
 	// db.*, param.*): the keys whose values differ between profiles are
 	// highlighted. It must hold no secrets.
@@ -38,7 +42,8 @@ type Profile struct {
 	Series *StepSeries `json:"series,omitempty"`
 }
 
-// Step is one virtual-user count of a profile with its repeats.
+// Step is one virtual-user (or tpc-c terminal) count of a profile with
+// its repeats.
 type Step struct {
 	VUs     int      `json:"vus"`
 	Repeats []Repeat `json:"repeats"`

@@ -125,8 +125,8 @@ func texts(ss ...string) []cell {
 
 func (v *view) profilesTable() table {
 	t := table{ID: "profiles", Title: "Profiles",
-		Header: []string{"#", "Profile", "Target", "Dialect", "Virtual users", "Repeats", "Partial"},
-		Right:  []bool{true, false, false, false, false, true, true}}
+		Header: []string{"#", "Profile", "Target", "Dialect", "Mode", "Users", "Repeats", "Partial"},
+		Right:  []bool{true, false, false, false, false, false, true, true}}
 	for _, p := range v.profiles {
 		var vus []string
 		minRep, maxRep, partial := -1, 0, 0
@@ -151,8 +151,12 @@ func (v *view) profilesTable() table {
 		default:
 			reps = fmt.Sprintf("%d–%d", minRep, maxRep)
 		}
-		cells := texts(strconv.FormatInt(p.ID, 10), p.Name, p.Target, p.Dialect, strings.Join(vus, ","), reps, strconv.Itoa(partial))
-		cells[6].Warn = partial > 0
+		mode := p.Mode
+		if mode == "" {
+			mode = dash
+		}
+		cells := texts(strconv.FormatInt(p.ID, 10), p.Name, p.Target, p.Dialect, mode, strings.Join(vus, ","), reps, strconv.Itoa(partial))
+		cells[7].Warn = partial > 0
 		t.Rows = append(t.Rows, row{Cells: cells})
 	}
 	return t
