@@ -277,7 +277,7 @@ func pacedModes(t *testing.T, env []string, target string) {
 		t.Fatalf("results list --label paced: %v, %d runs", err, len(runs))
 	}
 	r = oltplab(t, env, "results", "show", fmt.Sprint(runs[0].ID))
-	for _, want := range []string{"mode     tpc-c", "30 terminal(s)", "not tpmC"} {
+	for _, want := range []string{"mode     tpc-c", "30 terminal(s)", "not tpmC", "tpc-c checks", "response_time_p90_stock_level"} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("results show lacks %q", want)
 		}

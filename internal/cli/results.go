@@ -196,10 +196,20 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(w, "  mode     %s\n", opts.ModeLabel())
 	}
 	var withMonitor struct {
-		Monitor *scenario.MonitorSummary `json:"monitor"`
+		Monitor  *scenario.MonitorSummary `json:"monitor"`
+		Spec     *driver.Spec             `json:"spec"`
+		Deferred *driver.DeferredDelivery `json:"deferred_delivery"`
 	}
-	if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &withMonitor) == nil && withMonitor.Monitor != nil {
-		a.printMonitorSummary(*withMonitor.Monitor)
+	if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &withMonitor) == nil {
+		if withMonitor.Deferred != nil {
+			printDeferred(w, withMonitor.Deferred)
+		}
+		if withMonitor.Spec != nil {
+			printSpecChecks(w, withMonitor.Spec)
+		}
+		if withMonitor.Monitor != nil {
+			a.printMonitorSummary(*withMonitor.Monitor)
+		}
 	}
 	printFlat(w, "parameters", flatten(r.Params))
 	printFlat(w, "context", flatten(r.Context))
