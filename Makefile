@@ -14,8 +14,8 @@ build:
 demo: build
 	./$(BIN) quickstart
 
-# Installs what the tests need (PostgreSQL 15, MariaDB, Chromium from Debian
-# packages, when missing and running as root), starts private servers on
+# Installs what the tests need (PostgreSQL 15, MariaDB, Chromium, fio from
+# Debian packages, when missing and running as root), starts private servers on
 # loopback in a temporary directory, runs every test, stops the servers.
 test: lint
 	OLTPLAB_REQUIRE_SERVERS=1 scripts/testservers.sh run $(GO) test -count=1 -timeout 25m ./...

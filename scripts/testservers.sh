@@ -4,10 +4,11 @@
 #   scripts/testservers.sh run CMD [ARGS...]
 #
 # installs the Debian packages when they are missing (as root; Chromium too,
-# for the report's browser test), starts one
+# for the report's browser test, and fio for the storage benchmarks), starts one
 # PostgreSQL 15 and one MariaDB server in a fresh temporary directory on free
 # loopback ports, exports their admin URLs to CMD as OLTPLAB_TEST_POSTGRES and
-# OLTPLAB_TEST_MYSQL, then stops both servers and removes the directory,
+# OLTPLAB_TEST_MYSQL (their server logs as OLTPLAB_TEST_POSTGRES_LOG and
+# OLTPLAB_TEST_MYSQL_LOG), then stops both servers and removes the directory,
 # whatever CMD's outcome. It never touches a server it did not start.
 #
 # OLTPLAB_SERVER_PROFILE=bench starts servers configured for measurement
@@ -23,10 +24,16 @@ log() { echo "testservers: $*" >&2; }
 
 install_missing() {
 	local pkgs=()
-	[[ $servers == *postgres* && ! -x $pgbin/initdb ]] && pkgs+=(postgresql-15)
-	[[ $servers == *mysql* ]] && ! command -v mariadbd >/dev/null && pkgs+=(mariadb-server mariadb-client)
+	# Both engines whatever $servers says: the managed-instance tests start
+	# their own PostgreSQL and MariaDB servers (initdb, mariadb-install-db).
+	[[ ! -x $pgbin/initdb ]] && pkgs+=(postgresql-15)
+	if ! PATH=$PATH:/usr/sbin command -v mariadbd >/dev/null || ! command -v mariadb-install-db >/dev/null; then
+		pkgs+=(mariadb-server mariadb-client)
+	fi
 	# The HTML report is tested in a real headless browser.
 	[[ ${OLTPLAB_NEEDS_BROWSER:-1} == 1 ]] && ! command -v chromium >/dev/null && pkgs+=(chromium)
+	# The storage micro-benchmarks are tested with the real fio.
+	command -v fio >/dev/null || pkgs+=(fio)
 	((${#pkgs[@]})) || return 0
 	if [[ $(id -u) != 0 ]]; then
 		log "missing ${pkgs[*]}: install them (apt-get install ${pkgs[*]}) or run as root"
@@ -82,6 +89,7 @@ start_postgres() {
 	as_owner "$pgbin/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/server.log" -w -t 60 start >/dev/null ||
 		{ cat "$dir/pg/server.log" >&2; exit 1; }
 	export OLTPLAB_TEST_POSTGRES="postgres://oltplab:$pw@127.0.0.1:$port/postgres?sslmode=disable"
+	export OLTPLAB_TEST_POSTGRES_LOG="$dir/pg/server.log"
 	log "PostgreSQL $("$pgbin/postgres" -V | awk '{print $3}') on 127.0.0.1:$port ($profile profile)"
 }
 
@@ -116,6 +124,7 @@ start_mysql() {
 		GRANT ALL PRIVILEGES ON *.* TO 'oltplab'@'127.0.0.1' WITH GRANT OPTION;
 		FLUSH PRIVILEGES;"
 	export OLTPLAB_TEST_MYSQL="mysql://oltplab:$pw@127.0.0.1:$port/"
+	export OLTPLAB_TEST_MYSQL_LOG="$dir/my/error.log"
 	log "MariaDB $(mariadbd --version | awk '{print $3}') on 127.0.0.1:$port ($profile profile)"
 }
 

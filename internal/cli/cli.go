@@ -62,9 +62,14 @@ func commands() []command {
 		{"check", "evaluate the consistency conditions of TPC-C clause 3.3.2", runCheck},
 		{"compare", "compare profiles step by step, with ratios and confidence intervals", runCompare},
 		{"cost", "price the targets of a prices file: total cost, cost per 1,000 NOPM/TPM, savings", runCost},
-		{"report", "render profiles as one self-contained HTML (or Markdown) report", runReport},
+		{"report", "render profiles and monitor results as one self-contained HTML (or Markdown) report", runReport},
+		{"experiment", "run a plan file: whole infrastructures compared on instances oltplab starts itself (run, resume, list, show)", runExperiment},
 		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
+		{"storage", "storage micro-benchmarks with fio: IOPS, MB/s and latency percentiles of a directory's device", runStorage},
 		{"results", "list, show and export stored results", runResults},
+		{"instance", "start, list and stop managed PostgreSQL/MariaDB servers on a chosen data directory", runInstance},
+		{"clean", "remove the database copy --reset-between keeps (left behind when oltplab was killed)", runClean},
+		{"agent", "serve this host's metrics to an oltplab driving a database here from another machine (--agent)", runAgent},
 		{"version", "print the version", runVersion},
 	}
 }
@@ -118,6 +123,10 @@ Commands:
 		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(w, `
+Workload: TPROC-C style, as HammerDB's: the five TPC-C transactions and mix, with no keying
+or think time. Its NOPM and TPM are not tpmC and do not compare with published TPC-C results.
+check evaluates the TPC-C 3.3.2 consistency conditions.
+
 Targets: postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB, sqlite:PATH.
 Passwords: in the URL, PGPASSWORD or ~/.pgpass (PostgreSQL), MYSQL_PWD (MySQL),
 or --password-file; they never appear in output, logs or results.
@@ -126,6 +135,10 @@ Results are stored in %s (override with --results or OLTPLAB_RESULTS).
 Exit codes: 0 ok, 1 unexpected failure, 2 bad flags or values, 3 target unreachable,
 4 authentication failed, 5 schema missing/incomplete/other version/already present,
 6 consistency check failed, 7 results store unusable, 8 run could not continue,
+9 server binaries not installed, 10 instance directory unusable, 11 cpus not on
+this host, 12 no block device for io_limit, 13 control unavailable here (cgroups),
+14 managed server failed, 15 too little free space for a build, 16 result suspect
+(stored, but the database's figures disagree with the driver's own counts),
 130 interrupted (what was measured is stored, marked partial).
 
 Run "oltplab COMMAND --help" for a command's flags.

@@ -314,7 +314,9 @@ func TestWorkflowPostgres(t *testing.T) {
 }
 
 func TestWorkflowMySQL(t *testing.T) {
-	tg := dbtest.MySQL(t)
+	// A server of its own: MariaDB's commit counters are global, and a
+	// server shared with other test packages would make TPM suspect.
+	tg := dbtest.PrivateMySQL(t)
 	env := storeEnv(t)
 	res := workflow(t, env, dbtest.RawURL(tg), 2, "--vus", "8", "--rampup", "2s", "--duration", "20s")
 	assertRun(t, res)
@@ -452,9 +454,12 @@ func TestAuditVerdict(t *testing.T) {
 	}{
 		{tpcc.Figure{Name: "remote_payment_pct", OK: true, Samples: 10}, "ok"},
 		{tpcc.Figure{Name: "remote_payment_pct", NotApplicable: true, OK: true}, "n/a (one warehouse)"},
-		{tpcc.Figure{Name: "mix_payment_pct", Clause: "5.2.3", Value: 42.9, Lo: 43, Hi: 100, Samples: 1000}, "below the 5.2.3 minimum"},
-		{tpcc.Figure{Name: "order_status_by_name_pct", Value: 63.1, Lo: 57, Hi: 63, Samples: 400}, "outside, but 400 samples are too few to judge (±4.80 at 95%)"},
+		{tpcc.Figure{Name: "mix_payment_pct", Clause: "5.2.3", Value: 42.9, Lo: 43, Hi: 100, Samples: 1000}, "BELOW the 5.2.3 minimum of 43%"},
+		{tpcc.Figure{Name: "order_status_by_name_pct", Value: 63.1, Lo: 57, Hi: 63, Samples: 400}, "within sampling noise of the bounds (±7.35: 3 standard errors of 400 samples)"},
 		{tpcc.Figure{Name: "order_status_by_name_pct", Value: 70, Lo: 57, Hi: 63, Samples: 100000}, "OUT OF BOUNDS"},
+		// Observed: "outside, but 114059 samples are too few to judge".
+		{tpcc.Figure{Name: "remote_order_lines_pct", Value: 0.93, Lo: 0.95, Hi: 1.05, Samples: 114059}, "within sampling noise of the bounds (±0.09: 3 standard errors of 114,059 samples)"},
+		{tpcc.Figure{Name: "remote_order_lines_pct", Value: 0.80, Lo: 0.95, Hi: 1.05, Samples: 114059}, "OUT OF BOUNDS"},
 		{tpcc.Figure{Name: "average_order_lines", Value: 11, Lo: 9.5, Hi: 10.5, Samples: 10}, "OUT OF BOUNDS"},
 		{tpcc.Figure{Name: "payment_by_name_pct", Lo: 57, Hi: 63}, "no samples"},
 	}
@@ -492,6 +497,28 @@ func TestMonitor(t *testing.T) {
 	r = oltplab(t, env, "results", "list", "--kind", "monitor")
 	if r.code != 0 || !strings.Contains(r.out, "monitor") {
 		t.Errorf("results list --kind monitor: exit %d, %q", r.code, r.out)
+	}
+	// A monitor is first-class in report and export (it was refused: "no
+	// profile with that label or id"), by its label or its result id.
+	if r := oltplab(t, env, "monitor", "--target", target, "--duration", "2s", "--interval", "500ms", "--label", "noon"); r.code != 0 {
+		t.Fatalf("labelled monitor: exit %d", r.code)
+	}
+	html := filepath.Join(t.TempDir(), "m.html")
+	if r := oltplab(t, env, "report", "noon", fmt.Sprint(got.RunID), "-o", html); r.code != 0 {
+		t.Errorf("report of monitors: exit %d", r.code)
+	}
+	if b, err := os.ReadFile(html); err != nil || !bytes.Contains(b, []byte("<h2>Monitors</h2>")) || !bytes.Contains(b, []byte(`id="chart-monitor-0-cpu"`)) {
+		t.Errorf("report of monitors lacks the monitors table or chart (%v)", err)
+	}
+	r = oltplab(t, env, "results", "export", "noon", "--format", "csv")
+	if r.code != 0 || !strings.HasPrefix(r.out, "run_id,label,target,t_s,cpu_busy_pct") || strings.Count(r.out, "\n") < 2 {
+		t.Errorf("export csv of a monitor: exit %d, %q", r.code, r.out)
+	}
+	if r := oltplab(t, env, "results", "export", "noon", "--format", "json"); r.code != 0 || !strings.Contains(r.out, `"monitors"`) {
+		t.Errorf("export json of a monitor: exit %d", r.code)
+	}
+	if r := oltplab(t, env, "compare", "noon", fmt.Sprint(got.RunID)); r.code != exitUsage || !strings.Contains(r.err, "monitor result") {
+		t.Errorf("compare of monitors: exit %d (%q), want %d saying it is a monitor", r.code, r.err, exitUsage)
 	}
 	for _, bad := range [][]string{{"monitor", "--duration", "0s"}, {"monitor", "--duration", "2s", "--interval", "1ms"}} {
 		if r := oltplab(t, env, bad...); r.code != exitUsage {
@@ -548,7 +575,7 @@ func TestQuickstart(t *testing.T) {
 	env := storeEnv(t)
 	dir := t.TempDir()
 	db, html := filepath.Join(dir, "q.db"), filepath.Join(dir, "q.html")
-	args := []string{"quickstart", "--db", db, "-o", html, "--vus", "1,2", "--rampup", "0s", "--duration", "1s"}
+	args := []string{"quickstart", "--db", db, "-o", html, "--vus", "1,2", "--rampup", "0s", "--duration", "3s"}
 	r := oltplab(t, env, args...)
 	if r.code != 0 {
 		t.Fatalf("quickstart: exit %d", r.code)
@@ -562,6 +589,45 @@ func TestQuickstart(t *testing.T) {
 	r = oltplab(t, env, args...)
 	if r.code != 0 || !strings.Contains(r.err, "reusing") {
 		t.Errorf("second quickstart: exit %d, did not reuse the database", r.code)
+	}
+	assertMixMinimums(t, env)
+}
+
+// assertMixMinimums: no stored run shows a clause 5.2.3 mix share below
+// its minimum (observed with the old deck: mix_payment_pct 42.958 in the
+// quickstart). The deck guarantees it for windows of
+// tpcc.MinCardsPerUser cards per virtual user; a run too short for that
+// (a slow machine) is only logged.
+func assertMixMinimums(t *testing.T, env []string) {
+	t.Helper()
+	r := oltplab(t, env, "results", "list", "--kind", "run", "--json")
+	var runs []struct {
+		ID      int64
+		Summary json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(r.out), &runs); err != nil || len(runs) == 0 {
+		t.Fatalf("results list --json: %v (%d runs)", err, len(runs))
+	}
+	for _, run := range runs {
+		var res driver.Result
+		if err := json.Unmarshal(run.Summary, &res); err != nil {
+			t.Fatalf("run %d summary: %v", run.ID, err)
+		}
+		perUser := int(res.Audit.Total()) / max(1, res.Options.VUs)
+		for k := range tpcc.NumTxKinds {
+			kind := tpcc.TxKind(k)
+			for _, f := range res.AuditFigures {
+				if f.Clause != "5.2.3" || f.Name != "mix_"+kind.String()+"_pct" || f.OK {
+					continue
+				}
+				if perUser >= tpcc.MinCardsPerUser(kind) {
+					t.Errorf("run %d: %s %.3f%% below the 5.2.3 minimum over %d transactions per user", run.ID, f.Name, f.Value, perUser)
+				} else {
+					t.Logf("run %d: %s %.3f%% below the minimum, but %d transactions per user are fewer than the %d the deck guarantees it for",
+						run.ID, f.Name, f.Value, perUser, tpcc.MinCardsPerUser(kind))
+				}
+			}
+		}
 	}
 }
 

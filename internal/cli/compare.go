@@ -10,17 +10,20 @@ import (
 
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/results"
 )
 
 const compareSynopsis = "compare PROFILE PROFILE... [--format text|md|json]"
 
 func runCompare(ctx context.Context, a *app, args []string) error {
 	var (
-		sf     storeFlags
-		format string
+		sf             storeFlags
+		format         string
+		includeSuspect bool
 	)
 	fs := newFlagSet("compare")
 	sf.register(fs, a.env)
+	registerIncludeSuspect(fs, &includeSuspect)
 	fs.StringVar(&format, "format", "text", "text, md (Markdown tables) or json")
 	refs, err := a.parseWithArgs(fs, compareSynopsis, args)
 	if err != nil {
@@ -29,21 +32,25 @@ func runCompare(ctx context.Context, a *app, args []string) error {
 	if len(refs) < 2 {
 		return usageErrorf("compare: name at least two profiles (labels or ids; see `oltplab results list`)")
 	}
-	write := map[string]func(io.Writer, report.Input) error{"text": compareText, "md": report.Markdown, "json": report.JSON}[format]
+	if err := a.onlyProfiles(ctx, sf, refs); err != nil {
+		return err
+	}
+	text := func(w io.Writer, in report.Input) error { return compareText(w, in, a.red) }
+	write := map[string]func(io.Writer, report.Input) error{"text": text, "md": report.Markdown, "json": report.JSON}[format]
 	if write == nil {
 		return usageErrorf("compare: unknown --format %q (want text, md or json)", format)
 	}
-	return a.renderProfiles(ctx, sf, refs, "", write)
+	return a.renderProfiles(ctx, sf, refs, includeSuspect, "", write)
 }
 
 // compareText prints, per step, each profile's mean NOPM and TPM with the
 // ratio to the first profile and its 95% confidence interval; then the
 // peaks and the context keys whose values differ.
-func compareText(w io.Writer, in report.Input) error {
+func compareText(w io.Writer, in report.Input, red func(string) string) error {
 	ps := in.Profiles
 	base := ps[0]
 	for _, p := range ps {
-		printProfileTable(w, p)
+		printProfileTable(w, p, red)
 	}
 	fmt.Fprintf(w, "\nratio to %s (mean NOPM; 95%% CI by Fieller's method):\n", name(base))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -126,7 +133,13 @@ func ignoredDiff(k string) bool {
 	return k == "param.seed" || strings.HasSuffix(k, "built_at")
 }
 
+// ratioText is a ratio with its interval, written so that no sign can be
+// taken for a separator: "1.20x [−1.20, 26.15] too few repeats (n<3) to
+// conclude".
 func ratioText(r profile.RatioCI) string {
+	ci := func() string {
+		return interval(fmt.Sprintf("%.2f", r.Lo), fmt.Sprintf("%.2f", r.Hi))
+	}
 	switch {
 	case !r.Defined:
 		return "-"
@@ -134,10 +147,12 @@ func ratioText(r profile.RatioCI) string {
 		return fmt.Sprintf("%.2fx (no CI: 1 repeat)", r.Ratio)
 	case r.Unbounded:
 		return fmt.Sprintf("%.2fx (CI unbounded, not significant)", r.Ratio)
+	case r.TooFew:
+		return fmt.Sprintf("%.2fx %s too few repeats (n<%d) to conclude", r.Ratio, ci(), profile.MinRepeats)
 	case !r.Significant:
-		return fmt.Sprintf("%.2fx [%.2f-%.2f] not significant", r.Ratio, r.Lo, r.Hi)
+		return fmt.Sprintf("%.2fx %s not significant", r.Ratio, ci())
 	}
-	return fmt.Sprintf("%.2fx [%.2f-%.2f]", r.Ratio, r.Lo, r.Hi)
+	return fmt.Sprintf("%.2fx %s", r.Ratio, ci())
 }
 
 func name(p report.Profile) string {
@@ -178,4 +193,23 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// onlyProfiles refuses a reference that names a monitor rather than a
+// profile: a monitor has no steps to compare.
+func (a *app) onlyProfiles(ctx context.Context, sf storeFlags, refs []string) error {
+	st, err := a.openStore(ctx, sf)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, ref := range refs {
+		if _, err := st.ProfileByLabelOrID(ctx, ref); err == nil {
+			continue
+		}
+		if _, found, _ := results.MonitorByRef(ctx, st, ref); found {
+			return usageErrorf("compare: %q is a monitor result, which has no steps to compare; show it with oltplab report", ref)
+		}
+	}
+	return nil
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"sort"
 
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
@@ -15,39 +14,3 @@ func (a *app) scenarioEnv(st *store.Store, obs scenario.Observer) *scenario.Env 
 }
 
 func mustJSON(v any) json.RawMessage { return scenario.JSON(v) }
-
-// flatten turns nested JSON into dotted keys with string values, for
-// context tables and differences between profiles.
-func flatten(raw json.RawMessage) map[string]string {
-	out := map[string]string{}
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return out
-	}
-	var walk func(prefix string, v any)
-	walk = func(prefix string, v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				p := k
-				if prefix != "" {
-					p = prefix + "." + k
-				}
-				walk(p, x[k])
-			}
-		case nil:
-		case string:
-			out[prefix] = x
-		default:
-			b, _ := json.Marshal(x)
-			out[prefix] = string(b)
-		}
-	}
-	walk("", v)
-	return out
-}

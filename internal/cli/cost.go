@@ -14,6 +14,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/cost"
 	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
@@ -140,7 +141,7 @@ func costTarget(ctx context.Context, st *store.Store, name string, p cost.Prices
 	if err != nil {
 		return t, false, withCode(exitStore, fmt.Errorf("find profile %q: %w", name, err))
 	}
-	rp, err := profileFromStore(ctx, st, sp)
+	rp, err := results.Profile(ctx, st, sp, false)
 	if err != nil {
 		return t, false, err
 	}

@@ -7,7 +7,10 @@ import (
 	"strings"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/experiment"
+	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/tpcc"
@@ -25,6 +28,15 @@ const (
 	exitCheckFailed = 6 // a consistency condition failed
 	exitStore       = 7 // results store unusable
 	exitRunFailed   = 8 // the run could not continue (e.g. connection lost for good)
+	// Managed instances (internal/instance), one code per kind of failure.
+	exitBinary      = 9  // a managed server's binaries are not installed
+	exitDirectory   = 10 // a managed instance's directory cannot be created, written or reached
+	exitCPUs        = 11 // cpus names CPUs this host does not offer
+	exitNoDevice    = 12 // io_limit on a directory with no block device under it
+	exitControl     = 13 // the environment cannot provide a requested control (e.g. no writable cgroup)
+	exitServer      = 14 // a managed server failed to start or stopped on its own
+	exitNoSpace     = 15 // too little free space for a plan's build
+	exitSuspect     = 16 // measured and stored, but the database's figures disagree with the driver's own counts
 	exitInterrupted = 130
 )
 
@@ -86,6 +98,27 @@ func exitCode(err error) int {
 	if errors.As(err, &e) {
 		return e.code
 	}
+	// A plan's mistake is bad input, unless what it wraps has a code of
+	// its own (a directory, the host, a server).
+	var pe *experiment.PlanError
+	if errors.As(err, &pe) {
+		if c := exitCode(pe.Err); c != exitFailure {
+			return c
+		}
+		return exitUsage
+	}
+	var de *experiment.DirError
+	if errors.As(err, &de) {
+		return exitDirectory
+	}
+	var ne *experiment.SpaceError
+	if errors.As(err, &ne) {
+		return exitNoSpace
+	}
+	var busy *experiment.StillRunningError
+	if errors.As(err, &busy) || errors.Is(err, experiment.ErrFinished) || errors.Is(err, experiment.ErrPlanChanged) {
+		return exitUsage
+	}
 	var se *scenario.StoreError
 	if errors.As(err, &se) {
 		return exitStore
@@ -99,6 +132,14 @@ func exitCode(err error) int {
 		}
 		return exitRunFailed
 	}
+	var sus *scenario.SuspectError
+	if errors.As(err, &sus) {
+		return exitSuspect
+	}
+	var spe *scenario.SpaceError
+	if errors.As(err, &spe) || errors.Is(err, dialect.ErrInUse) {
+		return exitRunFailed
+	}
 	var ue *scenario.UnsupportedError
 	if errors.As(err, &ue) {
 		return exitUsage
@@ -107,8 +148,15 @@ func exitCode(err error) int {
 	if errors.As(err, &u) {
 		return exitUsage
 	}
+	var ref *results.RefError
+	if errors.As(err, &ref) {
+		return exitUsage
+	}
 	if errors.Is(err, context.Canceled) {
 		return exitInterrupted
+	}
+	if code, ok := instanceExitCodes[instance.KindOf(err)]; ok {
+		return code
 	}
 	var sce *tpcc.SchemaError
 	if errors.As(err, &sce) || errors.Is(err, load.ErrSchemaExists) || errors.Is(err, scenario.ErrNoSchema) ||
@@ -121,6 +169,11 @@ func exitCode(err error) int {
 	if errors.Is(err, dialect.ErrUnknownScheme) {
 		return exitUsage
 	}
+	if errors.Is(err, dialect.ErrNoDatabase) {
+		// The server is there, the database is not: the target is wrong
+		// (or not created yet), not its schema.
+		return exitConnect
+	}
 	switch dialect.ClassOf(err) {
 	case dialect.ClassConnection:
 		return exitConnect
@@ -130,4 +183,15 @@ func exitCode(err error) int {
 		return exitSchema
 	}
 	return exitFailure
+}
+
+// instanceExitCodes maps the kinds of managed-instance failures.
+var instanceExitCodes = map[instance.Kind]int{
+	instance.KindSpec:      exitUsage,
+	instance.KindBinary:    exitBinary,
+	instance.KindDirectory: exitDirectory,
+	instance.KindCPUs:      exitCPUs,
+	instance.KindDevice:    exitNoDevice,
+	instance.KindControl:   exitControl,
+	instance.KindStart:     exitServer,
 }

@@ -73,17 +73,62 @@ func (a *app) printHelp(fs *flag.FlagSet, synopsis string) {
 // targetFlags are the flags every command that talks to a database shares.
 type targetFlags struct {
 	target       string
+	targetSet    onceString
 	passwordFile string
 }
 
 func (t *targetFlags) register(fs *flag.FlagSet, env Env) {
-	fs.StringVar(&t.target, "target", env["OLTPLAB_TARGET"],
+	t.target = env["OLTPLAB_TARGET"]
+	t.targetSet = onceString{p: &t.target, name: "target"}
+	fs.Var(&t.targetSet, "target",
 		"database `URL`: postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB or sqlite:PATH (env OLTPLAB_TARGET)")
 	fs.StringVar(&t.passwordFile, "password-file", "", "read the database password from the first line of `FILE`")
 }
 
+// onceString is a string flag that may be given once: a second value is
+// remembered as an error for the caller (parseTarget) to report, without
+// quoting either value, which may hold a password. The default (from the
+// environment) is not a first value. It satisfies flag.Value and
+// pflag.Value.
+type onceString struct {
+	p     *string
+	name  string
+	set   bool
+	twice bool
+}
+
+func (o *onceString) String() string {
+	if o == nil || o.p == nil {
+		return ""
+	}
+	return *o.p
+}
+
+func (o *onceString) Set(v string) error {
+	if o.set {
+		o.twice = true
+		return nil
+	}
+	*o.p, o.set = v, true
+	return nil
+}
+
+// Type names the value for pflag's help.
+func (o *onceString) Type() string { return "string" }
+
+// err reports a flag given more than once.
+func (o *onceString) err() error {
+	if o.twice {
+		return usageErrorf("--%s given twice: give it once (which one was meant cannot be guessed)", o.name)
+	}
+	return nil
+}
+
 // parse validates the target and registers its password as a secret.
 func (a *app) parseTarget(t targetFlags) (dialect.Target, error) {
+	if err := t.targetSet.err(); err != nil {
+		return dialect.Target{}, err
+	}
 	if t.target == "" {
 		return dialect.Target{}, usageErrorf("--target is required (postgres://..., mysql://... or sqlite:PATH)")
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"text/tabwriter"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/scenario"
 )
 
@@ -15,21 +17,15 @@ import (
 func (a *app) printMonitorSummary(m scenario.MonitorSummary) {
 	w := a.out()
 	c := m.CPU
-	fmt.Fprintf(w, "\nhost during the window (%d s sampled): CPU busy %.1f%% (user %.1f, system %.1f), idle %.1f%%, iowait %.1f%%, steal %.1f%%\n",
-		m.Seconds, c.BusyPct, c.UserPct, c.SystemPct, c.IdlePct, c.IOWaitPct, c.StealPct)
-	if len(m.Devices) > 0 {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "  device\trole\tread IOPS\twrite IOPS\tread MB/s\twrite MB/s\tlatency ms\tp99 of per-second avg ms\tqueue\tutil %\t")
-		for _, d := range m.Devices {
-			role := ""
-			if len(d.Roles) > 0 {
-				role = fmt.Sprint(d.Roles)
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%.0f\t%.0f\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%.1f\t\n", d.Device, role, d.ReadIOPS, d.WriteIOPS,
-				d.ReadMBps, d.WriteMBps, d.LatencyMillis, d.LatencyP99Millis, d.QueueDepth, d.UtilPct)
-		}
-		tw.Flush()
+	host := "host"
+	if m.HostRole != "" && !m.DatabaseHostMeasured {
+		host = "load generator host (this machine)"
+		fmt.Fprintf(w, "\nnote: the database at %s runs on another machine: the host figures below are the load generator's; the database host was not measured\n",
+			m.DatabaseAddress)
 	}
+	fmt.Fprintf(w, "\n%s during the window (%d s sampled): CPU busy %.1f%% (user %.1f, system %.1f), idle %.1f%%, iowait %.1f%%, steal %.1f%%\n",
+		host, m.Seconds, c.BusyPct, c.UserPct, c.SystemPct, c.IdlePct, c.IOWaitPct, c.StealPct)
+	printDevices(w, m.Devices)
 	if len(m.Waits) > 0 {
 		fmt.Fprintf(w, "database time (%.1f active sessions on average): ", m.AvgActiveSessions)
 		for i, ws := range m.Waits {
@@ -39,6 +35,12 @@ func (a *app) printMonitorSummary(m scenario.MonitorSummary) {
 			fmt.Fprintf(w, "%s %.1f%%", ws.Name, ws.SharePct)
 		}
 		fmt.Fprintln(w)
+	}
+	if h := m.DatabaseHost; h != nil {
+		c := h.CPU
+		fmt.Fprintf(w, "database host (oltplab agent at %s) during the window (%d s sampled): CPU busy %.1f%% (user %.1f, system %.1f), idle %.1f%%, iowait %.1f%%, steal %.1f%%\n",
+			m.Agent, h.Seconds, c.BusyPct, c.UserPct, c.SystemPct, c.IdlePct, c.IOWaitPct, c.StealPct)
+		printDevices(w, h.Devices)
 	}
 	for _, aw := range m.AvgWaits {
 		fmt.Fprintf(w, "  %s: %.2f ms average, %.1f per second\n", aw.Label, aw.AvgMillis, aw.EventsPerS)
@@ -52,7 +54,25 @@ func (a *app) printMonitorSummary(m scenario.MonitorSummary) {
 	}
 }
 
-const monitorSynopsis = "monitor [--target URL] --duration D [--interval 1s] [--label L] [--json]"
+// printDevices prints the block devices of a summary.
+func printDevices(w io.Writer, ds []sampler.DeviceSummary) {
+	if len(ds) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "  device\trole\tread IOPS\twrite IOPS\tread MB/s\twrite MB/s\tlatency ms\tp99 of per-second avg ms\tqueue\tutil %\t")
+	for _, d := range ds {
+		role := ""
+		if len(d.Roles) > 0 {
+			role = fmt.Sprint(d.Roles)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%.0f\t%.0f\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%.1f\t\n", d.Device, role, d.ReadIOPS, d.WriteIOPS,
+			d.ReadMBps, d.WriteMBps, d.LatencyMillis, d.LatencyP99Millis, d.QueueDepth, d.UtilPct)
+	}
+	tw.Flush()
+}
+
+const monitorSynopsis = "monitor [--target URL] --duration D [--interval 1s] [--label L] [--agent HOST:PORT] [--json]"
 
 // runMonitor samples the host (and a database, when given) for a while
 // and stores the series, for use while something else makes the load.
@@ -72,6 +92,8 @@ func runMonitor(ctx context.Context, a *app, args []string) error {
 	fs.DurationVar(&interval, "interval", time.Second, "host sampling interval")
 	fs.StringVar(&label, "label", "", "label stored with the samples")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	var agentAddr string
+	registerAgent(fs, &agentAddr)
 	if err := a.parseFlags(fs, monitorSynopsis, args); err != nil {
 		return helpOK(err)
 	}
@@ -97,7 +119,9 @@ func runMonitor(ctx context.Context, a *app, args []string) error {
 		defer db.Close()
 	}
 	obs := scenario.Observer{Note: func(msg string) { fmt.Fprintln(a.errw(), msg) }}
-	out, merr := a.scenarioEnv(st, obs).Monitor(ctx, db, tg, label, duration, interval)
+	env := a.scenarioEnv(st, obs)
+	env.Agent = agentAddr
+	out, merr := env.Monitor(ctx, db, tg, label, duration, interval)
 	if merr != nil && !errors.Is(merr, context.Canceled) {
 		return merr
 	}

@@ -81,29 +81,46 @@ func (b *buildProgress) redraw(p load.Progress) {
 	_, _ = b.w.Write(b.buf)
 }
 
-// describe is the text of one report; bar adds the terminal bar.
+// describe is the text of one report; bar adds the terminal bar. Before
+// the load phase there are no rows to count, so only the phase and the
+// time show; during it, the rows against the expected count (an estimate:
+// ORDER_LINE is counted at its mean, so the share stops at 99.9% until
+// the load ends); after it, the rows loaded and the load rate.
 func (b *buildProgress) describe(p load.Progress, bar bool) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "build %-10s", p.Phase)
-	frac := 0.0
-	if p.ExpectedRows > 0 {
-		frac = min(float64(p.Rows)/float64(p.ExpectedRows), 1)
+	switch {
+	case p.Phase < load.PhaseLoad:
+	case p.Phase == load.PhaseLoad:
+		frac := 0.0
+		if p.ExpectedRows > 0 {
+			frac = min(float64(p.Rows)/float64(p.ExpectedRows), 0.999)
+		}
+		if bar {
+			filled := int(frac * progressBarWidth)
+			s.WriteString(" [")
+			s.WriteString(strings.Repeat("#", filled))
+			s.WriteString(strings.Repeat(".", progressBarWidth-filled))
+			s.WriteString("]")
+		}
+		fmt.Fprintf(&s, " %5.1f%% %s of about %s rows", 100*frac, thousands(float64(p.Rows)), thousands(float64(p.ExpectedRows)))
+		if p.RowsPerSec > 0 {
+			fmt.Fprintf(&s, ", %s rows/s", thousands(p.RowsPerSec))
+		}
+		if p.ETA > 0 {
+			fmt.Fprintf(&s, ", ETA %s", clockDuration(p.ETA))
+		}
+	default:
+		fmt.Fprintf(&s, " %s rows loaded", thousands(float64(p.Rows)))
+		if p.RowsPerSec > 0 {
+			fmt.Fprintf(&s, " (%s rows/s)", thousands(p.RowsPerSec))
+		}
 	}
-	if bar {
-		filled := int(frac * progressBarWidth)
-		s.WriteString(" [")
-		s.WriteString(strings.Repeat("#", filled))
-		s.WriteString(strings.Repeat(".", progressBarWidth-filled))
-		s.WriteString("]")
+	if p.Phase < load.PhaseLoad {
+		fmt.Fprintf(&s, " elapsed %s", clockDuration(p.Elapsed))
+	} else {
+		fmt.Fprintf(&s, ", elapsed %s", clockDuration(p.Elapsed))
 	}
-	fmt.Fprintf(&s, " %5.1f%% %d/%d rows", 100*frac, p.Rows, p.ExpectedRows)
-	if p.RowsPerSec > 0 {
-		fmt.Fprintf(&s, ", %.0f rows/s", p.RowsPerSec)
-	}
-	if p.Phase == load.PhaseLoad && p.ETA > 0 {
-		fmt.Fprintf(&s, ", ETA %s", clockDuration(p.ETA))
-	}
-	fmt.Fprintf(&s, ", elapsed %s", clockDuration(p.Elapsed))
 	return s.String()
 }
 

@@ -51,8 +51,41 @@ func TestBuildProgressPlain(t *testing.T) {
 	if got, want := lines[1], "ETA 0:25"; !strings.Contains(got, want) {
 		t.Errorf("first load line %q lacks %q", got, want)
 	}
-	if got, want := lines[4], "100.0% 1000000/1000000 rows, 40000 rows/s"; !strings.Contains(got, want) {
+	if got, want := lines[4], "build index      1,000,000 rows loaded (40,000 rows/s)"; !strings.HasPrefix(got, want) {
 		t.Errorf("index line %q lacks %q", got, want)
+	}
+}
+
+// TestBuildProgressOutsideTheLoad: the phases before the load showed
+// "0.0% 0/1098022 rows" each, and the ones after it "100.0%
+// 1099090/1098022 rows" (order lines are drawn, the expected count is
+// their mean). Before the load only the phase shows; during it the share
+// stops short of 100%; after it the rows loaded show, without a share.
+func TestBuildProgressOutsideTheLoad(t *testing.T) {
+	var buf bytes.Buffer
+	r := newBuildProgress(&buf, false)
+	for _, p := range []load.Progress{
+		{Phase: load.PhaseCheck, ExpectedRows: 1098022},
+		{Phase: load.PhaseCreate, ExpectedRows: 1098022},
+		{Phase: load.PhaseLoad, Rows: 1099000, ExpectedRows: 1098022, Elapsed: 9 * time.Second, RowsPerSec: 120000},
+		{Phase: load.PhaseIndex, Rows: 1099090, ExpectedRows: 1098022, Elapsed: 10 * time.Second, RowsPerSec: 110000},
+	} {
+		r.Update(p)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("got %d lines, want 4:\n%s", len(lines), buf.String())
+	}
+	for _, l := range lines[:2] {
+		if strings.Contains(l, "%") || strings.Contains(l, "rows") || strings.Contains(l, ",") {
+			t.Errorf("line before the load shows rows or a stray comma: %q", l)
+		}
+	}
+	if got, want := lines[2], "99.9% 1,099,000 of about 1,098,022 rows"; !strings.Contains(got, want) {
+		t.Errorf("load line %q lacks %q", got, want)
+	}
+	if got := lines[3]; strings.Contains(got, "%") || !strings.Contains(got, "1,099,090 rows loaded") {
+		t.Errorf("line after the load %q: want the rows loaded, no share", got)
 	}
 }
 

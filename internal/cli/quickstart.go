@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/scenario"
 )
 
@@ -29,12 +31,12 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 	o.register(fs, a)
 	fs.StringVar(&dbPath, "db", "quickstart.db", "SQLite database file to build (reused when it already holds a quickstart build)")
 	fs.StringVar(&output, "o", "quickstart-report.html", "where to write the HTML report")
-	// Short defaults: a demonstration, not a measurement to publish.
-	_ = fs.Set("vus", "1,2,4")
-	_ = fs.Set("rampup", "3s")
-	_ = fs.Set("duration", "10s")
-	_ = fs.Set("grace", "5s")
-	_ = fs.Set("label", "quickstart")
+	// Short defaults: a demonstration, not a measurement to publish. They
+	// are the defaults --help shows, too.
+	for name, value := range map[string]string{"vus": "1,2,4", "rampup": "3s", "duration": "10s", "grace": "5s", "label": "quickstart"} {
+		_ = fs.Set(name, value)
+		fs.Lookup(name).DefValue = value
+	}
 	if err := a.parseFlags(fs, quickstartSynopsis, args); err != nil {
 		return helpOK(err)
 	}
@@ -72,13 +74,16 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 	}
 	fmt.Fprintf(ew, "running %s virtual users: %s ramp-up and %s measured each, no think time\n", o.vus, o.driver.Rampup, o.driver.Duration)
 	out, err := a.profile(ctx, st, db, tg, o)
-	if err != nil {
+	// A suspect run is stored and shown: the quickstart still checks and
+	// reports, and exits with the suspect code at the end.
+	var suspect *scenario.SuspectError
+	if err != nil && !errors.As(err, &suspect) {
 		return err
 	}
 	if err := a.check(ctx, st, db, tg, false); err != nil {
 		return err
 	}
-	ps, err := loadProfiles(ctx, st, []string{fmt.Sprint(out.ID)})
+	ps, err := results.LoadProfiles(ctx, st, []string{fmt.Sprint(out.ID)}, false)
 	if err != nil {
 		return err
 	}
@@ -89,6 +94,9 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 	abs, _ := filepath.Abs(output)
 	fmt.Fprintf(a.out(), "\nreport: %s\n", abs)
 	fmt.Fprintf(a.out(), "next: oltplab results list; oltplab build/run --target postgres://... for a real server\n")
+	if suspect != nil {
+		return suspect
+	}
 	return nil
 }
 

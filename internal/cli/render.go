@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -9,7 +10,10 @@ import (
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
+	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/results"
+	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -24,6 +28,9 @@ func (a *app) printRunResult(r *driver.Result, id int64, storePath string, tg di
 	users := fmt.Sprintf("%d virtual user(s)", o.VUs)
 	if o.Mode == driver.ModeTPCC {
 		users = fmt.Sprintf("%d terminal(s) sharing %d session(s), %d more for deferred Delivery", o.Terminals, o.Sessions, o.DeliverySessions)
+		if want := tpcc.TerminalsPerWarehouse * r.Warehouses; o.Terminals != want {
+			users += fmt.Sprintf(" (NON-CONFORMING: TPC-C 4.2.2 runs %d, 10 per warehouse)", want)
+		}
 	}
 	fmt.Fprintf(w, "\nrun %d: %s, %s, %s, %d warehouse(s), seed %d%s\n",
 		id, tg, users, o.Style, r.Warehouses, o.Seed, state)
@@ -34,36 +41,22 @@ func (a *app) printRunResult(r *driver.Result, id int64, storePath string, tg di
 	}
 	fmt.Fprintf(w, "  NOPM %12s   from %s\n", thousands(r.NOPM), r.NOPMSource)
 	fmt.Fprintf(w, "  TPM  %12s   from %s\n", thousands(r.TPM), r.TPMSource)
-	fmt.Fprintf(w, "  driver's own counts: NOPM %s, TPM %s\n", thousands(r.DriverNOPM), thousands(r.DriverTPM))
+	fmt.Fprintf(w, "  driver's own counts: NOPM %s, TPM %s%s\n", thousands(r.DriverNOPM), thousands(r.DriverTPM), agreement(r))
 	if p := r.Pacing; p != nil && p.OfferedTPM > 0 {
 		fmt.Fprintf(w, "  offered TPM %s (%g transactions/s for each of %d virtual users)\n", thousands(p.OfferedTPM), p.RatePerVU, o.VUs)
 	}
+	for _, reason := range r.Suspect {
+		fmt.Fprintln(w, a.red("  SUSPECT: "+reason))
+	}
+	if r.IsSuspect() {
+		fmt.Fprintln(w, a.red("  this run is stored with status suspect and left out of peaks and verdicts (--include-suspect shows it)"))
+	}
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(w, "  note: %s\n", warn)
+	}
 	fmt.Fprintln(w)
 
-	paced := o.Paced()
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "transaction\tcompleted\trolled back\tretried\tfailed\tmix %\tp50 ms\tp90 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\t"
-	if paced {
-		head += "service p50\tservice p99\t"
-	}
-	fmt.Fprintln(tw, head)
-	for _, k := range r.Kinds {
-		var failed int64
-		for _, n := range k.Failed {
-			failed += n
-		}
-		l := k.LatencyMicros
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t", k.Kind, k.Completed, k.RolledBack, k.Retried,
-			failed, r.MixPct[k.Kind], ms(l.P50), ms(l.P90), ms(l.P95), ms(l.P99), ms(l.P999), ms(l.Max))
-		if paced {
-			fmt.Fprintf(tw, "%s\t%s\t", ms(k.ServiceMicros.P50), ms(k.ServiceMicros.P99))
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
-	if paced {
-		fmt.Fprintf(w, "(latency from each transaction's intended start; service from the moment its session was asked)\n")
-	}
+	printKindsTable(w, r)
 	if len(r.ErrorsByClass) > 0 {
 		var parts []string
 		for c, n := range r.ErrorsByClass {
@@ -75,13 +68,16 @@ func (a *app) printRunResult(r *driver.Result, id int64, storePath string, tg di
 		printDeferred(w, d)
 	}
 	if r.Spec != nil {
-		printSpecChecks(w, r.Spec)
+		printSpecChecks(w, r.Spec, a.red)
 	}
 
 	fmt.Fprintf(w, "\naudit figures (TPC-C 9.2 and 5.2.3):\n")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, f := range r.AuditFigures {
 		verdict := auditVerdict(f)
+		if strings.HasPrefix(verdict, "BELOW") || strings.HasPrefix(verdict, "OUT OF") {
+			verdict = a.red(verdict) // the last column: colour codes cannot upset the alignment
+		}
 		fmt.Fprintf(tw, "  %s\t%.3f\t[%g, %g]\t%d samples\t%s\n", f.Name, f.Value, f.Lo, f.Hi, f.Samples, verdict)
 	}
 	tw.Flush()
@@ -94,6 +90,64 @@ func (a *app) printRunResult(r *driver.Result, id int64, storePath string, tg di
 		fmt.Fprintf(w, "        (embedded SQLite runs inside oltplab: its CPU includes the database's work)\n")
 	}
 	fmt.Fprintf(w, "stored as run %d in %s\n", id, storePath)
+}
+
+// auditVerdict judges one audit figure. A mix share below its clause
+// 5.2.3 minimum is a failure: the deck deals every minimum with margin.
+// Another figure outside its bounds, but by less than the sampling noise
+// of its count (3 standard errors: a correct generator strays further in
+// 0.3% of runs), is said to be within that noise, with the noise and the
+// count; beyond it, it is out of bounds.
+func auditVerdict(f tpcc.Figure) string {
+	switch {
+	case f.NotApplicable:
+		return "n/a (one warehouse)"
+	case f.OK:
+		return "ok"
+	case f.Samples == 0:
+		return "no samples"
+	case f.Clause == "5.2.3":
+		return fmt.Sprintf("BELOW the 5.2.3 minimum of %g%%", f.Lo)
+	}
+	if p := (f.Lo + f.Hi) / 200; p > 0 && p < 1 && f.Name != "average_order_lines" {
+		noise := 3 * 100 * math.Sqrt(p*(1-p)/float64(f.Samples))
+		if f.Value >= f.Lo-noise && f.Value <= f.Hi+noise {
+			return fmt.Sprintf("within sampling noise of the bounds (±%.2f: 3 standard errors of %s samples)", noise, thousands(float64(f.Samples)))
+		}
+	}
+	return "OUT OF BOUNDS"
+}
+
+// printKindsTable prints each transaction kind's counts, share of the
+// mix and latency percentiles; in a paced mode the latency counts from
+// each transaction's intended start, and the service time beside it from
+// the moment its session was asked.
+func printKindsTable(w io.Writer, r *driver.Result) {
+	paced := r.Options.Paced()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "transaction\tcompleted\trolled back\tretried\tfailed\tmix %\tp50 ms\tp90 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\t"
+	if paced {
+		head += "service p50\tservice p90\tservice p99\t"
+	}
+	fmt.Fprintln(tw, head)
+	for _, k := range r.Kinds {
+		var failed int64
+		for _, n := range k.Failed {
+			failed += n
+		}
+		l := k.LatencyMicros
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t", k.Kind, k.Completed, k.RolledBack, k.Retried,
+			failed, r.MixPct[k.Kind], ms(l.P50), ms(l.P90), ms(l.P95), ms(l.P99), ms(l.P999), ms(l.Max))
+		if paced {
+			s := k.ServiceMicros
+			fmt.Fprintf(tw, "%s\t%s\t%s\t", ms(s.P50), ms(s.P90), ms(s.P99))
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	if paced {
+		fmt.Fprintf(w, "(response time from each transaction's intended start; service time from the moment its session was asked)\n")
+	}
 }
 
 // printSpecHeadline prints the tpc-c mode's figure: tpmC only when every
@@ -115,14 +169,15 @@ func printSpecHeadline(w io.Writer, s *driver.Spec) {
 	fmt.Fprintf(w, "  NOT tpmC: failed %s\n", strings.Join(failed, ", "))
 }
 
-// printSpecChecks prints the checks of the tpc-c mode.
-func printSpecChecks(w io.Writer, s *driver.Spec) {
+// printSpecChecks prints the checks of the tpc-c mode, a failed one
+// through red.
+func printSpecChecks(w io.Writer, s *driver.Spec, red func(string) string) {
 	fmt.Fprintf(w, "\ntpc-c checks (90th percentiles from the intended start):\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, c := range s.Checks {
 		verdict := "pass"
 		if !c.Pass {
-			verdict = "FAIL"
+			verdict = red("FAIL")
 		}
 		value := fmt.Sprintf("%.3f %s", c.Value, c.Unit)
 		limit := fmt.Sprintf("%g %s", c.Limit, c.Unit)
@@ -173,28 +228,27 @@ func printPacing(w io.Writer, p *driver.Pacing, o driver.Options) {
 	}
 }
 
-// auditVerdict judges one audit figure. A share measured on too few
-// samples to tell a bound apart from sampling noise says so instead of
-// crying failure; a mix share is a minimum the deck deals exactly, which a
-// window can undercut at its edges.
-func auditVerdict(f tpcc.Figure) string {
-	switch {
-	case f.NotApplicable:
-		return "n/a (one warehouse)"
-	case f.OK:
-		return "ok"
-	case f.Samples == 0:
-		return "no samples"
-	case f.Clause == "5.2.3":
-		return "below the 5.2.3 minimum"
+// agreement says how the database's figures compare with the driver's
+// own counts, when the cross-check ran.
+func agreement(r *driver.Result) string {
+	c := r.Check
+	if c == nil || r.IsSuspect() {
+		return ""
 	}
-	if p := (f.Lo + f.Hi) / 200; p > 0 && p < 1 && f.Name != "average_order_lines" {
-		se := 100 * math.Sqrt(p*(1-p)/float64(f.Samples))
-		if (f.Hi-f.Lo)/2 < 3*se {
-			return fmt.Sprintf("outside, but %d samples are too few to judge (±%.2f at 95%%)", f.Samples, 1.96*se)
-		}
+	s := fmt.Sprintf(" (agree: new orders %+.1f%%", c.NewOrders.DiffPct)
+	if c.Transactions != nil {
+		s += fmt.Sprintf(", transactions %+.1f%%", c.Transactions.DiffPct)
 	}
-	return "OUT OF BOUNDS"
+	return s + ")"
+}
+
+// red marks text that must not be missed: in red on a terminal, as is
+// elsewhere (NO_COLOR turns colour off, https://no-color.org).
+func (a *app) red(s string) string {
+	if a.env["NO_COLOR"] != "" || !isTerminal(a.stdio.Out) {
+		return s
+	}
+	return "\x1b[31m" + s + "\x1b[0m"
 }
 
 func ms(us int64) string { return fmt.Sprintf("%.2f", float64(us)/1000) }
@@ -217,33 +271,89 @@ func thousands(v float64) string {
 	return b.String()
 }
 
-// printProfileTable renders the per-step statistics of one profile.
-func printProfileTable(w io.Writer, p report.Profile) {
+// printProfileTable renders the per-step statistics of one profile, the
+// suspect runs it left out (through red), and the verdict.
+func printProfileTable(w io.Writer, p report.Profile, red func(string) string) {
 	name := p.Label
 	if name == "" {
 		name = fmt.Sprintf("profile %d", p.ID)
 	}
 	fmt.Fprintf(w, "\n%s (profile %d): %s\n", name, p.ID, p.Target)
+	if p.Mode != "" {
+		fmt.Fprintf(w, "mode %s\n", p.Mode)
+	}
+	users := "VUs"
+	if strings.HasPrefix(p.Mode, driver.ModeTPCC.String()+" ") {
+		users = "terminals"
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "VUs\tn\tNOPM mean\tsd\t95% CI\tTPM mean\tsd\t95% CI\tTPM/VU\tCV\t\t")
+	fmt.Fprintln(tw, users+"\tn\tNOPM mean\tsd\t95% CI\tTPM mean\tsd\t95% CI\tTPM/user\tCV\t\t")
+	tooFew := false
 	for _, s := range p.Steps {
-		ci := func(lo, hi float64, ok bool) string {
-			if !ok {
+		ci := func(sum profile.Summary) string {
+			if !sum.HasCI() {
 				return "-"
 			}
-			return thousands(lo) + ".." + thousands(hi)
+			return interval(thousands(sum.CILo), thousands(sum.CIHi))
 		}
-		flag := ""
+		var flags []string
 		if s.NOPM.HighVariation || s.TPM.HighVariation {
-			flag = "high variation"
+			flags = append(flags, "high variation")
+		}
+		if s.NOPM.HasCI() && !s.NOPM.Conclusive() {
+			flags = append(flags, fmt.Sprintf("n=%d: too few to conclude", s.NOPM.N))
+			tooFew = true
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t\n", s.VUs, s.NOPM.N,
-			thousands(s.NOPM.Mean), thousands(s.NOPM.StdDev), ci(s.NOPM.CILo, s.NOPM.CIHi, s.NOPM.HasCI()),
-			thousands(s.TPM.Mean), thousands(s.TPM.StdDev), ci(s.TPM.CILo, s.TPM.CIHi, s.TPM.HasCI()),
-			thousands(s.TPMPerVU.Mean), 100*s.NOPM.CV, flag)
+			thousands(s.NOPM.Mean), thousands(s.NOPM.StdDev), ci(s.NOPM),
+			thousands(s.TPM.Mean), thousands(s.TPM.StdDev), ci(s.TPM),
+			thousands(s.TPMPerVU.Mean), 100*s.NOPM.CV, strings.Join(flags, ", "))
 	}
 	tw.Flush()
+	if tooFew {
+		fmt.Fprintf(w, "note: an interval from fewer than %d repeats rests on too few degrees of freedom to conclude anything: use --repeat %d or more\n",
+			profile.MinRepeats, profile.MinRepeats)
+	}
+	for _, s := range p.Steps {
+		for _, r := range s.Repeats {
+			if !r.Suspect {
+				continue
+			}
+			what := "left out of the statistics and verdict"
+			if r.Counted {
+				what = "counted (--include-suspect)"
+			}
+			fmt.Fprintln(w, red(fmt.Sprintf("suspect: run %d (%d VUs, NOPM %s) %s: %s", r.RunID, s.VUs, thousands(r.NOPM), what,
+				strings.Join(r.Reasons, "; "))))
+		}
+	}
 	if p.Verdict.Reason != "" {
 		fmt.Fprintf(w, "verdict: %s\n", p.Verdict.Reason)
 	}
+}
+
+// printProfileSummary prints the statistics of a profile that just ran.
+func (a *app) printProfileSummary(ctx context.Context, st *store.Store, id int64) error {
+	p, err := st.GetProfile(ctx, id)
+	if err != nil {
+		return withCode(exitStore, fmt.Errorf("read profile %d: %w", id, err))
+	}
+	rp, err := results.Profile(ctx, st, p, false)
+	if err != nil {
+		return err
+	}
+	printProfileTable(a.out(), rp, a.red)
+	return nil
+}
+
+// interval writes a confidence interval so that no sign and no separator
+// can be mistaken for the other: "[−1.20, 26.15]" (U+2212 minus).
+func interval(lo, hi string) string {
+	minus := func(s string) string {
+		if rest, ok := strings.CutPrefix(s, "-"); ok {
+			return "−" + rest
+		}
+		return s
+	}
+	return "[" + minus(lo) + ", " + minus(hi) + "]"
 }

@@ -5,22 +5,28 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"time"
 
+	"github.com/oltplab/oltplab/internal/experiment"
 	"github.com/oltplab/oltplab/internal/report"
 )
 
-const reportSynopsis = "report PROFILE... -o FILE.html [--format html|md]"
+const reportSynopsis = "report PROFILE|MONITOR... -o FILE.html [--format html|md] [--include-suspect]\n       oltplab report --experiment ID -o FILE.html [--format html|md] [--include-suspect]"
 
 func runReport(ctx context.Context, a *app, args []string) error {
 	var (
-		sf     storeFlags
-		format string
-		output string
+		sf             storeFlags
+		format         string
+		output         string
+		includeSuspect bool
+		expID          int64
 	)
 	fs := newFlagSet("report")
 	sf.register(fs, a.env)
+	registerIncludeSuspect(fs, &includeSuspect)
 	fs.StringVar(&format, "format", "html", "html (one self-contained file, charts work offline) or md (Markdown tables)")
 	fs.StringVar(&output, "o", "", "write the report to `FILE` (default: standard output)")
+	fs.Int64Var(&expID, "experiment", 0, "report experiment `ID` (see `oltplab experiment list`): every target overlaid, ratios to its baseline, host figures, what differs")
 	refs, err := a.parseWithArgs(fs, reportSynopsis, args)
 	if err != nil {
 		return helpOK(err)
@@ -29,7 +35,17 @@ func runReport(ctx context.Context, a *app, args []string) error {
 	if write == nil {
 		return usageErrorf("report: unknown --format %q (want html or md)", format)
 	}
-	if err := a.renderProfiles(ctx, sf, refs, output, write); err != nil {
+	switch {
+	case expID != 0 && len(refs) > 0:
+		return usageErrorf("report: name profiles or --experiment, not both")
+	case expID < 0:
+		return usageErrorf("report: --experiment %d is not an experiment ID", expID)
+	case expID != 0:
+		err = a.renderExperiment(ctx, sf, expID, includeSuspect, output, write)
+	default:
+		err = a.renderProfiles(ctx, sf, refs, includeSuspect, output, write)
+	}
+	if err != nil {
 		return err
 	}
 	if output != "" {
@@ -40,3 +56,21 @@ func runReport(ctx context.Context, a *app, args []string) error {
 }
 
 func dirOf(path string) string { return filepath.Dir(path) }
+
+// renderExperiment writes an experiment's report.
+func (a *app) renderExperiment(ctx context.Context, sf storeFlags, id int64, includeSuspect bool, output string, write func(io.Writer, report.Input) error) error {
+	st, err := a.openStore(ctx, sf)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	in, err := experiment.Report(ctx, st, id, includeSuspect)
+	if err != nil {
+		return err
+	}
+	in.Generated, in.Version = time.Now().UTC(), version()
+	if output == "" {
+		return write(a.out(), in)
+	}
+	return writeFileAtomic(output, func(w io.Writer) error { return write(w, in) })
+}

@@ -3,26 +3,30 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
 const resultsSynopsis = `results list [--kind K] [--label L] [--limit N]
        oltplab results show ID [--json]
-       oltplab results export PROFILE... [--format csv|json] [-o FILE]`
+       oltplab results export PROFILE|MONITOR... [--format csv|json] [-o FILE] [--include-suspect]`
 
 func runResults(ctx context.Context, a *app, args []string) error {
 	if len(args) == 0 {
-		return usageErrorf("results: want a subcommand: list, show ID or export PROFILE... (see `oltplab results --help`)")
+		return usageErrorf("results: want a subcommand: list, show ID or export PROFILE|MONITOR... (see `oltplab results --help`)")
 	}
 	switch args[0] {
 	case "list":
@@ -48,21 +52,24 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 	)
 	fs := newFlagSet("results list")
 	sf.register(fs, a.env)
-	fs.StringVar(&kind, "kind", "", "only results of this kind: build, run, check, monitor")
+	fs.StringVar(&kind, "kind", "", "only results of this kind: build, run, check, monitor, or profile (the sweeps that group runs)")
 	fs.StringVar(&label, "label", "", "only runs with this label")
 	fs.IntVar(&limit, "limit", 50, "at most `N` results, newest first (0: all)")
 	fs.BoolVar(&asJSON, "json", false, "print as JSON")
 	if err := a.parseFlags(fs, "results list [--kind K] [--label L] [--limit N]", args); err != nil {
 		return helpOK(err)
 	}
-	if kind != "" && !store.Kind(kind).Valid() {
-		return usageErrorf("results list: unknown kind %q (want build, run, check or monitor)", kind)
+	if kind != "" && kind != kindProfile && !store.Kind(kind).Valid() {
+		return usageErrorf("results list: unknown kind %q (want build, run, check, monitor or profile)", kind)
 	}
 	st, err := a.openStore(ctx, sf)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if kind == kindProfile {
+		return a.listProfiles(ctx, st, label, limit, asJSON)
+	}
 	runs, err := st.ListRuns(ctx, store.RunFilter{Kind: store.Kind(kind), Label: label, Limit: limit})
 	if err != nil {
 		return withCode(exitStore, fmt.Errorf("list results: %w", err))
@@ -88,6 +95,67 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
 			r.Status, prof, r.Label, vus, r.Target, headline(r))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if r.Status == store.StatusSuspect {
+			fmt.Fprintln(w, a.red(fmt.Sprintf("result %d is suspect: %s", r.ID, strings.Join(suspectReasons(r), "; "))))
+		}
+	}
+	return nil
+}
+
+// suspectReasons reads why a stored run is suspect from its summary.
+func suspectReasons(r store.Run) []string {
+	var s struct {
+		Suspect []string `json:"suspect"`
+	}
+	if len(r.Summary) == 0 || json.Unmarshal(r.Summary, &s) != nil || len(s.Suspect) == 0 {
+		return []string{"no reason recorded"}
+	}
+	return s.Suspect
+}
+
+// kindProfile lists profiles (virtual-user sweeps) rather than runs.
+const kindProfile = "profile"
+
+// listProfiles prints the stored profiles, newest first, with their
+// steps and the number of runs in each state.
+func (a *app) listProfiles(ctx context.Context, st *store.Store, label string, limit int, asJSON bool) error {
+	ps, err := st.ListProfiles(ctx, store.ProfileFilter{Label: label, Limit: limit})
+	if err != nil {
+		return withCode(exitStore, fmt.Errorf("list profiles: %w", err))
+	}
+	if asJSON {
+		return writeJSON(a.out(), ps)
+	}
+	w := a.out()
+	if len(ps) == 0 {
+		fmt.Fprintf(w, "no profiles in %s yet\n", st.Path())
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tCREATED\tSTATUS\tLABEL\tVUS\tREPEAT\tRUNS\tTARGET")
+	for _, p := range ps {
+		runs, err := st.ListRuns(ctx, store.RunFilter{Kind: store.KindRun, ProfileID: p.ID})
+		if err != nil {
+			return withCode(exitStore, fmt.Errorf("list the runs of profile %d: %w", p.ID, err))
+		}
+		byStatus := map[store.Status]int{}
+		for _, r := range runs {
+			byStatus[r.Status]++
+		}
+		var counts []string
+		for _, s := range []store.Status{store.StatusOK, store.StatusSuspect, store.StatusPartial, store.StatusFailed, store.StatusRunning} {
+			if n := byStatus[s]; n > 0 {
+				counts = append(counts, fmt.Sprintf("%d %s", n, s))
+			}
+		}
+		params := results.Flatten(p.Params)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.CreatedAt.Local().Format("2006-01-02 15:04:05"), p.Status,
+			p.Label, params["vus_spec"], params["repeat"], strings.Join(counts, ", "), params["target"])
 	}
 	return tw.Flush()
 }
@@ -189,30 +257,44 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 	if r.Error != "" {
 		fmt.Fprintf(w, "  error    %s\n", r.Error)
 	}
+	if r.Status == store.StatusSuspect {
+		for _, reason := range suspectReasons(r) {
+			fmt.Fprintln(w, a.red("  SUSPECT  "+reason))
+		}
+	}
 	if h := headline(r); h != "" {
 		fmt.Fprintf(w, "  result   %s\n", h)
 	}
 	if opts != nil {
 		fmt.Fprintf(w, "  mode     %s\n", opts.ModeLabel())
 	}
+	if r.Kind == store.KindRun && len(r.Summary) > 0 {
+		var res driver.Result
+		if err := json.Unmarshal(r.Summary, &res); err == nil && len(res.Kinds) > 0 {
+			fmt.Fprintf(w, "  NOPM %s from %s; TPM %s from %s; driver's own counts: NOPM %s, TPM %s%s\n",
+				thousands(res.NOPM), res.NOPMSource, thousands(res.TPM), res.TPMSource,
+				thousands(res.DriverNOPM), thousands(res.DriverTPM), agreement(&res))
+			for _, warn := range res.Warnings {
+				fmt.Fprintf(w, "  note: %s\n", warn)
+			}
+			fmt.Fprintln(w)
+			printKindsTable(w, &res)
+			if res.Deferred != nil {
+				printDeferred(w, res.Deferred)
+			}
+			if res.Spec != nil {
+				printSpecChecks(w, res.Spec, a.red)
+			}
+		}
+	}
 	var withMonitor struct {
-		Monitor  *scenario.MonitorSummary `json:"monitor"`
-		Spec     *driver.Spec             `json:"spec"`
-		Deferred *driver.DeferredDelivery `json:"deferred_delivery"`
+		Monitor *scenario.MonitorSummary `json:"monitor"`
 	}
-	if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &withMonitor) == nil {
-		if withMonitor.Deferred != nil {
-			printDeferred(w, withMonitor.Deferred)
-		}
-		if withMonitor.Spec != nil {
-			printSpecChecks(w, withMonitor.Spec)
-		}
-		if withMonitor.Monitor != nil {
-			a.printMonitorSummary(*withMonitor.Monitor)
-		}
+	if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &withMonitor) == nil && withMonitor.Monitor != nil {
+		a.printMonitorSummary(*withMonitor.Monitor)
 	}
-	printFlat(w, "parameters", flatten(r.Params))
-	printFlat(w, "context", flatten(r.Context))
+	printFlat(w, "parameters", results.Flatten(r.Params))
+	printFlat(w, "context", results.Flatten(r.Context))
 	fmt.Fprintf(w, "(the full result: oltplab results show %d --json)\n", r.ID)
 	return nil
 }
@@ -231,15 +313,17 @@ func printFlat(w io.Writer, title string, m map[string]string) {
 
 func resultsExport(ctx context.Context, a *app, args []string) error {
 	var (
-		sf     storeFlags
-		format string
-		output string
+		sf             storeFlags
+		format         string
+		output         string
+		includeSuspect bool
 	)
 	fs := newFlagSet("results export")
 	sf.register(fs, a.env)
-	fs.StringVar(&format, "format", "csv", "csv (one row per profile, step and repeat) or json")
+	registerIncludeSuspect(fs, &includeSuspect)
+	fs.StringVar(&format, "format", "csv", "csv (one row per profile, step and repeat; for monitors, one row per second) or json")
 	fs.StringVar(&output, "o", "", "write to `FILE` instead of standard output")
-	refs, err := a.parseWithArgs(fs, "results export PROFILE... [--format csv|json] [-o FILE]", args)
+	refs, err := a.parseWithArgs(fs, "results export PROFILE|MONITOR... [--format csv|json] [-o FILE] [--include-suspect]", args)
 	if err != nil {
 		return helpOK(err)
 	}
@@ -247,26 +331,36 @@ func resultsExport(ctx context.Context, a *app, args []string) error {
 	if write == nil {
 		return usageErrorf("results export: unknown --format %q (want csv or json)", format)
 	}
-	return a.renderProfiles(ctx, sf, refs, output, write)
+	return a.renderProfiles(ctx, sf, refs, includeSuspect, output, write)
 }
 
 // renderProfiles loads profiles and writes them with one renderer, to a
 // file (written whole, then renamed) or to stdout.
-func (a *app) renderProfiles(ctx context.Context, sf storeFlags, refs []string, output string, write func(io.Writer, report.Input) error) error {
+func (a *app) renderProfiles(ctx context.Context, sf storeFlags, refs []string, includeSuspect bool, output string, write func(io.Writer, report.Input) error) error {
 	st, err := a.openStore(ctx, sf)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	ps, err := loadProfiles(ctx, st, refs)
+	ps, ms, err := results.LoadInputs(ctx, st, refs, includeSuspect)
 	if err != nil {
 		return err
 	}
-	in := report.Input{Title: "oltplab performance profiles", Generated: time.Now().UTC(), Version: version(), Profiles: ps}
-	if output == "" {
-		return write(a.out(), in)
+	in := report.Input{Title: "oltplab performance profiles", Generated: time.Now().UTC(), Version: version(), Profiles: ps, Monitors: ms}
+	if len(ps) == 0 {
+		in.Title = "oltplab monitors"
 	}
-	return writeFileAtomic(output, func(w io.Writer) error { return write(w, in) })
+	wr := func(w io.Writer) error {
+		err := write(w, in)
+		if errors.Is(err, report.ErrMixedCSV) {
+			return usageErrorf("%v", err)
+		}
+		return err
+	}
+	if output == "" {
+		return wr(a.out())
+	}
+	return writeFileAtomic(output, wr)
 }
 
 // writeFileAtomic writes a file through a temporary sibling and a rename,
@@ -292,4 +386,11 @@ func writeFileAtomic(path string, fill func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// registerIncludeSuspect adds --include-suspect to a command that reads
+// profiles.
+func registerIncludeSuspect(fs *flag.FlagSet, v *bool) {
+	fs.BoolVar(v, "include-suspect", false,
+		"count runs stored as suspect (their database figures disagreed with the driver's own counts) in statistics, peaks and verdicts")
 }

@@ -35,7 +35,10 @@ type runOptions struct {
 	quiet      bool // no live lines (quickstart prints its own)
 	checkpoint bool // --checkpoint-before
 	reset      bool // --reset-between
-	driver     driver.Options
+	// terminateSessions: --terminate-sessions
+	terminateSessions bool
+	agent             string // --agent: oltplab agent on the database's host
+	driver            driver.Options
 }
 
 func (o *runOptions) register(fs *flag.FlagSet, a *app) {
@@ -52,7 +55,7 @@ func (o *runOptions) register(fs *flag.FlagSet, a *app) {
 	fs.DurationVar(&o.driver.Rampup, "rampup", d.Rampup, "ramp-up before each measured window (executed, not measured)")
 	fs.DurationVar(&o.driver.Duration, "duration", d.Duration, "measured window of each step")
 	fs.DurationVar(&o.driver.Grace, "grace", d.Grace, "time in-flight transactions get to finish after the window (not measured)")
-	fs.IntVar(&o.repeat, "repeat", 1, "run each step `N` times (mean, spread and 95% confidence interval per step)")
+	fs.IntVar(&o.repeat, "repeat", 1, "run each step `N` times (mean, spread and 95% confidence interval per step; 3 or more: two repeats give an interval too wide to conclude anything)")
 	fs.BoolVar(&o.interleave, "interleave", false, "with --repeat: run the whole sequence once per repeat, alternating direction, to spread drift")
 	fs.StringVar(&o.label, "label", "", "name of this profile, for `oltplab compare` and `oltplab report` (e.g. nvme)")
 	fs.Uint64Var(&o.driver.Seed, "seed", 0, "random seed (default: drawn and recorded with the result)")
@@ -60,8 +63,22 @@ func (o *runOptions) register(fs *flag.FlagSet, a *app) {
 	fs.BoolVar(&o.clientSQL, "client-sql", false, "send each statement from the client instead of calling stored procedures")
 	fs.IntVar(&o.driver.MaxRetries, "max-retries", d.MaxRetries, "retries of one transaction after a serialization failure, deadlock or lock timeout")
 	fs.BoolVar(&o.checkpoint, "checkpoint-before", false, "write dirty pages and log before each step (PostgreSQL CHECKPOINT; InnoDB flush; SQLite WAL checkpoint)")
-	fs.BoolVar(&o.reset, "reset-between", false, "return the database to its post-build state before each step and repeat (template copy, file copy or table copy), so repeats start equal")
+	fs.BoolVar(&o.reset, "reset-between", false,
+		"return the database to its post-build state before each step and repeat, so repeats start equal. Needs a database "+
+			"fresh from oltplab build (no run since). Keeps a full copy of it while the profile runs (PostgreSQL and MariaDB: "+
+			"database DB_oltplab_base; SQLite: FILE.oltplab-base), after checking the free space when the database is on this "+
+			"machine; the copy is dropped at the end (oltplab clean --target URL removes one left behind). PostgreSQL copies "+
+			"need the database to itself: other sessions make the reset fail, naming them (see --terminate-sessions)")
+	fs.BoolVar(&o.terminateSessions, "terminate-sessions", false,
+		"with --reset-between on PostgreSQL: end the other sessions of the same database user on the database before each reset (never another user's); without it oltplab ends none")
 	fs.BoolVar(&o.json, "json", false, "print results as JSON")
+	registerAgent(fs, &o.agent)
+}
+
+// registerAgent adds --agent to a command that samples the host.
+func registerAgent(fs *flag.FlagSet, v *string) {
+	fs.StringVar(v, "agent", "", "HOST:PORT of an oltplab agent running on the database's host, when that is another machine: "+
+		"its CPU, memory and disks are measured too (start it there with: oltplab agent --listen :7300)")
 }
 
 func (o *runOptions) validate() error {
@@ -74,6 +91,9 @@ func (o *runOptions) validate() error {
 	steps := o.steps
 	if o.repeat < 1 {
 		return usageErrorf("run: --repeat must be at least 1, got %d", o.repeat)
+	}
+	if o.terminateSessions && !o.reset {
+		return usageErrorf("run: --terminate-sessions goes with --reset-between")
 	}
 	if o.driver.Seed == 0 {
 		o.driver.Seed = drawSeed()
@@ -147,7 +167,7 @@ func (o runOptions) scenarioOptions() scenario.ProfileOptions {
 	}
 	return scenario.ProfileOptions{
 		Label: o.label, Steps: o.steps, VUsSpec: spec, Repeat: o.repeat, Interleave: o.interleave,
-		Checkpoint: o.checkpoint, Reset: o.reset, Driver: o.driver,
+		Checkpoint: o.checkpoint, Reset: o.reset, TerminateSessions: o.terminateSessions, Driver: o.driver,
 	}
 }
 
@@ -182,7 +202,9 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 				l.Elapsed.Round(time.Second), l.Phase, l.TPM, l.NOPM, l.Errors)
 		}
 	}
-	out, err := a.scenarioEnv(st, obs).Profile(ctx, db, tg, o.scenarioOptions())
+	env := a.scenarioEnv(st, obs)
+	env.Agent = o.agent
+	out, err := env.Profile(ctx, db, tg, o.scenarioOptions())
 	if len(o.steps)*o.repeat > 1 && !o.json && out.Measured {
 		// The profile is stored: its statistics print even after Ctrl-C.
 		if perr := a.printProfileSummary(context.WithoutCancel(ctx), st, out.ID); perr != nil {

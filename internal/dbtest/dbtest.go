@@ -17,6 +17,7 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,6 +27,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/instance"
 )
 
 func required() bool {
@@ -153,4 +155,53 @@ func parse(t testing.TB, raw string) dialect.Target {
 		t.Fatalf("parse test target: %v", strings.ReplaceAll(err.Error(), raw, "<target>"))
 	}
 	return tg
+}
+
+// PrivateMySQL starts a MariaDB server of the test's own (a managed
+// instance in a temporary directory) and returns a target for its
+// database. Its global counters (Com_commit, Com_rollback) then count
+// this test's transactions alone, which a server shared with other test
+// packages cannot promise. The server stops when the test ends.
+func PrivateMySQL(t testing.TB) dialect.Target {
+	t.Helper()
+	return private(t, instance.MariaDB)
+}
+
+func private(t testing.TB, e instance.Engine) dialect.Target {
+	t.Helper()
+	if _, err := exec.LookPath("mariadbd"); err != nil && e == instance.MariaDB && !required() {
+		t.Skip("mariadbd not installed: run `make test`")
+	}
+	// The server runs as its own user, who must reach the data directory:
+	// t.TempDir's parent is private to this user.
+	dir, err := os.MkdirTemp("", "oltplab-private-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The instance lives as long as the context it started with: the test.
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	inst, err := instance.Start(ctx, instance.Spec{Engine: e, DataDir: filepath.Join(dir, "data"), MaxConnections: 50,
+		Settings: testSettings[e]}, nil)
+	if err != nil {
+		t.Fatalf("start a private %s server: %v", e, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := inst.Stop(ctx); err != nil {
+			t.Errorf("stop the private %s server: %v", e, err)
+		}
+	})
+	return inst.Target()
+}
+
+// testSettings trade durability for speed, as scripts/testservers.sh
+// does for the shared servers: tests do not measure.
+var testSettings = map[instance.Engine]map[string]string{
+	instance.MariaDB: {"innodb_flush_log_at_trx_commit": "0", "innodb_doublewrite": "0", "local_infile": "1"},
 }

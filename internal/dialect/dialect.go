@@ -16,6 +16,7 @@ package dialect
 
 import (
 	"context"
+	"time"
 
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
@@ -48,6 +49,10 @@ type Capabilities struct {
 	// MoneyTolerance is the absolute difference under which two money sums are
 	// equal in consistency checks: 0 where money is exact (NUMERIC/DECIMAL).
 	MoneyTolerance float64
+	// TxCountLag is how late the TxCounter may publish a transaction: the
+	// figure it reads at an instant misses up to this much of the most
+	// recent work (0: counted at commit).
+	TxCountLag time.Duration
 }
 
 // Database is one target database opened by a dialect. It is safe for

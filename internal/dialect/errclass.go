@@ -49,6 +49,11 @@ type Error struct {
 func (e *Error) Error() string { return fmt.Sprintf("%s: %v", e.Op, e.Err) }
 func (e *Error) Unwrap() error { return e.Err }
 
+// ErrNoDatabase is wrapped by the error of a dialect's Open when the server
+// is reachable but has no database of the target's name; the error says
+// how to create it.
+var ErrNoDatabase = errors.New("no such database on the server")
+
 // ClassOf returns the class carried by a wrapped *Error, or ClassOther.
 func ClassOf(err error) ErrClass {
 	if err == nil {

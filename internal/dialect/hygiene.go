@@ -46,7 +46,27 @@ type Resetter interface {
 	DropBaseline(ctx context.Context) error
 }
 
+// BaselineSizer is implemented by a Resetter whose baseline is a full
+// copy of the database: BaselineBytes is what that copy takes, so that
+// the caller can check the free space before making it.
+type BaselineSizer interface {
+	BaselineBytes(ctx context.Context) (int64, error)
+}
+
+// SessionEnder is implemented by a Resetter that needs the database free
+// of other sessions to reset it (a PostgreSQL template copy). By default
+// it ends none: SaveBaseline and Reset wait a little for sessions that
+// are closing and then fail with ErrInUse, naming who is connected. With
+// EndOtherSessions(true) they end the sessions of the same database user
+// (never another user's), as the user asked.
+type SessionEnder interface {
+	EndOtherSessions(on bool)
+}
+
 var (
+	// ErrInUse: other sessions are connected to a database that a reset
+	// must have to itself.
+	ErrInUse = errors.New("other sessions are connected to the database")
 	// ErrNotPermitted: the database user lacks the privilege a hygiene step
 	// needs (PostgreSQL superuser or pg_checkpoint for CHECKPOINT, MariaDB
 	// SUPER for SET GLOBAL, CREATEDB for a template copy).

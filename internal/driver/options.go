@@ -6,8 +6,9 @@
 // each transaction's intended start; the ramp-up, measured and grace
 // windows, retries of serialization and deadlock failures, reconnection,
 // per-kind HDR latency histograms, the per-second series of the measured
-// window, the database counters read at the window's edges (NOPM, TPM) and
-// the driver's own CPU and scheduling lag, which show it is not the
+// window, the database counters read at the window's edges (NOPM, TPM)
+// and their cross-check against its own counts (crosscheck.go), and the
+// driver's own CPU and scheduling lag, which show it is not the
 // bottleneck.
 //
 // It must not import internal/cli, internal/store, internal/load or any

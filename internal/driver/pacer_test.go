@@ -34,7 +34,7 @@ type dispatch struct {
 // standard errors of the truncated negative exponential's (5.2.5.4); none
 // may be negative (a keying time too long) or beyond 10 × the mean; the
 // mix must be the deck's (5.2.4.2) within four standard errors; and each
-// terminal must submit New-Orders at 12.86/10 per minute within four
+// terminal must submit New-Orders at 12.61/10 per minute within four
 // standard errors across terminals. Every terminal is handed over at its
 // due time: the fake clock has no lateness, so any is a missed wake-up.
 func TestPacerCycle(t *testing.T) {

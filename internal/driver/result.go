@@ -80,11 +80,33 @@ type Result struct {
 	// window ended; everything measured so far is kept.
 	Partial bool `json:"partial"`
 
+	// CounterReadSeconds is how long the counter reads at the window's
+	// two edges took (virtual users kept working meanwhile);
+	// TxCountLagSeconds how late the server may publish a transaction in
+	// its counter (dialect.Capabilities.TxCountLag). Both bound the
+	// cross-check's allowance.
+	CounterReadSeconds float64 `json:"counter_read_seconds"`
+	TxCountLagSeconds  float64 `json:"tx_count_lag_seconds"`
+	// Check is the cross-check of the database's figures against the
+	// driver's own counts (CheckCounters); nil until it ran.
+	Check *CrossCheck `json:"cross_check,omitempty"`
+	// Suspect holds why the database's figures cannot be trusted for this
+	// run (a negative figure, a counter that went backwards, a divergence
+	// from the driver's own counts beyond the tolerance); empty when they
+	// agree.
+	Suspect []string `json:"suspect,omitempty"`
+	// Warnings are caveats a reader of the figures should know (e.g. a
+	// window too short for the server counter's publication lag).
+	Warnings []string `json:"warnings,omitempty"`
+
 	// Series is one sample per second of the measured window.
 	Series []SecondSample `json:"series"`
 
 	hists              [tpcc.NumTxKinds]*hdrhistogram.Histogram
 	deferredCompletion *hdrhistogram.Histogram
+	// countersRead: both edges' counters were read, so the database's
+	// figures exist and can be cross-checked.
+	countersRead bool
 }
 
 // Window is the measured window: from the moment the start counters were

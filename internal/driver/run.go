@@ -72,6 +72,7 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	if tc, ok := db.(dialect.TxCounter); ok {
 		r.txc = tc
 		r.res.TPMSource = tc.TxCountSource()
+		r.res.TxCountLagSeconds = db.Caps().TxCountLag.Seconds()
 	}
 	conn, err := db.Connect(ctx)
 	if err != nil {
@@ -170,6 +171,9 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 		res.mergeDeferred(r.stats(), r.backlog, r.lateBacklog)
 	}
 	res.Partial = !r.windowComplete
+	if w := lagWarning(res); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 
 	var errs []error
 	if r.readErr != nil {
@@ -353,6 +357,7 @@ func (r *runner) startWindow(time.Time) {
 	ctx, cancel := r.counterCtx()
 	defer cancel()
 	cpu := processCPUSeconds()
+	readStart := r.clk.Now()
 	nopm, tx, err := r.readCounters(ctx)
 	if err != nil {
 		r.readErr = fmt.Errorf("read counters at the start of the measured window: %w", err)
@@ -365,6 +370,9 @@ func (r *runner) startWindow(time.Time) {
 	r.lastSample = now
 	r.windowStarted = true
 	r.gate.measuring.Store(true)
+	// From before the read to after the gate opened: whatever the virtual
+	// users committed meanwhile may be counted on one side only.
+	r.res.CounterReadSeconds += r.clk.Now().Sub(readStart).Seconds()
 	r.lag.start()
 }
 
@@ -372,6 +380,7 @@ func (r *runner) endWindow(_ time.Time, complete bool) {
 	if !r.windowStarted {
 		return
 	}
+	closing := r.clk.Now()
 	r.gate.measuring.Store(false)
 	now := r.clk.Now()
 	r.lag.end()
@@ -394,11 +403,13 @@ func (r *runner) endWindow(_ time.Time, complete bool) {
 	ctx, cancel := r.counterCtx()
 	defer cancel()
 	nopm, tx, err := r.readCounters(ctx)
+	r.res.CounterReadSeconds += r.clk.Now().Sub(closing).Seconds()
 	if err != nil {
 		r.readErr = fmt.Errorf("read counters at the end of the measured window: %w", err)
 		return
 	}
 	res := r.res
+	res.countersRead = true
 	res.DBNewOrders = nopm - r.startNOPM
 	if minutes := w.Seconds / 60; minutes > 0 {
 		res.NOPM = float64(res.DBNewOrders) / minutes
@@ -517,4 +528,26 @@ func (r *runner) stopVUs() {
 	for _, v := range r.vus {
 		v.interrupt()
 	}
+}
+
+// lagWarningPct is the uncertainty, in percent of TPM, above which a
+// server counter's publication lag is worth a warning.
+const lagWarningPct = 2.0
+
+// lagWarning warns when the measured window is short next to the server
+// counter's publication lag: the counter read at each edge may miss up to
+// a lag's worth of transactions, so TPM from it is off by up to
+// lag/window either way.
+func lagWarning(res *Result) string {
+	lag, w := res.TxCountLagSeconds, res.Window.Seconds
+	if lag <= 0 || w <= 0 || res.TPMSource == DriverTPMSource {
+		return ""
+	}
+	pct := 100 * lag / w
+	if pct <= lagWarningPct {
+		return ""
+	}
+	return fmt.Sprintf("TPM from %s may be off by up to ±%.0f%% in a %.0f s window: the server publishes its counts "+
+		"up to %.0f s late; measure at least %.0f s (--duration) or read the driver's own TPM (%.0f)",
+		res.TPMSource, pct, w, lag, 100*lag/lagWarningPct, res.DriverTPM)
 }

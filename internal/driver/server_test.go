@@ -2,6 +2,10 @@ package driver_test
 
 import (
 	"context"
+	"errors"
+	"io"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -122,4 +126,111 @@ func TestRunPostgresReconnect(t *testing.T) {
 		t.Errorf("Partial %v, NOPM %v: want a complete run that went on", res.Partial, res.NOPM)
 	}
 	checkConsistency(t, db)
+}
+
+// TestExpectedRollbackLogsNoError: every expected New-Order rollback
+// (TPC-C 2.4.2.3, 1% of New-Orders) left an ERROR line in the PostgreSQL
+// server log. The rollback input still does the work up to the unused
+// item and rolls it all back, on both servers and in both styles, and the
+// server logs nothing for it (checked in the logs of the private servers
+// when scripts/testservers.sh exported their paths).
+func TestExpectedRollbackLogsNoError(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		target func(testing.TB) dialect.Target
+		logEnv string
+		marks  []string // what a logged rollback error would contain
+	}{
+		{"postgres", dbtest.Postgres, "OLTPLAB_TEST_POSTGRES_LOG", []string{"2.4.2.3"}},
+		{"mysql", dbtest.MySQL, "OLTPLAB_TEST_MYSQL_LOG", []string{"2.4.2.3", "30001"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db, meta := builtServer(t, c.target(t))
+			for _, style := range []dialect.Style{dialect.StyleProcedures, dialect.StyleClientSQL} {
+				t.Run(style.String(), func(t *testing.T) {
+					logPath := os.Getenv(c.logEnv)
+					before := logSize(t, logPath)
+					ctx := context.Background()
+					nextOID := func() int64 {
+						var n int64
+						conn, err := db.Connect(ctx)
+						if err != nil {
+							t.Fatal(err)
+						}
+						defer conn.Close()
+						if err := conn.QueryRow(ctx, "SELECT SUM(d_next_o_id) FROM district").Scan(&n); err != nil {
+							t.Fatal(err)
+						}
+						return n
+					}
+					start := nextOID()
+					s, err := db.NewSession(ctx, style)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer s.Close()
+					rng := tpcc.NewRand(5, tpcc.TerminalStream(0))
+					term := tpcc.NewTerminal(rng, tpcc.NewRunConstants(rng, meta.Load), meta.Warehouses, 1, 1)
+					var in tpcc.NewOrder
+					rollbacks := 0
+					for i := 0; i < 200; i++ { // two runs of 100: two rollbacks
+						term.NewOrder(&in, time.Now())
+						err := s.NewOrder(ctx, &in)
+						switch {
+						case in.Rollback && errors.Is(err, tpcc.ErrRollback):
+							rollbacks++
+						case err != nil:
+							t.Fatalf("new-order %d (rollback %v): %v", i, in.Rollback, err)
+						}
+					}
+					if rollbacks != 2 {
+						t.Fatalf("rollbacks: got %d, want 2", rollbacks)
+					}
+					if got, want := nextOID()-start, int64(200-rollbacks); got != want {
+						t.Errorf("committed new orders: got %d, want %d (the rolled-back ones must leave nothing)", got, want)
+					}
+					if logPath == "" {
+						t.Logf("%s not set: the server log is not checked", c.logEnv)
+						return
+					}
+					added := logTail(t, logPath, before)
+					for _, line := range strings.Split(added, "\n") {
+						for _, m := range c.marks {
+							if strings.Contains(line, m) {
+								t.Errorf("the server logged the expected rollback: %q", line)
+							}
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+func logSize(t *testing.T, path string) int64 {
+	if path == "" {
+		return 0
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("server log: %v", err)
+	}
+	return fi.Size()
+}
+
+// logTail returns what was written to the log at path after offset.
+func logTail(t *testing.T, path string, offset int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("server log: %v", err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -92,7 +92,7 @@ func (r *Result) judgeSpec() {
 	}
 	for k := range tpcc.NumTxKinds {
 		kind := tpcc.TxKind(k)
-		minPct := tpcc.MinMixPct(kind)
+		minPct := tpcc.MinMixPct[kind]
 		if minPct == 0 {
 			continue
 		}

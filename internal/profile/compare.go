@@ -23,9 +23,14 @@ type RatioCI struct {
 	Unbounded bool    `json:"unbounded"`
 	Lo        float64 `json:"lo"`
 	Hi        float64 `json:"hi"`
-	// Significant is set when the finite interval excludes 1: the two
-	// means differ at the 95% level. The renderers mark the other cases
-	// "not significant".
+	// TooFew is set when the interval exists but a side has fewer than
+	// MinRepeats repeats: the interval is too wide to conclude anything,
+	// and Significant is never set.
+	TooFew bool `json:"too_few"`
+	// Significant is set when the finite interval excludes 1 and both
+	// sides have at least MinRepeats repeats: the two means differ at the
+	// 95% level. The renderers mark the other cases "not significant" or
+	// "too few repeats".
 	Significant bool `json:"significant"`
 }
 
@@ -58,11 +63,12 @@ func Ratio(num, den Summary) RatioCI {
 		return r
 	}
 	r.HasCI = true
+	r.TooFew = !num.Conclusive() || !den.Conclusive()
 	va, vb := sq(num.StdErr()), sq(den.StdErr())
 	comb := va + sq(r.Ratio)*vb
 	if comb == 0 {
 		// Identical repeats on both sides: the interval is the point.
-		r.Significant = r.Ratio != 1
+		r.Significant = r.Ratio != 1 && !r.TooFew
 		return r
 	}
 	df := sq(comb) / (sq(va)/float64(num.N-1) + sq(sq(r.Ratio)*vb)/float64(den.N-1))
@@ -76,7 +82,7 @@ func Ratio(num, den Summary) RatioCI {
 	// (ab)^2 - qa*(a^2 - t2*va) = t2*(a^2*vb + qa*va) >= 0.
 	root := math.Sqrt(t2 * (a*a*vb + qa*va))
 	r.Lo, r.Hi = (a*b-root)/qa, (a*b+root)/qa
-	r.Significant = r.Lo > 1 || r.Hi < 1
+	r.Significant = (r.Lo > 1 || r.Hi < 1) && !r.TooFew
 	return r
 }
 

@@ -28,8 +28,15 @@ func TestRatio(t *testing.T) {
 		},
 		{
 			name: "identical repeats, point interval",
-			num:  []float64{150, 150}, den: []float64{100, 100},
+			num:  []float64{150, 150, 150}, den: []float64{100, 100, 100},
 			want: RatioCI{Defined: true, Ratio: 1.5, HasCI: true, Lo: 1.5, Hi: 1.5, Significant: true},
+		},
+		{
+			// Observed: two repeats a side; the interval excludes 1 but
+			// rests on one degree of freedom: too few to conclude.
+			name: "two repeats, too few to conclude",
+			num:  []float64{150, 150}, den: []float64{100, 100},
+			want: RatioCI{Defined: true, Ratio: 1.5, HasCI: true, TooFew: true, Lo: 1.5, Hi: 1.5},
 		},
 		{
 			name: "single repeats, no interval",
@@ -51,7 +58,7 @@ func TestRatio(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Ratio(Summarize(tt.num), Summarize(tt.den))
-			if got.Defined != tt.want.Defined || got.HasCI != tt.want.HasCI || got.Unbounded != tt.want.Unbounded ||
+			if got.Defined != tt.want.Defined || got.HasCI != tt.want.HasCI || got.Unbounded != tt.want.Unbounded || got.TooFew != tt.want.TooFew ||
 				got.Significant != tt.want.Significant || !near(got.Ratio, tt.want.Ratio, 1e-12) ||
 				!near(got.Lo, tt.want.Lo, 1e-8) || !near(got.Hi, tt.want.Hi, 1e-8) {
 				t.Errorf("Ratio(%v / %v)\n got %+v\nwant %+v", tt.num, tt.den, got, tt.want)

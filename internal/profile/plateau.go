@@ -8,9 +8,31 @@ import (
 	"strings"
 )
 
-// DefaultKneeThreshold is the relative NOPM gain below which a step no
-// longer pays for the users added: 5%.
-const DefaultKneeThreshold = 0.05
+// DefaultKneeThreshold is the marginal gain below which a sweep has
+// reached its plateau: a step whose added users each bring less than 10%
+// of the NOPM that each user brought at the first step no longer pays
+// for them.
+const DefaultKneeThreshold = 0.10
+
+// DropThreshold is the fall in mean NOPM from one step to the next above
+// which the curve is falling rather than flat: 5%. A smaller dip is
+// within the noise of a plateau.
+const DropThreshold = 0.05
+
+// Shape is what a profile's NOPM curve does over its sweep.
+type Shape string
+
+const (
+	ShapeScaling Shape = "scaling" // every step still paid for its users: the plateau lies beyond the sweep
+	ShapePlateau Shape = "plateau" // from the knee on, added users added (almost) nothing
+	ShapeFalling Shape = "falling" // from the knee on, NOPM fell
+)
+
+// Rule explains, in one sentence for a reader, how Analyze judges a
+// curve; reports print it next to the verdicts.
+const Rule = "A step scales while each virtual user it adds brings at least 10% of the NOPM per user of the first step; " +
+	"the knee is the last step before that stops (the plateau), or before NOPM falls by more than 5% (falling). " +
+	"Without a knee the plateau lies beyond the sweep."
 
 // StepFigures are the figures of one step of a profile that the plateau
 // analysis looks at.
@@ -19,8 +41,10 @@ type StepFigures struct {
 	NOPM Summary
 	TPM  Summary
 	// P99Millis is the 99th-percentile latency of the step (the caller
-	// chooses which: New-Order, or all transactions); 0 when unknown,
-	// which disables the latency rule for the pairs it is part of.
+	// chooses which: New-Order, or all transactions); 0 when unknown. It
+	// is quoted in the verdict at the knee, but takes no part in finding
+	// it: in a closed system latency grows with every user added, also
+	// while throughput still scales well.
 	P99Millis float64
 }
 
@@ -28,43 +52,55 @@ type StepFigures struct {
 type Verdict struct {
 	PeakVUs  int     `json:"peak_vus"`  // virtual users of the step with the highest mean NOPM; 0 without steps
 	PeakNOPM float64 `json:"peak_nopm"` // that mean NOPM
-	// KneeVUs is the last step that still scaled: the first step after
-	// which adding users no longer pays (see Analyze); 0 when no knee
-	// was found.
-	KneeVUs int `json:"knee_vus"`
+	// KneeVUs is the last step that still scaled: the step after which
+	// added users no longer pay (plateau) or NOPM falls (falling); 0 when
+	// the sweep still scales at its end.
+	KneeVUs int   `json:"knee_vus"`
+	Shape   Shape `json:"shape,omitempty"`
+	// PerUserPeakVUs is the step where throughput per virtual user (TPM
+	// per VU, NOPM per VU without TPM) is highest: past it every user
+	// waits more for the others.
+	PerUserPeakVUs int `json:"per_user_peak_vus,omitempty"`
 	// Reason explains the verdict in one line with the numbers behind it.
 	Reason string `json:"reason"`
 }
 
-// Analyze finds the peak and the knee of a profile. Steps are taken in
-// increasing order of VUs (the input is not modified) and compared
-// pairwise on mean NOPM; the knee is the first step s, followed by step
-// t, where
+// Analyze finds the peak and the knee of a profile. Steps without a
+// summarised repeat (NOPM.N == 0) are left out; the others are taken in
+// increasing order of VUs (the input is not modified).
 //
-//   - going from s to t adds less than threshold (a fraction; <= 0 means
-//     DefaultKneeThreshold) of s's NOPM, or
-//   - p99 latency grows by a larger fraction than NOPM does from s to t
-//     (both P99Millis known). In a closed system without think time
-//     throughput is users/latency (Little's law), so from this point
-//     on extra users mostly buy queueing: Kleinrock's "power",
-//     throughput/latency, has passed its maximum.
+// The reference is the first step's NOPM per virtual user: what one user
+// brings when users barely compete. Going from step s to the next step t,
 //
-// Without a knee the sweep has not reached its plateau and Reason says
-// so.
+//   - NOPM falling by more than DropThreshold is a fall: the knee is s
+//     and the shape falling;
+//   - otherwise, when the NOPM each added user brings, (NOPM(t) -
+//     NOPM(s)) / (VUs(t) - VUs(s)), is below threshold (a fraction; <= 0
+//     means DefaultKneeThreshold) of the reference, the plateau is
+//     reached: the knee is s and the shape plateau.
+//
+// Without either the sweep is still scaling and Reason says so. This is
+// what a reader sees on the curve: a healthy curve that bends keeps
+// scaling as long as users still add a useful share, and a fall is
+// called a fall.
 func Analyze(steps []StepFigures, threshold float64) Verdict {
 	if threshold <= 0 || math.IsNaN(threshold) {
 		threshold = DefaultKneeThreshold
 	}
-	if len(steps) == 0 {
-		return Verdict{Reason: "no steps to analyse"}
+	ss := slices.DeleteFunc(slices.Clone(steps), func(s StepFigures) bool { return s.NOPM.N == 0 || s.VUs < 1 })
+	if len(ss) == 0 {
+		return Verdict{Reason: "no measured steps to analyse"}
 	}
-	ss := slices.Clone(steps)
 	slices.SortStableFunc(ss, func(a, b StepFigures) int { return a.VUs - b.VUs })
 
 	var v Verdict
+	bestPerUser := math.Inf(-1)
 	for i, s := range ss {
 		if i == 0 || s.NOPM.Mean > v.PeakNOPM {
 			v.PeakVUs, v.PeakNOPM = s.VUs, s.NOPM.Mean
+		}
+		if pu := perUser(s); pu > bestPerUser {
+			bestPerUser, v.PerUserPeakVUs = pu, s.VUs
 		}
 	}
 	peak := fmt.Sprintf("peak %s NOPM at %d VUs", formatThousands(v.PeakNOPM), v.PeakVUs)
@@ -72,34 +108,68 @@ func Analyze(steps []StepFigures, threshold float64) Verdict {
 		v.Reason = peak + "; one step only, no knee can be found"
 		return v
 	}
+	perUserNote := fmt.Sprintf("; throughput per user peaks at %d VUs", v.PerUserPeakVUs)
+	first := ss[0]
+	ref := first.NOPM.Mean / float64(first.VUs)
+	if ref <= 0 {
+		v.Reason = fmt.Sprintf("%s; the first step (%d VUs) measured no NOPM, so no knee can be judged", peak, first.VUs)
+		return v
+	}
 	for i := 0; i+1 < len(ss); i++ {
 		s, t := ss[i], ss[i+1]
-		if s.NOPM.Mean <= 0 {
-			continue
-		}
-		gain := t.NOPM.Mean/s.NOPM.Mean - 1
-		if gain < threshold {
-			v.KneeVUs = s.VUs
-			v.Reason = fmt.Sprintf("%s; knee at %d VUs: going to %d VUs changed NOPM by %s (%s → %s), below the %s threshold",
-				peak, s.VUs, t.VUs, formatSignedPercent(gain),
-				formatThousands(s.NOPM.Mean), formatThousands(t.NOPM.Mean), formatPercent(threshold))
+		change := t.NOPM.Mean/s.NOPM.Mean - 1
+		if s.NOPM.Mean > 0 && change < -DropThreshold {
+			v.KneeVUs, v.Shape = s.VUs, ShapeFalling
+			v.Reason = fmt.Sprintf("%s; NOPM falls after %d VUs: %s at %d VUs, %s at %d VUs (%s)%s%s",
+				peak, s.VUs, formatThousands(s.NOPM.Mean), s.VUs, formatThousands(t.NOPM.Mean), t.VUs,
+				formatSignedPercent(change), latencyNote(s, t), perUserNote)
 			return v
 		}
-		if s.P99Millis > 0 && t.P99Millis > 0 {
-			lat := t.P99Millis/s.P99Millis - 1
-			if lat > gain {
-				v.KneeVUs = s.VUs
-				v.Reason = fmt.Sprintf("%s; knee at %d VUs: going to %d VUs raised p99 latency by %s (%s → %s ms) but NOPM only by %s",
-					peak, s.VUs, t.VUs, formatSignedPercent(lat),
-					formatMillis(s.P99Millis), formatMillis(t.P99Millis), formatSignedPercent(gain))
-				return v
-			}
+		gain := (t.NOPM.Mean - s.NOPM.Mean) / float64(t.VUs-s.VUs)
+		if gain < threshold*ref {
+			v.KneeVUs, v.Shape = s.VUs, ShapePlateau
+			v.Reason = fmt.Sprintf("%s; plateau from %d VUs: each user added from %d to %d VUs brought %s NOPM, under %s of the %s NOPM per user at %d VUs%s%s%s",
+				peak, s.VUs, s.VUs, t.VUs, formatThousands(gain), formatPercent(threshold), formatThousands(ref), first.VUs,
+				latencyNote(s, t), laterFall(ss[i+1:], v.PeakNOPM), perUserNote)
+			return v
 		}
 	}
-	last := ss[len(ss)-1]
-	v.Reason = fmt.Sprintf("%s; no knee up to %d VUs: every step added at least %s NOPM and outgrew its p99 latency, so the plateau lies beyond this sweep",
-		peak, last.VUs, formatPercent(threshold))
+	s, t := ss[len(ss)-2], ss[len(ss)-1]
+	gain := (t.NOPM.Mean - s.NOPM.Mean) / float64(t.VUs-s.VUs)
+	v.Shape = ShapeScaling
+	v.Reason = fmt.Sprintf("%s; still scaling, no plateau up to %d VUs: each user added from %d to %d VUs brought %s NOPM, %s of the %s NOPM per user at %d VUs%s",
+		peak, t.VUs, s.VUs, t.VUs, formatThousands(gain), formatPercent(gain/ref), formatThousands(ref), first.VUs, perUserNote)
 	return v
+}
+
+// perUser is a step's throughput per virtual user: TPM when measured,
+// NOPM otherwise.
+func perUser(s StepFigures) float64 {
+	if s.TPM.N > 0 && s.TPM.Mean > 0 {
+		return s.TPM.Mean / float64(s.VUs)
+	}
+	return s.NOPM.Mean / float64(s.VUs)
+}
+
+// latencyNote quotes the p99 latency at both sides of the knee, when
+// known.
+func latencyNote(s, t StepFigures) string {
+	if s.P99Millis <= 0 || t.P99Millis <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", while p99 latency went from %s to %s ms", formatMillis(s.P99Millis), formatMillis(t.P99Millis))
+}
+
+// laterFall notes a fall of NOPM, after a plateau, by more than
+// DropThreshold below the peak.
+func laterFall(rest []StepFigures, peak float64) string {
+	for _, s := range rest {
+		if peak > 0 && s.NOPM.Mean < peak*(1-DropThreshold) {
+			return fmt.Sprintf(", then falls to %s at %d VUs (%s from the peak)",
+				formatThousands(s.NOPM.Mean), s.VUs, formatSignedPercent(s.NOPM.Mean/peak-1))
+		}
+	}
+	return ""
 }
 
 // formatThousands formats x rounded to an integer with comma thousands

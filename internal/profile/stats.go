@@ -31,9 +31,21 @@ type Summary struct {
 	HighVariation bool `json:"high_variation"`
 }
 
+// MinRepeats is the fewest repeats from which oltplab draws a
+// conclusion. Two repeats give an interval, but on one degree of freedom
+// (t = 12.7): it is ten times the spread of the two values, often
+// crosses zero, and says little; three give t = 4.3, and each further
+// repeat narrows it. Renderers say "too few to conclude" below it, and
+// help recommends --repeat 3 or more.
+const MinRepeats = 3
+
 // HasCI reports whether s has a confidence interval (at least two
 // values).
 func (s Summary) HasCI() bool { return s.N >= 2 }
+
+// Conclusive reports whether s rests on enough repeats (MinRepeats) for
+// its interval to support a conclusion.
+func (s Summary) Conclusive() bool { return s.N >= MinRepeats }
 
 // StdErr is the standard error of the mean, StdDev/sqrt(N); 0 when
 // N < 2.

@@ -90,9 +90,43 @@ type probeResult struct {
 // no script error or console error occurred and that the page attempted
 // no network request.
 func TestHTMLInBrowser(t *testing.T) {
+	// The host charts and the per-second series are the nvme profile's
+	// (index 0); sata has neither.
+	checkInBrowser(t, fixture(), []string{"chart-nopm", "chart-tpm", "chart-tpm-per-vu", "chart-ratio", "chart-latency-0", "chart-latency-1",
+		"chart-cpu", "chart-disk-latency", "chart-disk-iops", "chart-waits-0",
+		"chart-series-0-throughput", "chart-series-0-cpu", "chart-series-0-disk"})
+}
+
+// TestExperimentHTMLInBrowser: an experiment's report draws the charts of
+// its profile step (every target overlaid, the ratio to the baseline, CPU,
+// data-disk latency and IOPS against virtual users), each with ids of its
+// step, and the build step's table.
+func TestExperimentHTMLInBrowser(t *testing.T) {
+	var want []string
+	for _, id := range []string{"chart-nopm", "chart-tpm", "chart-tpm-per-vu", "chart-ratio", "chart-latency-0", "chart-latency-1",
+		"chart-cpu", "chart-disk-latency", "chart-disk-iops", "chart-waits-0",
+		"chart-series-0-throughput", "chart-series-0-cpu", "chart-series-0-disk"} {
+		want = append(want, "step-2-"+id)
+	}
+	page := checkInBrowser(t, experimentFixture(), want)
+	for _, s := range []string{`id="targets"`, `id="schedule"`, `id="step-1-table-1"`, `id="differences"`, `id="step-2-comparison"`} {
+		if !strings.Contains(page, s) {
+			t.Errorf("experiment report lacks %s", s)
+		}
+	}
+	if strings.Contains(page, fixtureSecret) {
+		t.Errorf("experiment report contains the password")
+	}
+}
+
+// checkInBrowser renders in as HTML, opens it in Chromium and checks that
+// the charts wantCharts (in page order) drew every value series, with no
+// script error, console line or network request. It returns the page.
+func checkInBrowser(t *testing.T, in Input, wantCharts []string) string {
+	t.Helper()
 	chromium := findChromium(t)
 	var buf bytes.Buffer
-	if err := HTML(&buf, fixture()); err != nil {
+	if err := HTML(&buf, in); err != nil {
 		t.Fatalf("HTML: %v", err)
 	}
 	got, consoleLines := openInBrowser(t, chromium, buf.String())
@@ -109,12 +143,6 @@ func TestHTMLInBrowser(t *testing.T) {
 	for _, line := range consoleLines {
 		t.Errorf("page logged to the console: %s", line)
 	}
-
-	// The host charts and the per-second series are the nvme profile's
-	// (index 0); sata has neither.
-	wantCharts := []string{"chart-nopm", "chart-tpm", "chart-tpm-per-vu", "chart-ratio", "chart-latency-0", "chart-latency-1",
-		"chart-cpu", "chart-disk-latency", "chart-waits-0",
-		"chart-series-0-throughput", "chart-series-0-cpu", "chart-series-0-disk"}
 	if len(got.Charts) != len(wantCharts) {
 		t.Fatalf("probe saw %d charts, want %d (%v)", len(got.Charts), len(wantCharts), wantCharts)
 	}
@@ -138,6 +166,7 @@ func TestHTMLInBrowser(t *testing.T) {
 			}
 		}
 	}
+	return buf.String()
 }
 
 // TestBrowserProbeDetectsFaults proves the probe of TestHTMLInBrowser

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -27,7 +28,9 @@ var csvHeader = func() []string {
 		}
 	}
 	h = append(h, "peak_vus", "peak_nopm", "knee_vus")
-	return append(h, hostCSVHeader()...)
+	h = append(h, hostCSVHeader()...)
+	// Appended later: the run's cross-check verdict.
+	return append(h, "suspect", "suspect_reasons")
 }()
 
 // hostCSVHeader names the host columns: CPU, data disk, one share column
@@ -39,14 +42,16 @@ func hostCSVHeader() []string {
 	for _, c := range waitClasses {
 		h = append(h, "host_wait_share_"+c+"_pct")
 	}
-	return append(h, "host_avg_wait_ms")
+	return append(h, "host_avg_wait_ms",
+		"host_disk_read_iops", "host_disk_write_iops", "host_disk_read_mbps", "host_disk_write_mbps",
+		"host_own_read_iops", "host_own_write_iops")
 }
 
 // csvHost is the host columns of a step: all empty when it was not
 // sampled; wait shares empty when the database was not sampled, and 0
 // for a class the sampled sessions never were in.
 func csvHost(h *HostFigures) []string {
-	out := make([]string, 0, len(waitClasses)+9)
+	out := make([]string, 0, len(waitClasses)+15)
 	if h == nil {
 		return append(out, make([]string, cap(out))...)
 	}
@@ -63,7 +68,12 @@ func csvHost(h *HostFigures) []string {
 	for _, l := range slices.Sorted(maps.Keys(h.AvgWaitMillis)) {
 		waits = append(waits, l+"="+csvFloat(h.AvgWaitMillis[l]))
 	}
-	return append(out, strings.Join(waits, ";"))
+	out = append(out, strings.Join(waits, ";"),
+		csvFloat(h.DiskReadIOPS), csvFloat(h.DiskWriteIOPS), csvFloat(h.DiskReadMBps), csvFloat(h.DiskWriteMBps))
+	if !h.OwnIO {
+		return append(out, "", "")
+	}
+	return append(out, csvFloat(h.OwnReadIOPS), csvFloat(h.OwnWriteIOPS))
 }
 
 // CSV writes one row per profile x step x repeat (repeat numbered from
@@ -74,8 +84,18 @@ func csvHost(h *HostFigures) []string {
 // profile and for steps the first profile lacks), and the profile's
 // peak and knee, then the step's host figures (empty when it was not
 // sampled; see hostCSVHeader). Numbers are plain decimals without separators.
+//
+// Monitors have rows of another shape: an input of monitors only is
+// written one row per monitor and second (monitorCSVHeader); profiles and
+// monitors together are refused (ErrMixedCSV).
 func CSV(w io.Writer, in Input) error {
 	v := newView(in)
+	switch {
+	case len(v.monitors) > 0 && len(v.profiles) > 0:
+		return ErrMixedCSV
+	case len(v.monitors) > 0:
+		return monitorCSV(w, v)
+	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
 		return fmt.Errorf("write csv header: %w", err)
@@ -112,6 +132,11 @@ func CSV(w io.Writer, in Input) error {
 						csvFloat(r.NOPM), csvFloat(r.TPM), perVU)
 				}
 				rec = append(append(append(rec, summaries...), ratio...), tail...)
+				if len(s.Repeats) == 0 {
+					rec = append(rec, "", "")
+				} else {
+					rec = append(rec, strconv.FormatBool(r.Suspect), strings.Join(r.Reasons, "; "))
+				}
 				if err := cw.Write(rec); err != nil {
 					return fmt.Errorf("write csv row for %s at %d VUs: %w", p.Name, s.VUs, err)
 				}
@@ -124,6 +149,10 @@ func CSV(w io.Writer, in Input) error {
 	}
 	return nil
 }
+
+// ErrMixedCSV: profiles and monitors have rows of different shapes and
+// cannot share one CSV file.
+var ErrMixedCSV = errors.New("profiles and monitors cannot share one CSV file: export them separately, or as JSON")
 
 // csvFloat formats with three decimals: stable across platforms (no
 // last-bit noise from fused multiply-add) and precise enough for

@@ -13,7 +13,8 @@ const fixtureSecret = "s3cret-Pa55"
 
 // fixture is the Input every golden and browser test renders: two
 // profiles (NVMe, SATA) of 4 steps with 3 repeats each. It exercises a
-// knee, a high-variation step, a partial repeat, a ratio whose CI
+// knee, a high-variation step, a partial repeat, a suspect repeat (which
+// would be the SATA peak if it counted), a ratio whose CI
 // contains 1 (1 VU) and ratios whose CI excludes it, differing and
 // missing context keys, and strings that need escaping. The NVMe profile
 // has host figures at every step and the per-second series of one run;
@@ -25,6 +26,7 @@ func fixture() Input {
 		repeats []rep
 		partial []rep
 		lat     map[string]LatencyFigures
+		suspect []rep
 	}
 	mk := func(id int64, label, target string, ctx map[string]string, firstRun int64, data []stepData) Profile {
 		p := Profile{ID: id, Label: label, Target: target, Dialect: "postgres", Mode: "tproc-c (no keying or think time)", Context: ctx}
@@ -37,6 +39,11 @@ func fixture() Input {
 			}
 			for _, r := range d.partial {
 				rs = append(rs, Repeat{RunID: run, NOPM: r.nopm, TPM: r.tpm, Partial: true})
+				run++
+			}
+			for _, r := range d.suspect {
+				rs = append(rs, Repeat{RunID: run, NOPM: r.nopm, TPM: r.tpm, Suspect: true,
+					Reasons: []string{"NOPM from the database (9000 new orders) is +37.0% off the driver's own count (6569)"}})
 				run++
 			}
 			p.Steps = append(p.Steps, NewStep(d.vus, rs, d.lat))
@@ -69,16 +76,16 @@ func fixture() Input {
 	sataCtx["db.wal_compression"] = "on"
 
 	nvme := mk(1, "nvme", "postgres://bench:"+fixtureSecret+"@127.0.0.1:5432/tpcc", host("nvme0n1 (Samsung PM9A3)"), 101, []stepData{
-		{1, []rep{{9800, 22600}, {10000, 23000}, {10200, 23400}}, nil, lat(4.1, 6.0, 2.0, 3.1)},
-		{2, []rep{{19000, 43700}, {19500, 44850}, {19900, 45770}}, nil, lat(4.3, 6.4, 2.1, 3.3)},
-		{4, []rep{{35000, 80500}, {36000, 82800}, {35500, 81650}}, nil, lat(4.9, 7.8, 2.5, 4.0)},
-		{8, []rep{{36500, 83950}, {36900, 84870}, {37200, 85560}}, nil, lat(9.8, 15.6, 5.1, 8.2)},
+		{1, []rep{{9800, 22600}, {10000, 23000}, {10200, 23400}}, nil, lat(4.1, 6.0, 2.0, 3.1), nil},
+		{2, []rep{{19000, 43700}, {19500, 44850}, {19900, 45770}}, nil, lat(4.3, 6.4, 2.1, 3.3), nil},
+		{4, []rep{{35000, 80500}, {36000, 82800}, {35500, 81650}}, nil, lat(4.9, 7.8, 2.5, 4.0), nil},
+		{8, []rep{{36500, 83950}, {36900, 84870}, {37200, 85560}}, nil, lat(9.8, 15.6, 5.1, 8.2), nil},
 	})
 	sata := mk(2, "sata", "host=127.0.0.1 user=bench password="+fixtureSecret+" dbname=tpcc", sataCtx, 201, []stepData{
-		{1, []rep{{9700, 22300}, {10100, 23230}, {9900, 22770}}, nil, lat(4.3, 6.6, 2.2, 3.5)},
-		{2, []rep{{15000, 34500}, {15800, 36340}, {15400, 35420}}, nil, lat(5.4, 8.8, 2.9, 4.8)},
-		{4, []rep{{20000, 46000}, {24000, 55200}, {28000, 64400}}, nil, lat(9.9, 19.5, 5.0, 9.9)},
-		{8, []rep{{21000, 48300}, {21500, 49450}}, []rep{{9000, 20700}}, lat(21.0, 42.0, 10.2, 20.5)},
+		{1, []rep{{9700, 22300}, {10100, 23230}, {9900, 22770}}, nil, lat(4.3, 6.6, 2.2, 3.5), nil},
+		{2, []rep{{15000, 34500}, {15800, 36340}, {15400, 35420}}, nil, lat(5.4, 8.8, 2.9, 4.8), nil},
+		{4, []rep{{20000, 46000}, {24000, 55200}, {28000, 64400}}, nil, lat(9.9, 19.5, 5.0, 9.9), nil},
+		{8, []rep{{21000, 48300}, {21500, 49450}}, []rep{{9000, 20700}}, lat(21.0, 42.0, 10.2, 20.5), []rep{{29000, 66700}}},
 	})
 	nvmeHost := []HostFigures{
 		{CPUBusyPct: 14, CPUIdlePct: 84.5, CPUIOWaitPct: 1.5, DiskIOPS: 820, DiskMBps: 9.6, DiskLatencyMillis: 0.21, DiskLatencyP99Millis: 0.48,
@@ -97,9 +104,12 @@ func fixture() Input {
 	for i := range nvme.Steps {
 		h := nvmeHost[i]
 		h.DataDevice = "nvme0n1"
+		h.DiskReadIOPS, h.DiskWriteIOPS = h.DiskIOPS*0.3, h.DiskIOPS*0.7
+		h.OwnIO, h.OwnReadIOPS, h.OwnWriteIOPS = true, h.DiskReadIOPS*0.9, h.DiskWriteIOPS*0.6
 		nvme.Steps[i].Host = &h
 	}
 	nvme.Series = fixtureSeries(8, 111)
+	nvme.Limits = map[string]float64{"write_iops": 3500}
 	return Input{
 		Title:     "NVMe vs SATA <ssd> & co",
 		Generated: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
@@ -136,4 +146,42 @@ func fixtureSeries(vus int, runID int64) *StepSeries {
 		s.Points = append(s.Points, p)
 	}
 	return s
+}
+
+// experimentFixture is an experiment of the fixture's two profiles as
+// targets: a build step with a table of its own, a profile step with both
+// profiles, a third target whose profile failed, and target contexts that
+// differ in a few keys.
+func experimentFixture() Input {
+	in := fixture()
+	ctx := func(dev, mem string) map[string]string {
+		return map[string]string{"host.cpu": "Intel Xeon Gold 6338", "instance.memory": mem, "storage.name": dev,
+			"database.settings.shared_buffers": mem, "database.version": "PostgreSQL 15.8"}
+	}
+	in.Title = ""
+	in.Experiment = &Experiment{
+		ID: 7, Name: "storage <tiers>", Status: "ok", Baseline: "nvme",
+		Description: "NVMe against SATA at 4 warehouses.",
+		Targets: []ExperimentTarget{
+			{Name: "nvme", Display: "postgres on /mnt/nvme/nvme (managed)", Dialect: "postgres", Context: ctx("nvme0n1", "8GB")},
+			{Name: "sata", Display: "postgres://bench:" + fixtureSecret + "@10.0.0.2/tpcc", Dialect: "postgres", Context: ctx("sda", "8GB")},
+			{Name: "hdd", Display: "postgres on /mnt/hdd/hdd (managed)", Dialect: "postgres", Context: ctx("sdb", "2GB")},
+		},
+		Schedule: []ScheduleEntry{
+			{Seq: 1, Target: "nvme", Step: "build", State: "done", Attempts: 1, Headline: "4 warehouse(s), 1,234,567 rows in 80.0 s"},
+			{Seq: 2, Target: "nvme", Step: "profile", State: "done", Attempts: 2, Headline: "peak NOPM 36,867 at 8 VUs"},
+			{Seq: 3, Target: "sata", Step: "build", State: "done", Attempts: 1},
+			{Seq: 4, Target: "sata", Step: "profile", State: "done", Attempts: 1},
+			{Seq: 5, Target: "hdd", Step: "build", State: "done", Attempts: 1},
+			{Seq: 6, Target: "hdd", Step: "profile", State: "failed", Attempts: 1, Error: "run: connection lost"},
+		},
+		Sections: []Section{
+			{Title: "Step 1: build", Kind: "build", Tables: []Table{{Title: "Builds", Header: []string{"Target", "Rows", "Seconds"},
+				Right: []bool{false, true, true},
+				Rows:  [][]string{{"nvme", "1,234,567", "80.0"}, {"sata", "1,234,567", "142.5"}, {"hdd", "1,234,567", "611.0"}}}}},
+			{Title: "Step 2: profile 1,2,4,8 VUs × 3 repeats", Kind: "profile", Note: "hdd has no measured run.", Profiles: in.Profiles},
+		},
+	}
+	in.Profiles = nil
+	return in
 }

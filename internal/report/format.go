@@ -77,14 +77,36 @@ func formatSummary(s profile.Summary) summaryCells {
 	if s.HasCI() {
 		c.SD = formatNumber(s.StdDev)
 		c.CV = formatPercent(s.CV)
-		c.CI = formatNumber(s.CILo) + " – " + formatNumber(s.CIHi)
+		c.CI = interval(formatNumber(s.CILo), formatNumber(s.CIHi))
 	}
 	return c
 }
 
+// interval writes a confidence interval so that no sign and no separator
+// can be mistaken for the other: "[−1.20, 26.15]", with the minus sign
+// U+2212 rather than a hyphen.
+func interval(lo, hi string) string {
+	return "[" + minusSign(lo) + ", " + minusSign(hi) + "]"
+}
+
+func minusSign(s string) string {
+	if rest, ok := strings.CutPrefix(s, "-"); ok {
+		return "−" + rest
+	}
+	return s
+}
+
+// tooFewNote is what a renderer says of an interval from fewer than
+// profile.MinRepeats repeats.
+const tooFewNote = "too few repeats to conclude (use --repeat 3 or more)"
+
 // formatRatio formats a ratio with its interval and significance:
-// "2.31× (2.10–2.55)", "1.04× (0.90–1.20) not significant".
+// "2.31× [2.10, 2.55]", "1.04× [0.90, 1.20] not significant",
+// "1.20× [−1.20, 26.15] too few repeats to conclude (...)".
 func formatRatio(r profile.RatioCI) string {
+	ci := func() string {
+		return interval(strconv.FormatFloat(r.Lo, 'f', 2, 64), strconv.FormatFloat(r.Hi, 'f', 2, 64))
+	}
 	switch {
 	case !r.Defined:
 		return dash
@@ -92,10 +114,12 @@ func formatRatio(r profile.RatioCI) string {
 		return fmt.Sprintf("%.2f× (no CI: one repeat)", r.Ratio)
 	case r.Unbounded:
 		return fmt.Sprintf("%.2f× (CI unbounded) not significant", r.Ratio)
+	case r.TooFew:
+		return fmt.Sprintf("%.2f× %s %s", r.Ratio, ci(), tooFewNote)
 	case !r.Significant:
-		return fmt.Sprintf("%.2f× (%.2f–%.2f) not significant", r.Ratio, r.Lo, r.Hi)
+		return fmt.Sprintf("%.2f× %s not significant", r.Ratio, ci())
 	default:
-		return fmt.Sprintf("%.2f× (%.2f–%.2f)", r.Ratio, r.Lo, r.Hi)
+		return fmt.Sprintf("%.2f× %s", r.Ratio, ci())
 	}
 }
 

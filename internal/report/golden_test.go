@@ -17,14 +17,16 @@ func TestGolden(t *testing.T) {
 	writers := []struct {
 		name  string
 		write func(io.Writer, Input) error
+		in    Input
 	}{
-		{"fixture.md", Markdown},
-		{"fixture.csv", CSV},
+		{"fixture.md", Markdown, fixture()},
+		{"fixture.csv", CSV, fixture()},
+		{"experiment.md", Markdown, experimentFixture()},
 	}
 	for _, w := range writers {
 		t.Run(w.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := w.write(&buf, fixture()); err != nil {
+			if err := w.write(&buf, w.in); err != nil {
 				t.Fatalf("render %s: %v", w.name, err)
 			}
 			path := filepath.Join("testdata", w.name+".golden")

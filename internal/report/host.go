@@ -7,15 +7,39 @@ type HostFigures struct {
 	CPUBusyPct   float64 `json:"cpu_busy_pct"`
 	CPUIdlePct   float64 `json:"cpu_idle_pct"`
 	CPUIOWaitPct float64 `json:"cpu_iowait_pct"`
+	// LoadGeneratorOnly: the database ran on another machine than
+	// oltplab. CPU and disk figures are then the load generator's (the
+	// machine oltplab ran on) and the database host was not measured;
+	// wait classes and average waits still come from the database itself.
+	LoadGeneratorOnly bool `json:"load_generator_only,omitempty"`
+	// DatabaseHost is the database's address when it is not on this
+	// machine.
+	DatabaseHost string `json:"database_host,omitempty"`
+	// Agent is the address of the `oltplab agent` that measured the CPU
+	// and disk figures on the database's host, when the database ran on
+	// another machine and one did.
+	Agent string `json:"agent,omitempty"`
 	// Data device (the one under the database's data directory; the
-	// busiest device when that is unknown).
+	// busiest device when that is unknown, and always the load
+	// generator's busiest device when LoadGeneratorOnly).
 	DataDevice        string  `json:"data_device,omitempty"`
 	DiskIOPS          float64 `json:"disk_iops"`
+	DiskReadIOPS      float64 `json:"disk_read_iops"`
+	DiskWriteIOPS     float64 `json:"disk_write_iops"`
 	DiskMBps          float64 `json:"disk_mbps"`
+	DiskReadMBps      float64 `json:"disk_read_mbps"`
+	DiskWriteMBps     float64 `json:"disk_write_mbps"`
 	DiskLatencyMillis float64 `json:"disk_latency_ms"`
 	// DiskLatencyP99Millis is the 99th percentile of per-second average
 	// latencies, not a per-I/O percentile; label it so.
 	DiskLatencyP99Millis float64 `json:"disk_latency_p99_of_per_second_avg_ms"`
+	// OwnIO says whether the database's own I/O was sampled (a managed
+	// instance's cgroup counters): OwnReadIOPS and OwnWriteIOPS are then
+	// its operations per second, summed over devices, whatever else
+	// used the data device.
+	OwnIO        bool    `json:"own_io,omitempty"`
+	OwnReadIOPS  float64 `json:"own_read_iops,omitempty"`
+	OwnWriteIOPS float64 `json:"own_write_iops,omitempty"`
 	// WaitSharePct: share of sampled database session time per wait class
 	// (cpu, data_io, log_io, lock, latch, client, other), percent.
 	WaitSharePct map[string]float64 `json:"wait_share_pct,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -164,9 +165,9 @@ func TestWithoutHostFigures(t *testing.T) {
 	if err != nil {
 		t.Fatalf("read CSV: %v", err)
 	}
-	first := len(csvHeader) - len(hostCSVHeader())
+	first := slices.Index(csvHeader, hostCSVHeader()[0])
 	for i, r := range rows[1:] {
-		for j, f := range r[first:] {
+		for j, f := range r[first : first+len(hostCSVHeader())] {
 			if f != "" {
 				t.Errorf("row %d column %s = %q, want empty without host figures", i+1, csvHeader[first+j], f)
 			}
@@ -271,5 +272,87 @@ func TestTopWaitClasses(t *testing.T) {
 		if got := formatWaitShares(tt.shares); got != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestIOPSChartCaps: a target's I/O cap is drawn beside its IOPS, unless
+// it is far above every value (a cap set only to count the instance's own
+// I/O); the instance's own writes are a series of their own.
+func TestIOPSChartCaps(t *testing.T) {
+	for _, c := range []struct {
+		limit float64
+		want  bool
+	}{{3500, true}, {1e6, false}} {
+		in := fixture()
+		in.Profiles[0].Limits = map[string]float64{"write_iops": c.limit}
+		chart := newView(in).iopsChart()
+		var caps, own int
+		for _, s := range chart.Series {
+			if s.Role == "ref" && s.Label == "nvme write cap" {
+				caps++
+			}
+			if s.Label == "nvme own write" && s.Role == "value" {
+				own++
+			}
+		}
+		if (caps == 1) != c.want {
+			t.Errorf("cap %g: got %d cap lines, want drawn=%v", c.limit, caps, c.want)
+		}
+		if own != 1 {
+			t.Errorf("cap %g: got %d own-write series, want 1", c.limit, own)
+		}
+	}
+}
+
+// TestLoadGeneratorOnly: with the database on another machine the report
+// called the sampled host's busiest disk "the data device (vda)". It says
+// the figures are the load generator's and the database host was not
+// measured.
+func TestLoadGeneratorOnly(t *testing.T) {
+	in := fixture()
+	for i := range in.Profiles[0].Steps {
+		h := *in.Profiles[0].Steps[i].Host
+		h.LoadGeneratorOnly, h.DatabaseHost, h.DataDevice = true, "10.0.0.5", "vda"
+		in.Profiles[0].Steps[i].Host = &h
+	}
+	var md bytes.Buffer
+	if err := Markdown(&md, in); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	for _, want := range []string{"Load generator (database host not measured) and database: nvme",
+		"The database ran on another machine (10.0.0.5), which was not measured"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Markdown lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "Disk: the data device (vda)") {
+		t.Errorf("Markdown calls the load generator's disk the data device")
+	}
+	var html bytes.Buffer
+	if err := HTML(&html, in); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(html.String(), "its curve is the load generator") {
+		t.Errorf("the disk chart of a remote database does not say whose disk it shows")
+	}
+}
+
+// TestAgentMeasuredHost: figures an agent measured on the database's host
+// are labelled as that host's.
+func TestAgentMeasuredHost(t *testing.T) {
+	in := fixture()
+	for i := range in.Profiles[0].Steps {
+		h := *in.Profiles[0].Steps[i].Host
+		h.Agent, h.DatabaseHost = "10.0.0.5:7300", "10.0.0.5"
+		in.Profiles[0].Steps[i].Host = &h
+	}
+	var md bytes.Buffer
+	if err := Markdown(&md, in); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "Database host (oltplab agent at 10.0.0.5:7300) and database: nvme") ||
+		!strings.Contains(md.String(), "measured there by oltplab agent at 10.0.0.5:7300") {
+		t.Errorf("agent-measured figures not labelled as the database host's")
 	}
 }

@@ -31,31 +31,53 @@ var pageTemplate = template.Must(template.New("report").Parse(reportTemplate))
 
 // htmlPage is the data of report.html.tmpl.
 type htmlPage struct {
-	Title, Generated, Version, UPlotVersion, HighCV, DiskP99Note string
+	Title, Generated, Version, UPlotVersion, HighCV, DiskP99Note, KneeRule string
+	MinRepeats                                                             int
+	// Lead is the sentence under the title.
+	Lead string
 
-	Profiles []string
-	Top      []table // before the charts: profiles, peaks and knees
-	Rest     []table
-	// Charts are the charts against virtual users of throughput and
-	// latency, HostCharts those of host and database figures (empty
-	// without samplers), SeriesCharts the per-second series of chosen
-	// runs. AllCharts is all of them, in page order, for the script.
-	Charts, HostCharts, SeriesCharts, AllCharts []chartSpec
+	// Intro are the tables before the sections (an experiment's targets
+	// and schedule); Outro those after them (what differs between its
+	// targets).
+	Intro, Outro []table
+	Sections     []htmlSection
+	// HasHost: some section has host charts (the method notes them).
+	HasHost bool
+	// AllCharts is every chart, in page order, for the script.
+	AllCharts []chartSpec
 
 	UPlotJS, JS   template.JS
 	UPlotCSS, CSS template.CSS
+}
+
+// htmlSection is one part of the page: the profile report itself, or one
+// step of an experiment (then with a title, and its headings one level
+// down).
+type htmlSection struct {
+	ID, Title, Note string
+	Sub             bool    // headings inside are h3
+	Top             []table // before the charts: profiles, peaks and knees
+	// Charts are the charts against virtual users of throughput and
+	// latency, HostCharts those of host and database figures (empty
+	// without samplers), SeriesCharts the per-second series of chosen
+	// runs.
+	Charts, HostCharts, SeriesCharts []chartSpec
+	// MonitorCharts are the per-second series of monitor results.
+	MonitorCharts []chartSpec
+	Rest          []table
 }
 
 // HTML writes the report as one self-contained HTML page: the tables of
 // Markdown plus charts (NOPM, TPM and TPM per virtual user against
 // virtual users with 95% confidence bands, the NOPM ratio to the first
 // profile, p95/p99 latency per transaction kind; when the steps were
-// sampled, CPU idle and iowait, data-disk latency and wait classes; the
-// per-second series of a chosen run) drawn by the embedded
-// uPlot from inline JSON. Every user string is escaped by html/template;
-// a Content-Security-Policy forbids network requests.
+// sampled, CPU idle and iowait, data-disk latency and IOPS and wait
+// classes; the per-second series of a chosen run) drawn by the embedded
+// uPlot from inline JSON. An experiment's report has those for each of
+// its profile steps, with its targets, schedule and the context that
+// differs between targets around them. Every user string is escaped by
+// html/template; a Content-Security-Policy forbids network requests.
 func HTML(w io.Writer, in Input) error {
-	v := newView(in)
 	page := htmlPage{
 		Title:        in.Title,
 		Generated:    formatTime(in.Generated),
@@ -63,31 +85,95 @@ func HTML(w io.Writer, in Input) error {
 		UPlotVersion: uPlotVersion,
 		HighCV:       formatPercent(profile.DefaultHighVariationCV),
 		DiskP99Note:  diskP99Note,
-		Charts:       v.charts(),
-		HostCharts:   v.hostCharts(),
-		SeriesCharts: v.seriesCharts(),
+		KneeRule:     profile.Rule,
+		MinRepeats:   profile.MinRepeats,
 		UPlotJS:      template.JS(uPlotJS),
 		JS:           template.JS(reportJS),
 		UPlotCSS:     template.CSS(uPlotCSS),
 		CSS:          template.CSS(reportCSS),
 	}
-	if page.Title == "" {
-		page.Title = "Performance profiles"
+	if e := in.Experiment; e != nil {
+		if page.Title == "" {
+			page.Title = "Experiment " + e.Name
+		}
+		page.Lead = experimentLead(e)
+		page.Intro = experimentIntro(e)
+		for i, sec := range e.Sections {
+			page.Sections = append(page.Sections, experimentSection(i, sec))
+		}
+		page.Outro = experimentOutro(e)
+	} else {
+		if page.Title == "" {
+			page.Title = "Performance profiles"
+		}
+		v := newView(in)
+		page.Lead = profilesLead(v)
+		page.Sections = []htmlSection{profileSection(v, "", "", "", false)}
 	}
-	page.AllCharts = slices.Concat(page.Charts, page.HostCharts, page.SeriesCharts)
+	for _, sec := range page.Sections {
+		page.AllCharts = slices.Concat(page.AllCharts, sec.Charts, sec.HostCharts, sec.SeriesCharts, sec.MonitorCharts)
+		page.HasHost = page.HasHost || len(sec.HostCharts) > 0
+	}
 	if page.AllCharts == nil {
 		page.AllCharts = []chartSpec{}
 	}
-	for _, p := range v.profiles {
-		page.Profiles = append(page.Profiles, p.Name)
-	}
-	tables := v.tables()
-	split := min(2, len(tables))
-	page.Top, page.Rest = tables[:split], tables[split:]
 	if err := pageTemplate.Execute(w, page); err != nil {
 		return fmt.Errorf("write html report: %w", err)
 	}
 	return nil
+}
+
+// profilesLead is the sentence under the title of a profile report.
+func profilesLead(v *view) string {
+	n := len(v.profiles)
+	s := fmt.Sprintf("%d profile", n)
+	if n != 1 {
+		s += "s"
+	}
+	if n > 1 {
+		s += "; ratios are taken against the first, " + v.profiles[0].Name
+	}
+	if m := len(v.monitors); m > 0 {
+		s += fmt.Sprintf("; %d monitor result", m)
+		if m != 1 {
+			s += "s"
+		}
+	}
+	return s + "."
+}
+
+// profileSection renders the profiles of v: tables, charts and per-second
+// series. prefix makes its element ids unique on a page of several; the
+// context table is left out of an experiment's sections (its outro shows
+// what differs).
+func profileSection(v *view, prefix, title, note string, sub bool) htmlSection {
+	sec := htmlSection{ID: prefix, Title: title, Note: note, Sub: sub,
+		Charts: v.charts(), HostCharts: v.hostCharts(), SeriesCharts: v.seriesCharts(), MonitorCharts: v.monitorCharts()}
+	tables := v.tables()
+	if sub {
+		tables = slices.DeleteFunc(tables, func(t table) bool { return t.ID == "context" })
+	}
+	split := 0 // a report of monitors alone has no profile tables to lead with
+	if len(v.profiles) > 0 {
+		split = min(2, len(tables))
+	}
+	sec.Top, sec.Rest = tables[:split], tables[split:]
+	if prefix != "" {
+		for _, cs := range [][]chartSpec{sec.Charts, sec.HostCharts, sec.SeriesCharts, sec.MonitorCharts} {
+			for i := range cs {
+				cs[i].ID = prefix + cs[i].ID
+				if cs[i].Sync != "" {
+					cs[i].Sync = prefix + cs[i].Sync
+				}
+			}
+		}
+		for _, ts := range [][]table{sec.Top, sec.Rest} {
+			for i := range ts {
+				ts[i].ID, ts[i].Sub = prefix+ts[i].ID, sub
+			}
+		}
+	}
+	return sec
 }
 
 // Class is the HTML class list of a cell.
@@ -107,6 +193,9 @@ func (c cell) Class(right bool) string {
 	}
 	if c.Dim {
 		add("ns")
+	}
+	if c.Bad {
+		add("bad")
 	}
 	return s
 }

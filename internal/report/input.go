@@ -15,6 +15,73 @@ type Input struct {
 	// report, shown in the footer.
 	Version  string    `json:"version"`
 	Profiles []Profile `json:"profiles"`
+	// Monitors are monitor results shown beside (or instead of) profiles.
+	Monitors []Monitor `json:"monitors,omitempty"`
+	// Experiment, when set, makes this an experiment's report: its
+	// targets and schedule, then one section per step of its plan, then
+	// what differs between its targets. Profiles is then unused.
+	Experiment *Experiment `json:"experiment,omitempty"`
+}
+
+// Experiment is one plan run (`oltplab experiment run`).
+type Experiment struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Status      string `json:"status"`
+	// Baseline names the target every ratio is taken against; it comes
+	// first in every section.
+	Baseline string             `json:"baseline"`
+	Targets  []ExperimentTarget `json:"targets"`
+	Schedule []ScheduleEntry    `json:"schedule"`
+	// Sections are the plan's steps in order, each as its kind reports it.
+	Sections []Section `json:"sections"`
+}
+
+// ExperimentTarget is one target of an experiment.
+type ExperimentTarget struct {
+	Name string `json:"name"`
+	// Display says what the target is: a redacted URL, or a managed
+	// instance's engine and directory.
+	Display string `json:"display"`
+	Dialect string `json:"dialect"`
+	// Context is what was recorded about the target (its instance's
+	// settings, host, storage, database), flattened; the report shows the
+	// keys whose values differ between targets.
+	Context map[string]string `json:"context,omitempty"`
+}
+
+// ScheduleEntry is one (target, step) of the experiment's schedule.
+type ScheduleEntry struct {
+	Seq      int    `json:"seq"`
+	Target   string `json:"target"` // "" for a step over all targets
+	Step     string `json:"step"`
+	State    string `json:"state"`
+	Attempts int    `json:"attempts"`
+	Headline string `json:"headline,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// Section is what one step of the plan reports: profiles (one per
+// target, the baseline first) drawn as the profile report draws them,
+// and tables of its own.
+type Section struct {
+	Title    string    `json:"title"`
+	Kind     string    `json:"kind"`
+	Note     string    `json:"note,omitempty"`
+	Profiles []Profile `json:"profiles,omitempty"`
+	Tables   []Table   `json:"tables,omitempty"`
+}
+
+// Table is a table a section fills itself: a title, a note, a header and
+// rows of already formatted cells.
+type Table struct {
+	Title  string     `json:"title"`
+	Note   string     `json:"note,omitempty"`
+	Header []string   `json:"header"`
+	Rows   [][]string `json:"rows"`
+	// Right right-aligns the columns of numbers (by index).
+	Right []bool `json:"right,omitempty"`
 }
 
 // Profile is one virtual-user sweep (one `oltplab run ... --label`).
@@ -40,6 +107,9 @@ type Profile struct {
 	Verdict profile.Verdict `json:"verdict"`
 	// Series is the per-second series of one chosen run (nil when none).
 	Series *StepSeries `json:"series,omitempty"`
+	// Limits are caps the target was given, drawn as reference lines:
+	// "read_iops", "write_iops" (the I/O limit of a managed instance).
+	Limits map[string]float64 `json:"limits,omitempty"`
 }
 
 // Step is one virtual-user (or tpc-c terminal) count of a profile with
@@ -68,6 +138,14 @@ type Repeat struct {
 	// Partial marks a run that did not complete its timed window (it was
 	// interrupted or failed); it is shown but not summarised.
 	Partial bool `json:"partial"`
+	// Suspect marks a run whose database figures disagreed with the
+	// driver's own counts (Reasons says how). It is shown, in red, but not
+	// summarised, so it takes no part in peaks and verdicts, unless the
+	// step was made with NewStepWith(..., true).
+	Suspect bool     `json:"suspect,omitempty"`
+	Reasons []string `json:"suspect_reasons,omitempty"`
+	// Counted marks a suspect repeat the caller chose to summarise.
+	Counted bool `json:"counted,omitempty"`
 }
 
 // LatencyFigures are the latency percentiles of one transaction kind.
@@ -76,13 +154,23 @@ type LatencyFigures struct {
 	P99Millis float64 `json:"p99_ms"`
 }
 
-// NewStep summarises the complete (non-partial) repeats of one step:
-// NOPM, TPM and TPM per virtual user, each with profile.Summarize.
+// NewStep summarises the complete (non-partial) repeats of one step that
+// are not suspect: NOPM, TPM and TPM per virtual user, each with
+// profile.Summarize.
 func NewStep(vus int, repeats []Repeat, latency map[string]LatencyFigures) Step {
+	return NewStepWith(vus, repeats, latency, false)
+}
+
+// NewStepWith is NewStep that also summarises the suspect repeats when
+// countSuspect is set (marking them Counted).
+func NewStepWith(vus int, repeats []Repeat, latency map[string]LatencyFigures, countSuspect bool) Step {
 	var nopm, tpm, perVU []float64
-	for _, r := range repeats {
-		if r.Partial {
+	for i, r := range repeats {
+		if r.Partial || r.Suspect && !countSuspect {
 			continue
+		}
+		if r.Suspect {
+			repeats[i].Counted = true
 		}
 		nopm = append(nopm, r.NOPM)
 		tpm = append(tpm, r.TPM)
@@ -109,4 +197,25 @@ func (p Profile) StepFigures(latencyKind string) []profile.StepFigures {
 		out[i] = profile.StepFigures{VUs: s.VUs, NOPM: s.NOPM, TPM: s.TPM, P99Millis: s.Latency[latencyKind].P99Millis}
 	}
 	return out
+}
+
+// Monitor is one stored monitor result (`oltplab monitor`): the host, and
+// the database when a target was given, sampled while something else made
+// the load. It has no steps and no throughput.
+type Monitor struct {
+	RunID int64  `json:"run_id"`
+	Label string `json:"label"`
+	// Target is the redacted target; empty when only the host was sampled.
+	Target  string    `json:"target,omitempty"`
+	Started time.Time `json:"started"`
+	Seconds float64   `json:"seconds"`
+	// Partial: the monitor was stopped before its duration.
+	Partial bool `json:"partial"`
+	// Figures are the averages over the whole monitor.
+	Figures *HostFigures `json:"figures,omitempty"`
+	// Points is the per-second series (CPU and the data or busiest disk;
+	// the throughput fields stay 0).
+	Points []SeriesPoint `json:"points,omitempty"`
+	// Context is the monitor's context flattened to key/value.
+	Context map[string]string `json:"context,omitempty"`
 }

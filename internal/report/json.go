@@ -19,6 +19,7 @@ type jsonDoc struct {
 	Generated     time.Time `json:"generated"`
 	Version       string    `json:"version"`
 	Profiles      []Profile `json:"profiles"`
+	Monitors      []Monitor `json:"monitors,omitempty"`
 	// Comparisons holds, for every profile after the first, the ratio of
 	// its step means to the first profile's (steps both ran).
 	Comparisons     []jsonComparison `json:"comparisons"`
@@ -49,6 +50,7 @@ func JSON(w io.Writer, in Input) error {
 		Generated:       in.Generated,
 		Version:         in.Version,
 		Profiles:        make([]Profile, 0, len(v.profiles)),
+		Monitors:        v.monitors,
 		Comparisons:     []jsonComparison{},
 		ContextDiffKeys: []string{},
 		RatioMethod:     "Fieller 95% interval for the ratio of two independent means, Welch-Satterthwaite degrees of freedom",

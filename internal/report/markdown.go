@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -13,16 +14,39 @@ import (
 // host and database figures of sampled steps, context with differing
 // keys in bold), without charts.
 func Markdown(w io.Writer, in Input) error {
-	v := newView(in)
 	bw := bufio.NewWriter(w)
 	title := in.Title
-	if title == "" {
+	switch {
+	case title != "":
+	case in.Experiment != nil:
+		title = "Experiment " + in.Experiment.Name
+	default:
 		title = "Performance profiles"
 	}
 	fmt.Fprintf(bw, "# %s\n\n", mdEscape(title))
 	fmt.Fprintf(bw, "Generated %s by oltplab %s.\n", formatTime(in.Generated), mdEscape(versionOrDev(in.Version)))
-	for _, t := range v.tables() {
-		writeMarkdownTable(bw, t)
+	if e := in.Experiment; e != nil {
+		fmt.Fprintf(bw, "\n%s\n", mdEscape(experimentLead(e)))
+		for _, t := range experimentIntro(e) {
+			writeMarkdownTable(bw, t)
+		}
+		for i, sec := range e.Sections {
+			s := experimentSection(i, sec)
+			fmt.Fprintf(bw, "\n## %s\n", mdEscape(s.Title))
+			if s.Note != "" {
+				fmt.Fprintf(bw, "\n%s\n", mdEscape(s.Note))
+			}
+			for _, t := range slices.Concat(s.Top, s.Rest) {
+				writeMarkdownTable(bw, t)
+			}
+		}
+		for _, t := range experimentOutro(e) {
+			writeMarkdownTable(bw, t)
+		}
+	} else {
+		for _, t := range newView(in).tables() {
+			writeMarkdownTable(bw, t)
+		}
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write markdown report: %w", err)
@@ -31,7 +55,11 @@ func Markdown(w io.Writer, in Input) error {
 }
 
 func writeMarkdownTable(w *bufio.Writer, t table) {
-	fmt.Fprintf(w, "\n## %s\n\n", mdEscape(t.Title))
+	level := "##"
+	if t.Sub {
+		level = "###"
+	}
+	fmt.Fprintf(w, "\n%s %s\n\n", level, mdEscape(t.Title))
 	if t.Note != "" {
 		fmt.Fprintf(w, "%s\n\n", mdEscape(t.Note))
 	}
@@ -52,7 +80,7 @@ func writeMarkdownTable(w *bufio.Writer, t table) {
 		w.WriteString("|")
 		for i, c := range r.Cells {
 			text := mdEscape(c.Text)
-			if i == 0 && r.Diff || c.Warn && text != "" {
+			if i == 0 && r.Diff || (c.Warn || c.Bad) && text != "" {
 				text = "**" + text + "**"
 			}
 			fmt.Fprintf(w, " %s |", text)

@@ -65,8 +65,11 @@ func TestHTML(t *testing.T) {
 		{"differing key highlighted", regexp.MustCompile(`<tr class="diff"><td>host.storage</td>`).MatchString(page)},
 		{"same key not highlighted", regexp.MustCompile(`<tr><td>host.cores</td>`).MatchString(page)},
 		{"high variation cell", strings.Contains(page, `<td class="num warn">16.7%</td>`)},
-		{"not significant ratio", strings.Contains(page, `<td class="num ns">0.99× (0.94–1.04) not significant</td>`)},
-		{"knee verdict", strings.Contains(page, "knee at 4 VUs: going to 8 VUs changed NOPM by &#43;3.8%")},
+		{"not significant ratio", strings.Contains(page, `<td class="num ns">0.99× [0.94, 1.04] not significant</td>`)},
+		{"too few repeats", strings.Contains(page, `<td class="num ns">0.58× [0.48, 0.67] too few repeats to conclude (use --repeat 3 or more)</td>`)},
+		{"knee verdict", strings.Contains(page, "plateau from 4 VUs: each user added from 4 to 8 VUs brought 342 NOPM")},
+		{"plateau rule explained", strings.Contains(page, "the knee is the last step before that stops")},
+		{"suspect run in red", strings.Contains(page, `<td class="bad">NOPM from the database (9000 new orders) is &#43;37.0% off`)},
 	}
 	for _, c := range checks {
 		if !c.ok {
@@ -164,7 +167,7 @@ func TestJSON(t *testing.T) {
 	tests := []struct {
 		vus         int
 		significant bool
-	}{{1, false}, {2, true}, {4, true}, {8, true}}
+	}{{1, false}, {2, true}, {4, true}, {8, false}} // 8 VUs: two complete repeats of sata, too few
 	for i, tt := range tests {
 		got := c.Steps[i]
 		if got.VUs != tt.vus || got.NOPM.Significant != tt.significant || !got.NOPM.HasCI {

@@ -17,9 +17,10 @@ import (
 type view struct {
 	in       Input
 	profiles []profView
-	vus      []int    // union of all steps' VUs, ascending
-	kinds    []string // union of latency kinds, sorted
-	ctxKeys  []string // union of context keys, sorted
+	monitors []Monitor // targets redacted
+	vus      []int     // union of all steps' VUs, ascending
+	kinds    []string  // union of latency kinds, sorted
+	ctxKeys  []string  // union of context keys, sorted
 	diff     map[string]bool
 }
 
@@ -57,6 +58,10 @@ func newView(in Input) *view {
 		}
 		v.profiles = append(v.profiles, pv)
 		ctxs = append(ctxs, p.Context)
+	}
+	for _, m := range in.Monitors {
+		m.Target = redactTarget(m.Target)
+		v.monitors = append(v.monitors, m)
 	}
 	v.vus = slices.Sorted(maps.Keys(vus))
 	v.kinds = slices.Sorted(maps.Keys(kinds))
@@ -97,6 +102,7 @@ func (v *view) ratios(pi, vus int) (nopm, tpm profile.RatioCI, ok bool) {
 // table is a rendered table shared by the HTML and Markdown writers.
 type table struct {
 	ID     string
+	Sub    bool // inside an experiment's step: a smaller heading
 	Title  string
 	Note   string
 	Header []string
@@ -113,6 +119,7 @@ type cell struct {
 	Text string
 	Warn bool // high variation, partial repeats
 	Dim  bool // not significant
+	Bad  bool // a suspect result: figures that cannot be trusted
 }
 
 func texts(ss ...string) []cell {
@@ -125,11 +132,11 @@ func texts(ss ...string) []cell {
 
 func (v *view) profilesTable() table {
 	t := table{ID: "profiles", Title: "Profiles",
-		Header: []string{"#", "Profile", "Target", "Dialect", "Mode", "Users", "Repeats", "Partial"},
-		Right:  []bool{true, false, false, false, false, false, true, true}}
+		Header: []string{"#", "Profile", "Target", "Dialect", "Mode", "Users", "Repeats", "Partial", "Suspect"},
+		Right:  []bool{true, false, false, false, false, false, true, true, true}}
 	for _, p := range v.profiles {
 		var vus []string
-		minRep, maxRep, partial := -1, 0, 0
+		minRep, maxRep, partial, suspect := -1, 0, 0, 0
 		for _, s := range p.Steps {
 			vus = append(vus, strconv.Itoa(s.VUs))
 			n := len(s.Repeats)
@@ -140,6 +147,9 @@ func (v *view) profilesTable() table {
 			for _, r := range s.Repeats {
 				if r.Partial {
 					partial++
+				}
+				if r.Suspect {
+					suspect++
 				}
 			}
 		}
@@ -155,18 +165,53 @@ func (v *view) profilesTable() table {
 		if mode == "" {
 			mode = dash
 		}
-		cells := texts(strconv.FormatInt(p.ID, 10), p.Name, p.Target, p.Dialect, mode, strings.Join(vus, ","), reps, strconv.Itoa(partial))
+		cells := texts(strconv.FormatInt(p.ID, 10), p.Name, p.Target, p.Dialect, mode, strings.Join(vus, ","), reps, strconv.Itoa(partial), strconv.Itoa(suspect))
 		cells[7].Warn = partial > 0
+		cells[8].Bad = suspect > 0
 		t.Rows = append(t.Rows, row{Cells: cells})
+	}
+	return t
+}
+
+// suspectTable lists every suspect run with why its database figures
+// cannot be trusted; it is empty when there is none.
+func (v *view) suspectTable() table {
+	t := table{ID: "suspect", Title: "Suspect runs",
+		Note: "The database's NOPM or TPM of these runs disagreed with the driver's own counts beyond the tolerance, " +
+			"or went negative or backwards: something else changed the database during the run. " +
+			"They are left out of the statistics, peaks and verdicts unless marked counted (--include-suspect).",
+		Header: []string{"Profile", "VUs", "Run", "NOPM", "TPM", "Counted", "Why"},
+		Right:  []bool{false, true, true, true, true, false, false}}
+	for _, p := range v.profiles {
+		for _, s := range p.Steps {
+			for _, r := range s.Repeats {
+				if !r.Suspect {
+					continue
+				}
+				counted := "no"
+				if r.Counted {
+					counted = "yes"
+				}
+				cells := texts(p.Name, strconv.Itoa(s.VUs), strconv.FormatInt(r.RunID, 10), formatNumber(r.NOPM), formatNumber(r.TPM),
+					counted, strings.Join(r.Reasons, "; "))
+				for i := range cells {
+					cells[i].Bad = true
+				}
+				t.Rows = append(t.Rows, row{Cells: cells})
+			}
+		}
+	}
+	if len(t.Rows) == 0 {
+		return table{}
 	}
 	return t
 }
 
 func (v *view) verdictTable() table {
 	t := table{ID: "verdicts", Title: "Peaks and knees",
-		Note:   "Knee: the first step after which adding users no longer pays: the next step adds less than the threshold of NOPM, or raises p99 latency by a larger fraction than NOPM.",
-		Header: []string{"Profile", "Peak NOPM", "at VUs", "Knee at VUs", "Verdict"},
-		Right:  []bool{false, true, true, true, false}}
+		Note:   profile.Rule,
+		Header: []string{"Profile", "Peak NOPM", "at VUs", "Knee at VUs", "Shape", "Verdict"},
+		Right:  []bool{false, true, true, true, false, false}}
 	for _, p := range v.profiles {
 		peak, at, knee := dash, dash, dash
 		if p.Verdict.PeakVUs > 0 {
@@ -175,7 +220,11 @@ func (v *view) verdictTable() table {
 		if p.Verdict.KneeVUs > 0 {
 			knee = strconv.Itoa(p.Verdict.KneeVUs)
 		}
-		t.Rows = append(t.Rows, row{Cells: texts(p.Name, peak, at, knee, p.Verdict.Reason)})
+		shape := string(p.Verdict.Shape)
+		if shape == "" {
+			shape = dash
+		}
+		t.Rows = append(t.Rows, row{Cells: texts(p.Name, peak, at, knee, shape, p.Verdict.Reason)})
 	}
 	return t
 }
@@ -190,7 +239,8 @@ func (v *view) comparisonTable() table {
 	base := v.profiles[0].Name
 	t := table{ID: "comparison", Title: "Comparison with " + base,
 		Note: "Ratios of mean NOPM and TPM to " + base + " with their 95% confidence interval (Fieller's theorem, Welch degrees of freedom). " +
-			"\"not significant\": the interval contains 1 (or is unbounded), so the difference may be noise.",
+			"\"not significant\": the interval contains 1 (or is unbounded), so the difference may be noise; " +
+			"\"too few repeats\": a side has fewer than 3 repeats, so the interval cannot support a conclusion.",
 		Header: []string{"VUs"}, Right: []bool{true}}
 	for _, metric := range []string{"NOPM", "TPM"} {
 		for i, p := range v.profiles {
@@ -242,7 +292,8 @@ func (v *view) stepTable(pi int) table {
 	p := v.profiles[pi]
 	t := table{ID: fmt.Sprintf("steps-%d", pi), Title: "Per-step figures: " + p.Name,
 		Note: fmt.Sprintf("Mean over the complete repeats; sd is the sample standard deviation, CV = sd/mean, "+
-			"95%% CI of the mean by Student's t. High variation: CV above %s.", formatPercent(profile.DefaultHighVariationCV)),
+			"95%% CI of the mean by Student's t. High variation: CV above %s. An interval from fewer than %d repeats "+
+			"rests on too few degrees of freedom to conclude anything.", formatPercent(profile.DefaultHighVariationCV), profile.MinRepeats),
 		Header: []string{"VUs", "n",
 			"NOPM", "NOPM sd", "NOPM min–max", "NOPM CV", "NOPM 95% CI",
 			"TPM", "TPM sd", "TPM min–max", "TPM CV", "TPM 95% CI",
@@ -257,17 +308,33 @@ func (v *view) stepTable(pi int) table {
 		if s.TPM.HighVariation {
 			flags = append(flags, "high TPM variation")
 		}
-		partial := 0
+		partial, suspect, counted := 0, 0, 0
 		for _, r := range s.Repeats {
 			if r.Partial {
 				partial++
+			}
+			if r.Suspect {
+				suspect++
+				if r.Counted {
+					counted++
+				}
 			}
 		}
 		if partial > 0 {
 			flags = append(flags, fmt.Sprintf("%d of %d repeats partial", partial, len(s.Repeats)))
 		}
-		if s.NOPM.N == 1 {
+		if suspect > 0 {
+			what := "left out"
+			if counted > 0 {
+				what = "counted"
+			}
+			flags = append(flags, fmt.Sprintf("%d of %d repeats suspect (%s)", suspect, len(s.Repeats), what))
+		}
+		switch {
+		case s.NOPM.N == 1:
 			flags = append(flags, "single repeat")
+		case s.NOPM.HasCI() && !s.NOPM.Conclusive():
+			flags = append(flags, fmt.Sprintf("%d repeats: %s", s.NOPM.N, tooFewNote))
 		}
 		cells := texts(strconv.Itoa(s.VUs), strconv.Itoa(s.NOPM.N),
 			n.Mean, n.SD, n.Range, n.CV, n.CI,
@@ -276,6 +343,7 @@ func (v *view) stepTable(pi int) table {
 		cells[5].Warn = s.NOPM.HighVariation
 		cells[10].Warn = s.TPM.HighVariation
 		cells[14].Warn = len(flags) > 0
+		cells[14].Bad = suspect > 0
 		t.Rows = append(t.Rows, row{Cells: cells})
 	}
 	return t
@@ -359,7 +427,11 @@ func (v *view) contextTable() table {
 
 // tables returns every table in report order, leaving out empty ones.
 func (v *view) tables() []table {
-	all := []table{v.profilesTable(), v.verdictTable(), v.comparisonTable()}
+	var all []table
+	if len(v.profiles) > 0 {
+		all = append(all, v.profilesTable(), v.verdictTable(), v.suspectTable(), v.comparisonTable())
+	}
+	all = append(all, v.monitorTable())
 	for i := range v.profiles {
 		all = append(all, v.stepTable(i))
 	}

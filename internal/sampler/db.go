@@ -72,6 +72,7 @@ func (s *Sampler) dbLoop(ctx context.Context, ws dialect.WaitSampler) {
 			octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			p, err := ws.OpenWaitProbe(octx)
 			cancel()
+			s.countStatements(1) // the probe reads the server's version and settings
 			if err != nil {
 				if ctx.Err() != nil {
 					return
@@ -90,6 +91,7 @@ func (s *Sampler) dbLoop(ctx context.Context, ws dialect.WaitSampler) {
 		qctx, cancel := context.WithTimeout(ctx, timeout)
 		samples, err := probe.SampleWaits(qctx)
 		cancel()
+		s.countStatements(1)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -136,6 +138,7 @@ func (s *Sampler) dbLoop(ctx context.Context, ws dialect.WaitSampler) {
 		qctx, cancel = context.WithTimeout(ctx, timeout)
 		cur, err := probe.DBCounters(qctx)
 		cancel()
+		s.countStatements(1)
 		if err != nil {
 			s.addBatch(batch)
 			if ctx.Err() != nil {

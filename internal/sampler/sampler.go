@@ -11,19 +11,24 @@
 // "sampler_cpu_pct" (percent of one core), so its overhead is shown with
 // every result.
 //
-// It may import internal/sysstat, internal/dialect and internal/store (for
-// the Sample type only); it must not import internal/cli, internal/driver or
-// a dialect package.
+// With an `oltplab agent` on the database's host (Options.Agent) it also
+// records that host's samples, with source db_host.
+//
+// It may import internal/sysstat, internal/agent, internal/dialect and
+// internal/store (for the Sample type only); it must not import
+// internal/cli, internal/driver or a dialect package.
 package sampler
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"runtime"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/agent"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/sysstat"
@@ -45,15 +50,37 @@ type Options struct {
 	// DB is the target database, optional; waits and DB counters are
 	// sampled when it implements dialect.WaitSampler.
 	DB dialect.Database
+	// OwnIO, optional, reads the cumulative I/O of the database's own
+	// processes by device (a managed instance's cgroup counters): their
+	// rates are sampled as own_read_iops, own_write_iops, own_read_mbps
+	// and own_write_mbps, so that a shared device's I/O can be told from
+	// the database's.
+	OwnIO IOProbe
+	// Agent is the HOST:PORT of an `oltplab agent` on the database's
+	// host, when that is another machine: its samples are recorded with
+	// source db_host. AgentDirs names directories of that host by role
+	// ("data" -> the database's data directory) to mark their devices.
+	Agent     string
+	AgentDirs map[string]string
 	// Root is the root of /proc (tests use a captured tree); "" is "/".
 	Root string
 	// Logger receives warnings; nil is slog.Default().
 	Logger *slog.Logger
 }
 
+// IOProbe reads cumulative I/O counters by device ("MAJ:MIN").
+type IOProbe func() (map[string]IOCount, error)
+
+// IOCount is cumulative block I/O on one device.
+type IOCount struct {
+	ReadIOs, WriteIOs, ReadBytes, WriteBytes uint64
+}
+
 // Result is what a Sampler collected.
 type Result struct {
 	Samples []store.Sample `json:"-"`
+	// Dirs are the directories asked about, by role (Options.Dirs).
+	Dirs map[string]string `json:"dirs,omitempty"`
 	// DeviceRoles maps /proc/diskstats device names to roles ("data", "wal").
 	DeviceRoles map[string][]string `json:"device_roles,omitempty"`
 	// WaitSource says where waits came from and what they cannot show;
@@ -65,6 +92,15 @@ type Result struct {
 	WallSeconds       float64  `json:"wall_seconds"`
 	SamplerCPUPct     float64  `json:"sampler_cpu_pct"`
 	Warnings          []string `json:"warnings,omitempty"`
+	// DBStatements counts the statements the wait probe ran on the target
+	// database (each a transaction of its own in the server's counters),
+	// so that a cross-check of those counters can allow for them.
+	DBStatements int64 `json:"db_statements"`
+	// AgentRoles maps the database host's devices to roles, as its agent
+	// reported them; AgentHost describes that host. Both empty without an
+	// agent.
+	AgentRoles map[string][]string `json:"agent_roles,omitempty"`
+	AgentHost  *sysstat.Host       `json:"agent_host,omitempty"`
 }
 
 // Sampler runs until Stop.
@@ -83,6 +119,9 @@ type Sampler struct {
 	cpuInterval time.Duration // since the last sampler_cpu_pct sample
 	source      string
 	roles       map[string][]string
+	statements  int64 // run by the wait probe on the database
+	agentRoles  map[string][]string
+	agentHost   *sysstat.Host
 }
 
 // timed is a sample before its time is made relative to Start.
@@ -134,7 +173,55 @@ func Start(ctx context.Context, opts Options) *Sampler {
 		s.wg.Add(1)
 		go s.dbLoop(ctx, ws)
 	}
+	if opts.Agent != "" {
+		s.wg.Add(1)
+		go s.agentLoop(ctx)
+	}
 	return s
+}
+
+// agentLoop records the samples the database host's agent streams, at the
+// time they arrive (the two hosts' clocks need not agree), until ctx ends.
+func (s *Sampler) agentLoop(ctx context.Context) {
+	defer s.wg.Done()
+	st, err := agent.Open(ctx, s.opts.Agent, s.opts.Interval, s.opts.AgentDirs)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.warn("database host agent", err)
+		}
+		return
+	}
+	stop := context.AfterFunc(ctx, func() { _ = st.Close() })
+	defer stop()
+	defer st.Close()
+	now := time.Now()
+	host := st.Hello.Host
+	s.mu.Lock()
+	s.agentRoles, s.agentHost = st.Hello.Roles, &host
+	s.mu.Unlock()
+	for _, w := range st.Hello.Warnings {
+		s.warn("database host agent", errors.New(w))
+	}
+	for dev, rs := range st.Hello.Roles {
+		for _, r := range rs {
+			s.add(now, store.SourceDBHost, "disk_role_"+r, dev, 1)
+		}
+	}
+	for {
+		b, err := st.Next()
+		if err != nil {
+			if ctx.Err() == nil {
+				s.warn("database host agent stream", err)
+			}
+			return
+		}
+		at := time.Now()
+		batch := make([]timed, len(b.Samples))
+		for i, x := range b.Samples {
+			batch[i] = timed{at: at, s: store.Sample{Source: store.SourceDBHost, Metric: x.Metric, Device: x.Device, Value: x.Value}}
+		}
+		s.addBatch(batch)
+	}
 }
 
 // SetStart moves t = 0 of the samples (e.g. to the driver's window start,
@@ -155,11 +242,15 @@ func (s *Sampler) Stop() Result {
 	defer s.mu.Unlock()
 	wall := time.Since(s.began)
 	r := Result{
+		Dirs:              s.opts.Dirs,
 		DeviceRoles:       s.roles,
 		WaitSource:        s.source,
 		SamplerCPUSeconds: s.cpu.Seconds(),
 		WallSeconds:       wall.Seconds(),
 		Warnings:          s.warnings,
+		DBStatements:      s.statements,
+		AgentRoles:        s.agentRoles,
+		AgentHost:         s.agentHost,
 	}
 	if wall > 0 {
 		r.SamplerCPUPct = 100 * s.cpu.Seconds() / wall.Seconds()
@@ -185,11 +276,47 @@ func (s *Sampler) addBatch(b []timed) {
 	s.mu.Unlock()
 }
 
+// countStatements records n statements run on the database.
+func (s *Sampler) countStatements(n int64) {
+	s.mu.Lock()
+	s.statements += n
+	s.mu.Unlock()
+}
+
 func (s *Sampler) warn(doing string, err error) {
 	s.log.Warn("sampler: "+doing, "err", err)
 	s.mu.Lock()
 	s.warnings = append(s.warnings, doing+": "+err.Error())
 	s.mu.Unlock()
+}
+
+// ownRates turns two readings of the database's own I/O counters into
+// per-second rates (never negative: a counter that went back, a restart,
+// gives no sample).
+func ownRates(at time.Time, prev, cur map[string]IOCount, dt time.Duration) []timed {
+	if dt <= 0 {
+		return nil
+	}
+	var out []timed
+	sec := dt.Seconds()
+	for dev, c := range cur {
+		p, ok := prev[dev]
+		if !ok || c.ReadIOs < p.ReadIOs || c.WriteIOs < p.WriteIOs || c.ReadBytes < p.ReadBytes || c.WriteBytes < p.WriteBytes {
+			continue
+		}
+		for _, m := range []struct {
+			metric string
+			v      float64
+		}{
+			{"own_read_iops", float64(c.ReadIOs-p.ReadIOs) / sec},
+			{"own_write_iops", float64(c.WriteIOs-p.WriteIOs) / sec},
+			{"own_read_mbps", float64(c.ReadBytes-p.ReadBytes) / 1e6 / sec},
+			{"own_write_mbps", float64(c.WriteBytes-p.WriteBytes) / 1e6 / sec},
+		} {
+			out = append(out, timed{at: at, s: store.Sample{Source: store.SourceHost, Metric: m.metric, Device: dev, Value: m.v}})
+		}
+	}
+	return out
 }
 
 // cpuMeter measures the CPU time of the calling goroutine's thread, which
@@ -241,6 +368,15 @@ func (s *Sampler) hostLoop(ctx context.Context, h *sysstat.HostSampler) {
 		s.warn("read host counters", err)
 		failing = true
 	}
+	own := s.opts.OwnIO
+	var ownPrev map[string]IOCount
+	if own != nil {
+		var err error
+		if ownPrev, err = own(); err != nil {
+			s.warn("read the database's own I/O counters", err)
+			own = nil
+		}
+	}
 	var batch []timed
 	for {
 		select {
@@ -258,6 +394,16 @@ func (s *Sampler) hostLoop(ctx context.Context, h *sysstat.HostSampler) {
 		batch = batch[:0]
 		for _, x := range hs {
 			batch = append(batch, timed{at: now, s: store.Sample{Source: store.SourceHost, Metric: x.Metric, Device: x.Device, Value: x.Value}})
+		}
+		if own != nil {
+			cur, err := own()
+			if err != nil {
+				s.warn("read the database's own I/O counters", err)
+				own = nil
+			} else {
+				batch = append(batch, ownRates(now, ownPrev, cur, now.Sub(prev))...)
+				ownPrev = cur
+			}
 		}
 		s.addCPU(meter.lap())
 		s.mu.Lock()

@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -146,5 +147,84 @@ func TestSamplerLiveHost(t *testing.T) {
 	}
 	if r.WallSeconds <= 0 || r.SamplerCPUSeconds < 0 {
 		t.Errorf("got wall %v s, CPU %v s", r.WallSeconds, r.SamplerCPUSeconds)
+	}
+}
+
+func TestOwnRates(t *testing.T) {
+	at := time.Unix(100, 0)
+	prev := map[string]IOCount{"254:0": {ReadIOs: 10, WriteIOs: 100, ReadBytes: 4096, WriteBytes: 8e6}, "8:0": {WriteIOs: 50}}
+	cur := map[string]IOCount{"254:0": {ReadIOs: 30, WriteIOs: 340, ReadBytes: 4096 + 2e6, WriteBytes: 8e6 + 4e6},
+		"8:0":  {WriteIOs: 40}, // went back (a restart): no sample
+		"8:16": {WriteIOs: 5},  // new: no earlier reading
+	}
+	got := map[string]float64{}
+	for _, x := range ownRates(at, prev, cur, 2*time.Second) {
+		if x.s.Device != "254:0" || !x.at.Equal(at) || x.s.Source != store.SourceHost {
+			t.Errorf("unexpected sample %+v", x)
+		}
+		got[x.s.Metric] = x.s.Value
+	}
+	want := map[string]float64{"own_read_iops": 10, "own_write_iops": 120, "own_read_mbps": 1, "own_write_mbps": 2}
+	for k, v := range want {
+		if !near(got[k], v) {
+			t.Errorf("%s: got %v, want %v", k, got[k], v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("got %v, want only %v", got, want)
+	}
+	if ownRates(at, prev, cur, 0) != nil {
+		t.Errorf("rates over no time, want none")
+	}
+}
+
+func TestSummarizeOwnIO(t *testing.T) {
+	var in []store.Sample
+	for i, w := range []float64{100, 120, 140} {
+		ms := int64(1000 * (i + 1))
+		in = append(in,
+			store.Sample{TMillis: ms, Source: store.SourceHost, Metric: "own_write_iops", Device: "254:0", Value: w},
+			store.Sample{TMillis: ms, Source: store.SourceHost, Metric: "own_write_iops", Device: "8:0", Value: 10},
+			store.Sample{TMillis: ms, Source: store.SourceHost, Metric: "own_read_mbps", Device: "254:0", Value: 1.5})
+	}
+	got := Summarize(in, 0, 3*time.Second).OwnIO
+	if got == nil || !near(got.WriteIOPS, 130) || !near(got.ReadMBps, 1.5) || got.ReadIOPS != 0 {
+		t.Errorf("own I/O: got %+v, want 120 + 10 write IOPS and 1.5 read MB/s", got)
+	}
+	if Summarize(in[:0], 0, time.Second).OwnIO != nil {
+		t.Errorf("own I/O without samples: want nil")
+	}
+}
+
+// TestSamplerReadsOwnIO: the probe is read every interval and its rates
+// are samples; a failing probe is a warning, not a failure.
+func TestSamplerReadsOwnIO(t *testing.T) {
+	var n uint64
+	third := make(chan struct{})
+	probe := func() (map[string]IOCount, error) { // called by the sampler's goroutine only
+		n += 7
+		if n == 21 {
+			close(third)
+		}
+		return map[string]IOCount{"254:0": {WriteIOs: n}}, nil
+	}
+	s := Start(context.Background(), Options{Interval: 20 * time.Millisecond, OwnIO: probe})
+	<-third // the first reading and two intervals
+	r := s.Stop()
+	writes := 0
+	for _, x := range r.Samples {
+		if x.Metric == "own_write_iops" && x.Device == "254:0" && x.Value > 0 {
+			writes++
+		}
+	}
+	if writes < 2 {
+		t.Errorf("got %d own_write_iops samples, want at least 2 (of %d samples)", writes, len(r.Samples))
+	}
+	called := make(chan struct{})
+	bad := Start(context.Background(), Options{Interval: 20 * time.Millisecond,
+		OwnIO: func() (map[string]IOCount, error) { close(called); return nil, errors.New("no cgroup") }})
+	<-called
+	if r := bad.Stop(); len(r.Warnings) == 0 {
+		t.Errorf("a failing probe left no warning")
 	}
 }

@@ -35,8 +35,21 @@ type StepSummary struct {
 	// (PostgreSQL ms per WAL sync, MariaDB ms per row lock wait).
 	AvgWaits []AvgWaitSummary `json:"avg_waits,omitempty"`
 
+	// OwnIO is the database's own I/O (Options.OwnIO) over all devices;
+	// nil when it was not sampled.
+	OwnIO *OwnIOSummary `json:"own_io,omitempty"`
+
 	// SamplerCPUPct is the sampler's own CPU, percent of one core.
 	SamplerCPUPct float64 `json:"sampler_cpu_pct"`
+}
+
+// OwnIOSummary is the database's own I/O, summed over devices and averaged
+// over the window's seconds.
+type OwnIOSummary struct {
+	ReadIOPS  float64 `json:"read_iops"`
+	WriteIOPS float64 `json:"write_iops"`
+	ReadMBps  float64 `json:"read_mbps"`
+	WriteMBps float64 `json:"write_mbps"`
 }
 
 // CPUSummary averages of all cores, percent.
@@ -157,6 +170,27 @@ func Summarize(samples []store.Sample, from, to time.Duration) StepSummary {
 	sum.Memory = MemorySummary{UsedBytes: avg("mem_used_bytes", ""), CacheBytes: avg("mem_cache_bytes", ""),
 		DirtyBytes: avg("mem_dirty_bytes", ""), FreeBytes: avg("mem_free_bytes", "")}
 	sum.SamplerCPUPct = avg("sampler_cpu_pct", "")
+	// The database's own I/O: per device, averaged over its seconds, then
+	// summed over devices.
+	for k, a := range accs {
+		if !strings.HasPrefix(k[0], "own_") || a.n == 0 {
+			continue
+		}
+		if sum.OwnIO == nil {
+			sum.OwnIO = &OwnIOSummary{}
+		}
+		v := a.sum / float64(a.n)
+		switch k[0] {
+		case "own_read_iops":
+			sum.OwnIO.ReadIOPS += v
+		case "own_write_iops":
+			sum.OwnIO.WriteIOPS += v
+		case "own_read_mbps":
+			sum.OwnIO.ReadMBps += v
+		case "own_write_mbps":
+			sum.OwnIO.WriteMBps += v
+		}
+	}
 
 	// Wait classes: the per-interval averages are summed over the
 	// intervals that had wait samples, so shares weigh every interval alike.

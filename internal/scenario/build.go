@@ -20,8 +20,10 @@ var ErrBuildInterrupted = errors.New("build interrupted; the target holds a half
 func (e *Env) Build(ctx context.Context, db dialect.Database, tg dialect.Target, o load.Options) (int64, load.Result, error) {
 	rc := e.GatherContext(ctx, db, tg, nil)
 	seed := int64(o.Seed)
+	expID, expSeq := e.link()
 	id, err := e.Store.CreateRun(ctx, store.Run{
 		Kind: store.KindBuild, Target: tg.String(), Dialect: db.Name(), ToolVersion: e.ToolVersion, Seed: &seed,
+		ExperimentID: expID, ExperimentSeq: expSeq,
 		Params:  JSON(map[string]any{"warehouses": o.Warehouses, "workers": o.EffectiveWorkers(db.Caps()), "drop": o.Drop, "seed": o.Seed}),
 		Context: JSON(rc),
 	})

@@ -29,7 +29,9 @@ func (e *Env) Check(ctx context.Context, db dialect.Database, tg dialect.Target)
 	if err != nil {
 		return CheckOutcome{}, err
 	}
+	expID, expSeq := e.link()
 	id, err := e.Store.CreateRun(ctx, store.Run{Kind: store.KindCheck, Target: tg.String(), Dialect: db.Name(), ToolVersion: e.ToolVersion,
+		ExperimentID: expID, ExperimentSeq: expSeq,
 		Params: JSON(map[string]any{"warehouses": meta.Warehouses}), Context: JSON(e.GatherContext(ctx, db, tg, &meta))})
 	if err != nil {
 		return CheckOutcome{}, storeErr("record the check", err)

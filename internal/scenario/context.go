@@ -15,12 +15,20 @@ import (
 // the host, the storage under the database when it is local, the database
 // version and key settings, the schema and the tool.
 type RunContext struct {
-	Host     sysstat.Host      `json:"host"`
-	Storage  *sysstat.Device   `json:"storage,omitempty"`
-	Database DatabaseContext   `json:"database"`
-	Schema   *tpcc.Meta        `json:"schema,omitempty"`
-	Tool     ToolContext       `json:"tool"`
-	Notes    map[string]string `json:"notes,omitempty"`
+	Host sysstat.Host `json:"host"`
+	// Placement says whether the database runs on the host measured
+	// above; when it does not, host figures are the load generator's.
+	Placement Placement       `json:"placement"`
+	Storage   *sysstat.Device `json:"storage,omitempty"`
+	Database  DatabaseContext `json:"database"`
+	Schema    *tpcc.Meta      `json:"schema,omitempty"`
+	Tool      ToolContext     `json:"tool"`
+	// Instance describes the managed instance measured (nil for a
+	// database oltplab did not start).
+	Instance any `json:"instance,omitempty"`
+	// Experiment places the measurement in an experiment (nil outside one).
+	Experiment *ExperimentContext `json:"experiment,omitempty"`
+	Notes      map[string]string  `json:"notes,omitempty"`
 }
 
 // DatabaseContext describes the database a result was measured on.
@@ -46,15 +54,19 @@ func (e *Env) GatherContext(ctx context.Context, db dialect.Database, tg dialect
 	c := RunContext{
 		Tool: ToolContext{Version: e.ToolVersion, GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH,
 			GOMAXPROCS: runtime.GOMAXPROCS(0)},
-		Database: DatabaseContext{Target: tg.String()},
-		Schema:   meta,
-		Notes:    map[string]string{},
+		Database:   DatabaseContext{Target: tg.String()},
+		Schema:     meta,
+		Instance:   e.Instance,
+		Experiment: e.Experiment,
+		Notes:      map[string]string{},
 	}
 	host, err := sysstat.ReadHost()
 	if err != nil {
 		c.Notes["host"] = err.Error()
 	}
 	c.Host = host
+	c.Placement = Place(ctx, tg, e.IsLocalAddress)
+	c.Placement.Agent = e.Agent
 	if db != nil {
 		c.Database.Dialect = db.Name()
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -71,7 +83,7 @@ func (e *Env) GatherContext(ctx context.Context, db dialect.Database, tg dialect
 		}
 	}
 	// The storage under the database, when it lives on this host.
-	if dir := LocalDataDir(tg, c.Database.Settings); dir != "" {
+	if dir := LocalDataDir(tg, c.Placement, c.Database.Settings); dir != "" {
 		if d, err := sysstat.DeviceOf(dir); err == nil {
 			c.Storage = &d
 		} else {
@@ -85,11 +97,11 @@ func (e *Env) GatherContext(ctx context.Context, db dialect.Database, tg dialect
 }
 
 // LocalDataDir is the directory holding the database files when the
-// database runs on this host: the SQLite file's directory, or the server's
-// reported data directory when the target is on loopback.
-func LocalDataDir(tg dialect.Target, settings map[string]string) string {
-	if tg.URL == nil {
-		return "" // no target (a monitor of the host alone)
+// database runs on this host (p.Local): the SQLite file's directory, or
+// the server's reported data directory.
+func LocalDataDir(tg dialect.Target, p Placement, settings map[string]string) string {
+	if tg.URL == nil || !p.Local {
+		return "" // no target (a monitor of the host alone), or another host
 	}
 	if tg.Scheme == "sqlite" {
 		p := tg.URL.Opaque
@@ -99,10 +111,6 @@ func LocalDataDir(tg dialect.Target, settings map[string]string) string {
 		if abs, err := filepath.Abs(p); err == nil {
 			return filepath.Dir(abs)
 		}
-		return ""
-	}
-	host := tg.URL.Hostname()
-	if host != "127.0.0.1" && host != "localhost" && host != "::1" && host != "" {
 		return ""
 	}
 	for _, k := range []string{"data_directory", "datadir"} {

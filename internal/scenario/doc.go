@@ -10,8 +10,13 @@
 // A scenario never prints. What a user should see while it works (a step
 // starting, live rates, a run stored) goes to the Observer of its Env; the
 // caller decides how to render it. Errors carry their meaning as types
-// (StoreError, RunError, UnsupportedError, ErrNoSchema, ErrNotPostBuild)
-// for the caller to map onto exit codes.
+// (StoreError, RunError, SuspectError, SpaceError, UnsupportedError,
+// ErrNoSchema, ErrNotPostBuild) for the caller to map onto exit codes.
+//
+// Every timed run's database figures are cross-checked against the
+// driver's own counts (driver.Result.CheckCounters); a run that disagrees
+// is stored as suspect, and a profile with one returns a SuspectError
+// once every step has run.
 //
 // It may import dialect, driver, load, profile, sampler, store, sysstat and
 // tpcc. It must not import cli, experiment or report.

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"strings"
 
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
@@ -20,6 +23,47 @@ type Env struct {
 	Scrub       func(string) string // removes secrets; nil keeps text as is
 	ToolVersion string
 	Observer    Observer
+	// Experiment, when set, ties every run and profile recorded through
+	// this Env to one (target, step) of an experiment, and is part of
+	// their context.
+	Experiment *ExperimentContext
+	// Instance, when set, describes the managed instance being measured
+	// (everything it was given, the device and file system under its
+	// directories): it is recorded in the context of every result.
+	Instance any
+	// OwnIO, when set, reads the I/O of the database's own processes (a
+	// managed instance's cgroup counters): sampled with the host, so that
+	// a shared device's I/O can be told from the database's.
+	OwnIO sampler.IOProbe
+	// IsLocalAddress tells whether an address is this machine's (see
+	// Place); nil tests loopback and the interfaces' addresses.
+	IsLocalAddress func(net.IP) bool
+	// FreeBytes reads the free space of a directory's file system; nil is
+	// sysstat.FreeBytes.
+	FreeBytes func(dir string) (int64, error)
+	// Agent is the HOST:PORT of an `oltplab agent` on the database's
+	// host: measurements then record that host's metrics too.
+	Agent string
+}
+
+// ExperimentContext places a measurement in an experiment.
+type ExperimentContext struct {
+	ID     int64  `json:"id"`
+	Name   string `json:"name"`
+	Target string `json:"target"`
+	// Seq is the (target, step)'s position in the experiment's schedule;
+	// Step the step's kind.
+	Seq  int    `json:"seq"`
+	Step string `json:"step"`
+}
+
+// link returns the experiment id and schedule position to store with a
+// run or profile (zeros outside an experiment).
+func (e *Env) link() (int64, int) {
+	if e.Experiment == nil {
+		return 0, 0
+	}
+	return e.Experiment.ID, e.Experiment.Seq
 }
 
 func (e *Env) scrub(s string) string {
@@ -95,6 +139,48 @@ func (e *RunError) Error() string {
 	return fmt.Sprintf("run: %v (what was measured is stored as run %d, marked %s)", e.Err, e.RunID, e.Status)
 }
 func (e *RunError) Unwrap() error { return e.Err }
+
+// SuspectError is a profile whose every run was measured and stored, but
+// some of whose figures cannot be trusted: the database's counters
+// disagreed with the driver's own counts (driver.Result.CheckCounters).
+// Those runs are stored with status suspect and their reasons.
+type SuspectError struct {
+	Runs  []SuspectRun
+	Total int // runs of the profile
+}
+
+// SuspectRun is one suspect run and why.
+type SuspectRun struct {
+	RunID   int64
+	VUs     int
+	Reasons []string
+}
+
+func (e *SuspectError) Error() string {
+	if len(e.Runs) == 0 {
+		return "no suspect run"
+	}
+	r := e.Runs[0]
+	msg := fmt.Sprintf("%d of %d run(s) suspect, stored marked suspect and left out of peaks and verdicts: run %d (%d VUs): %s",
+		len(e.Runs), e.Total, r.RunID, r.VUs, strings.Join(r.Reasons, "; "))
+	if len(e.Runs) > 1 {
+		msg += fmt.Sprintf(" (and %d more; see `oltplab results list`)", len(e.Runs)-1)
+	}
+	return msg
+}
+
+// SpaceError is a copy a scenario must make that the free space cannot
+// hold; nothing was copied.
+type SpaceError struct {
+	What       string // "the baseline copy --reset-between keeps"
+	Need, Free int64  // bytes
+	Where      string // the directory whose file system was checked
+}
+
+func (e *SpaceError) Error() string {
+	return fmt.Sprintf("not enough free space for %s: it needs %s with headroom, %s are free in %s",
+		e.What, formatBytes(e.Need), formatBytes(e.Free), e.Where)
+}
 
 // UnsupportedError is a requested ability the target's dialect lacks
 // (e.g. a checkpoint before each step on a dialect that cannot checkpoint).

@@ -27,8 +27,9 @@ func (e *Env) Monitor(ctx context.Context, db dialect.Database, tg dialect.Targe
 	if db != nil {
 		dialectName = db.Name()
 	}
+	expID, expSeq := e.link()
 	id, err := e.Store.CreateRun(ctx, store.Run{Kind: store.KindMonitor, Label: label, Target: tg.String(), Dialect: dialectName,
-		ToolVersion: e.ToolVersion, Params: JSON(map[string]any{"duration_seconds": duration.Seconds(), "interval_seconds": interval.Seconds()}),
+		ToolVersion: e.ToolVersion, ExperimentID: expID, ExperimentSeq: expSeq, Params: JSON(map[string]any{"duration_seconds": duration.Seconds(), "interval_seconds": interval.Seconds()}),
 		Context: JSON(rc)})
 	if err != nil {
 		return MonitorOutcome{}, storeErr("record the monitor", err)
@@ -42,7 +43,7 @@ func (e *Env) Monitor(ctx context.Context, db dialect.Database, tg dialect.Targe
 	case <-timer.C:
 	}
 	timer.Stop()
-	m, samples := StopSampling(s, time.Since(start))
+	m, samples := StopSampling(s, time.Since(start), rc.Placement)
 	fctx := context.WithoutCancel(ctx)
 	out := MonitorOutcome{RunID: id, Status: store.StatusOK, Summary: m, Samples: len(samples)}
 	if ctx.Err() != nil {

@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -27,10 +28,24 @@ type ProfileOptions struct {
 	// Checkpoint writes dirty pages and log before each step; Reset
 	// returns the database to its post-build state before each step.
 	Checkpoint, Reset bool
+	// TerminateSessions lets Reset end the database user's other sessions
+	// when its method needs the database to itself; without it none is
+	// ended and a reset fails naming them.
+	TerminateSessions bool
 	// Driver is the template of every run, its Mode the profile's; VUs
 	// (or Terminals) is set per step and Seed is the base of each run's
 	// seed.
 	Driver driver.Options
+	// Continue is the id of a stored profile to continue instead of
+	// starting a new one (a resumed experiment): its slots measured
+	// completely are kept, every other run of it (interrupted, failed,
+	// or left running by a process that died) is marked superseded and
+	// its slot measured again. Steps, repeats and order must be the ones
+	// the profile was started with.
+	Continue int64
+	// Started, when set, is called with the profile's id before the first
+	// run; an error stops the profile before it measures anything.
+	Started func(ctx context.Context, profileID int64) error
 }
 
 // ProfileOutcome is what a profile produced.
@@ -40,6 +55,9 @@ type ProfileOutcome struct {
 	Partial bool
 	// Measured reports whether at least one run returned a result.
 	Measured bool
+	// Suspect lists the runs whose database figures disagreed with the
+	// driver's own counts (stored with status suspect).
+	Suspect []SuspectRun
 }
 
 // Profile runs every step and repeat of o on db as one stored profile. A
@@ -55,20 +73,22 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		// The dialect (SQLite) or this build has no stored procedures.
 		o.Driver.Style = dialect.StyleClientSQL
 	}
-	h, err := newHygiene(ctx, db, tg, meta, o.Checkpoint, o.Reset)
+	rc := e.GatherContext(ctx, db, tg, &meta)
+	h, err := e.newHygiene(ctx, db, tg, meta, hygieneOptions{checkpoint: o.Checkpoint, reset: o.Reset,
+		endSessions: o.TerminateSessions, dataDir: LocalDataDir(tg, rc.Placement, rc.Database.Settings),
+		resuming: o.Continue != 0})
 	if err != nil {
 		return ProfileOutcome{}, err
 	}
-	rc := e.GatherContext(ctx, db, tg, &meta)
 	d := o.Driver
 	params := map[string]any{
-		"checkpoint_before": o.Checkpoint, "reset_between": o.Reset,
+		"checkpoint_before": o.Checkpoint, "reset_between": o.Reset, "terminate_sessions": o.TerminateSessions,
 		"vus": o.Steps, "vus_spec": o.VUsSpec, "repeat": o.Repeat, "interleave": o.Interleave,
 		"rampup_seconds": d.Rampup.Seconds(), "duration_seconds": d.Duration.Seconds(),
 		"grace_seconds": d.Grace.Seconds(), "seed": d.Seed, "style": d.Style.String(),
 		"all_warehouses": d.AllWarehouses, "max_retries": d.MaxRetries,
 		"warehouses": meta.Warehouses, "dialect": db.Name(), "target": tg.String(),
-		"mode": d.Mode.String(), "mode_label": d.ModeLabel(),
+		"mode": d.Mode.String(), "mode_label": d.ModeLabel(), "deck": tpcc.DeckDescription(),
 	}
 	switch {
 	case d.Mode == driver.ModeTPCC:
@@ -88,14 +108,25 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 	case d.Rate > 0:
 		params["rate_per_vu"] = d.Rate
 	}
-	pid, err := e.Store.CreateProfile(ctx, store.Profile{Label: o.Label, Params: JSON(params), Context: JSON(rc)})
+	pid, done, err := e.startProfile(ctx, o, params, rc)
 	if err != nil {
-		return ProfileOutcome{}, storeErr("record the profile", err)
+		return ProfileOutcome{}, err
 	}
 	out := ProfileOutcome{ID: pid}
+	if o.Started != nil {
+		if err := o.Started(ctx, pid); err != nil {
+			ferr := e.Store.FinishProfile(context.WithoutCancel(ctx), pid, store.StatusFailed)
+			return out, errors.Join(err, storeErr("record the profile result", ferr))
+		}
+	}
 	slots := profile.Order(len(o.Steps), o.Repeat, o.Interleave)
 	var runErr error
+	measured := 0 // runs started by this call
+	var suspect SuspectError
 	for i, slot := range slots {
+		if done[slot] {
+			continue
+		}
 		rd := o.Driver
 		users := "virtual user(s)"
 		if rd.Mode == driver.ModeTPCC {
@@ -110,11 +141,12 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		if len(slots) > 1 {
 			e.note("step %d/%d: %d %s, repeat %d/%d", i+1, len(slots), rd.Users(), users, slot.Repeat+1, o.Repeat)
 		}
-		prep, err := h.before(ctx, i > 0)
+		prep, err := h.before(ctx, measured > 0)
 		if err != nil {
 			runErr = err
 			break
 		}
+		measured++
 		id, res, err := e.timedRun(ctx, db, tg, meta, rd, rc, pid, slot, o.Label, prep)
 		if id != 0 {
 			out.Runs = append(out.Runs, id)
@@ -123,6 +155,9 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 			out.Measured = true
 			if res.Partial {
 				out.Partial = true
+			}
+			if res.IsSuspect() {
+				suspect.Runs = append(suspect.Runs, SuspectRun{RunID: id, VUs: rd.VUs, Reasons: res.Suspect})
 			}
 		}
 		if err != nil || ctx.Err() != nil {
@@ -140,7 +175,10 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		status = store.StatusFailed
 	case runErr != nil || out.Partial || ctx.Err() != nil:
 		status = store.StatusPartial
+	case len(suspect.Runs) > 0:
+		status = store.StatusSuspect
 	}
+	out.Suspect = suspect.Runs
 	if err := e.Store.FinishProfile(fctx, pid, status); err != nil {
 		return out, errors.Join(runErr, storeErr("record the profile result", err))
 	}
@@ -151,7 +189,51 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		out.Partial = true
 		return out, err
 	}
+	if len(suspect.Runs) > 0 {
+		suspect.Total = len(out.Runs)
+		return out, &suspect
+	}
 	return out, nil
+}
+
+// startProfile creates the profile, or reopens the one o continues and
+// returns the slots it already measured completely; every other run of
+// it is marked superseded, so that no slot counts twice.
+func (e *Env) startProfile(ctx context.Context, o ProfileOptions, params map[string]any, rc RunContext) (int64, map[profile.Slot]bool, error) {
+	if o.Continue == 0 {
+		expID, expSeq := e.link()
+		pid, err := e.Store.CreateProfile(ctx, store.Profile{Label: o.Label, Params: JSON(params), Context: JSON(rc),
+			ExperimentID: expID, ExperimentSeq: expSeq})
+		if err != nil {
+			return 0, nil, storeErr("record the profile", err)
+		}
+		return pid, nil, nil
+	}
+	pid := o.Continue
+	runs, err := e.Store.ListRuns(ctx, store.RunFilter{Kind: store.KindRun, ProfileID: pid, Counting: true})
+	if err != nil {
+		return 0, nil, storeErr("read the runs of the profile to continue", err)
+	}
+	done := map[profile.Slot]bool{}
+	for _, r := range runs {
+		slot := profile.Slot{Step: r.Step - 1, Repeat: r.Repeat - 1}
+		if (r.Status == store.StatusOK || r.Status == store.StatusSuspect) && len(r.Summary) > 0 && !done[slot] {
+			done[slot] = true
+			continue
+		}
+		why := fmt.Sprintf("run %s when its experiment was resumed; its slot was measured again", r.Status)
+		if r.Status == store.StatusRunning {
+			why = "its process ended while it ran; the slot was measured again when the experiment resumed"
+		}
+		if err := e.Store.SupersedeRun(ctx, r.ID, why); err != nil {
+			return 0, nil, storeErr("mark a run of the continued profile superseded", err)
+		}
+	}
+	if err := e.Store.ReopenProfile(ctx, pid); err != nil {
+		return 0, nil, storeErr("reopen the profile to continue", err)
+	}
+	e.note("continuing profile %d: %d run(s) already measured", pid, len(done))
+	return pid, done, nil
 }
 
 // RunSummary is what a run stores as its summary: the driver's result and,
@@ -165,9 +247,11 @@ type RunSummary struct {
 func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Target, meta tpcc.Meta,
 	d driver.Options, rc RunContext, pid int64, slot profile.Slot, label string, prep Preparation) (int64, *driver.Result, error) {
 	seed := int64(d.Seed)
+	expID, expSeq := e.link()
 	id, err := e.Store.CreateRun(ctx, store.Run{
 		Kind: store.KindRun, Label: label, ProfileID: pid, Step: slot.Step + 1, Repeat: slot.Repeat + 1, VUs: d.Users(),
 		Target: tg.String(), Dialect: db.Name(), ToolVersion: e.ToolVersion, Seed: &seed,
+		ExperimentID: expID, ExperimentSeq: expSeq,
 		Params: JSON(map[string]any{"driver": d, "preparation": prep}), Context: JSON(rc),
 	})
 	if err != nil {
@@ -181,8 +265,11 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 		// Host and database samples share the driver's time axis: t = 0 is
 		// the start of the measured window.
 		smp.SetStart(res.Window.Start)
-		m, samples := StopSampling(smp, time.Duration(res.Window.Seconds*float64(time.Second)))
+		m, samples := StopSampling(smp, time.Duration(res.Window.Seconds*float64(time.Second)), rc.Placement)
 		mon, hostSamples = &m, samples
+		// The database's figures must agree with the driver's own counts,
+		// allowing for what the samplers ran on the database meanwhile.
+		res.CheckCounters(m.SamplerDBStatements)
 	} else {
 		smp.Stop()
 	}
@@ -193,6 +280,10 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 	switch {
 	case rerr != nil && res == nil:
 		status = store.StatusFailed
+	case res != nil && res.IsSuspect():
+		// Wrong figures outrank an incomplete window: neither is usable,
+		// and this one would otherwise look like a measurement.
+		status = store.StatusSuspect
 	case rerr != nil || (res != nil && res.Partial):
 		status = store.StatusPartial
 	}

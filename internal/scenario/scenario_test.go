@@ -184,3 +184,70 @@ func TestProfileTPCCMode(t *testing.T) {
 		}
 	})
 }
+
+// TestProfileContinue: continuing an interrupted profile measures only the
+// slots it lacks; a run left "running" by a dead process and a partial run
+// are superseded, so every slot counts exactly once.
+func TestProfileContinue(t *testing.T) {
+	env, db, tg := sqliteEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env.Observer = scenario.Observer{RunStored: func(scenario.RunStored) { cancel() }}
+	opts := scenario.ProfileOptions{Label: "c", Steps: []int{1, 2}, Repeat: 2, Driver: shortDriver()}
+	var started int64
+	opts.Started = func(_ context.Context, id int64) error { started = id; return nil }
+	first, err := env.Profile(ctx, db, tg, opts)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("first attempt: got %v, want context.Canceled", err)
+	}
+	if started != first.ID {
+		t.Errorf("Started saw profile %d, want %d", started, first.ID)
+	}
+	// A process that died in the middle of slot (step 2, repeat 1).
+	dead, err := env.Store.CreateRun(context.Background(), store.Run{Kind: store.KindRun, ProfileID: first.ID, Step: 2, Repeat: 1, VUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var notes []string
+	env.Observer = scenario.Observer{Note: func(m string) { notes = append(notes, m) }}
+	opts.Continue = first.ID
+	second, err := env.Profile(context.Background(), db, tg, opts)
+	if err != nil {
+		t.Fatalf("continue: %v", err)
+	}
+	if second.ID != first.ID {
+		t.Errorf("continued profile %d, want %d", second.ID, first.ID)
+	}
+	if got, want := len(second.Runs), 3; got != want {
+		t.Errorf("continue measured %d runs, want %d (4 slots, 1 already measured)", got, want)
+	}
+	runs, err := env.Store.ListRuns(context.Background(), store.RunFilter{ProfileID: first.ID, Counting: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots := map[[2]int]int{}
+	for _, r := range runs {
+		slots[[2]int{r.Step, r.Repeat}]++
+		if r.Status != store.StatusOK {
+			t.Errorf("counting run %d is %s, want ok", r.ID, r.Status)
+		}
+	}
+	if len(runs) != 4 || len(slots) != 4 {
+		t.Errorf("got %d counting runs over %d slots (%v), want 4 slots once each", len(runs), len(slots), slots)
+	}
+	d, err := env.Store.GetRun(context.Background(), dead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Superseded == "" || d.Status != store.StatusFailed {
+		t.Errorf("the dead process's run: got status %s superseded %q, want failed and superseded", d.Status, d.Superseded)
+	}
+	p, err := env.Store.GetProfile(context.Background(), first.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Status != store.StatusOK {
+		t.Errorf("continued profile status %s, want ok", p.Status)
+	}
+}

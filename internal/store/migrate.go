@@ -75,6 +75,49 @@ var migrations = []migration{
 		)`,
 		`CREATE INDEX samples_by_series ON samples(run_id, source, metric, device, t_ms)`,
 	}},
+	{version: 2, name: "experiments, their steps, and the runs and profiles they own", stmts: []string{
+		// One plan run. plan is the plan's text with secrets removed;
+		// owner identifies the process running it (see Experiment.Owner).
+		`CREATE TABLE experiments (
+			id          INTEGER PRIMARY KEY,
+			name        TEXT NOT NULL,
+			status      TEXT NOT NULL,
+			created_at  TEXT NOT NULL,
+			ended_at    TEXT,
+			plan_file   TEXT NOT NULL DEFAULT '',
+			plan        TEXT NOT NULL DEFAULT '',
+			plan_sha256 TEXT NOT NULL DEFAULT '',
+			params      TEXT NOT NULL DEFAULT '{}',
+			owner       TEXT NOT NULL DEFAULT '',
+			error       TEXT
+		)`,
+		`CREATE INDEX experiments_by_name ON experiments(name, id)`,
+		// One (target, step) of an experiment's schedule, in order (seq).
+		`CREATE TABLE experiment_steps (
+			experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+			seq           INTEGER NOT NULL,
+			step_index    INTEGER NOT NULL,
+			kind          TEXT NOT NULL,
+			target        TEXT NOT NULL DEFAULT '',
+			state         TEXT NOT NULL,
+			attempts      INTEGER NOT NULL DEFAULT 0,
+			started_at    TEXT,
+			ended_at      TEXT,
+			progress      TEXT,
+			outcome       TEXT,
+			error         TEXT,
+			PRIMARY KEY (experiment_id, seq)
+		) WITHOUT ROWID`,
+		`ALTER TABLE profiles ADD COLUMN experiment_id INTEGER REFERENCES experiments(id)`,
+		`ALTER TABLE profiles ADD COLUMN experiment_seq INTEGER`,
+		`ALTER TABLE runs ADD COLUMN experiment_id INTEGER REFERENCES experiments(id)`,
+		`ALTER TABLE runs ADD COLUMN experiment_seq INTEGER`,
+		// Why a run no longer counts (its process died, or a resumed
+		// experiment measured its slot again); NULL for a run that counts.
+		`ALTER TABLE runs ADD COLUMN superseded TEXT`,
+		`CREATE INDEX runs_by_experiment ON runs(experiment_id, experiment_seq)`,
+		`CREATE INDEX profiles_by_experiment ON profiles(experiment_id, experiment_seq)`,
+	}},
 }
 
 // SchemaVersion is the newest schema this binary knows.

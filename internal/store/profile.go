@@ -21,6 +21,10 @@ type Profile struct {
 	EndedAt   time.Time       // zero while running
 	Params    json.RawMessage // the sweep's parameters (steps, repeats, windows); "{}" when none
 	Context   json.RawMessage // "{}" when none
+	// ExperimentID and ExperimentSeq tie the profile to an experiment and
+	// to the (target, step) of its schedule; 0 when none.
+	ExperimentID  int64
+	ExperimentSeq int
 }
 
 // CreateProfile stores a new profile with status running and returns its
@@ -37,8 +41,9 @@ func (s *Store) CreateProfile(ctx context.Context, p Profile) (int64, error) {
 	if p.CreatedAt.IsZero() {
 		p.CreatedAt = s.now()
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO profiles (label, status, created_at, params, context)
-		VALUES (?, ?, ?, ?, ?)`, p.Label, string(StatusRunning), formatTime(p.CreatedAt), params, pctx)
+	res, err := s.db.ExecContext(ctx, `INSERT INTO profiles (label, status, created_at, params, context, experiment_id, experiment_seq)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, p.Label, string(StatusRunning), formatTime(p.CreatedAt), params, pctx,
+		nullZero(p.ExperimentID), nullZero(int64(p.ExperimentSeq)))
 	if err != nil {
 		return 0, fmt.Errorf("create profile %q: %w", p.Label, err)
 	}
@@ -63,7 +68,22 @@ func (s *Store) FinishProfile(ctx context.Context, id int64, status Status) erro
 	return s.checkUpdated(ctx, res, "profiles", id, "finish profile")
 }
 
-const profileColumns = `id, label, status, created_at, ended_at, params, context`
+// ReopenProfile marks a finished profile as running again, for a resumed
+// experiment that continues it.
+func (s *Store) ReopenProfile(ctx context.Context, id int64) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE profiles SET status = ?, ended_at = NULL WHERE id = ?`, string(StatusRunning), id)
+	if err != nil {
+		return fmt.Errorf("reopen profile %d: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("reopen profile %d: %w", id, err)
+	} else if n == 0 {
+		return fmt.Errorf("reopen profile %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+const profileColumns = `id, label, status, created_at, ended_at, params, context, experiment_id, experiment_seq`
 
 // GetProfile returns one profile, or an error wrapping ErrNotFound.
 func (s *Store) GetProfile(ctx context.Context, id int64) (Profile, error) {
@@ -79,17 +99,26 @@ func (s *Store) GetProfile(ctx context.Context, id int64) (Profile, error) {
 
 // ProfileFilter selects profiles; zero fields match everything.
 type ProfileFilter struct {
-	Label string
-	Limit int // 0: no limit
+	Label        string
+	ExperimentID int64
+	Limit        int // 0: no limit
 }
 
 // ListProfiles returns the profiles matching f, newest first.
 func (s *Store) ListProfiles(ctx context.Context, f ProfileFilter) ([]Profile, error) {
 	q := `SELECT ` + profileColumns + ` FROM profiles`
-	var args []any
+	var (
+		args  []any
+		where []string
+	)
 	if f.Label != "" {
-		q += ` WHERE label = ?`
-		args = append(args, f.Label)
+		where, args = append(where, "label = ?"), append(args, f.Label)
+	}
+	if f.ExperimentID != 0 {
+		where, args = append(where, "experiment_id = ?"), append(args, f.ExperimentID)
+	}
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
 	}
 	q += ` ORDER BY id DESC`
 	if f.Limit > 0 {
@@ -145,10 +174,12 @@ func scanProfile(sc scanner) (Profile, error) {
 		p                             Profile
 		status, created, params, pctx string
 		ended                         sql.NullString
+		expID, expSeq                 sql.NullInt64
 	)
-	if err := sc.Scan(&p.ID, &p.Label, &status, &created, &ended, &params, &pctx); err != nil {
+	if err := sc.Scan(&p.ID, &p.Label, &status, &created, &ended, &params, &pctx, &expID, &expSeq); err != nil {
 		return Profile{}, err
 	}
+	p.ExperimentID, p.ExperimentSeq = expID.Int64, int(expSeq.Int64)
 	p.Status = Status(status)
 	var err error
 	if p.CreatedAt, err = parseTime(created); err != nil {

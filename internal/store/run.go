@@ -18,12 +18,13 @@ const (
 	KindRun     Kind = "run"     // a timed workload run
 	KindCheck   Kind = "check"   // consistency checks (TPC-C 3.3.2)
 	KindMonitor Kind = "monitor" // sampling only, no workload
+	KindStorage Kind = "storage" // storage micro-benchmarks (fio), no database
 )
 
 // Valid reports whether k is a kind this store knows.
 func (k Kind) Valid() bool {
 	switch k {
-	case KindBuild, KindRun, KindCheck, KindMonitor:
+	case KindBuild, KindRun, KindCheck, KindMonitor, KindStorage:
 		return true
 	}
 	return false
@@ -38,12 +39,16 @@ const (
 	StatusOK      Status = "ok"
 	StatusPartial Status = "partial" // finished, but some of it failed or was cut short
 	StatusFailed  Status = "failed"
+	// StatusSuspect: finished, but its figures disagree with themselves
+	// (the database's counters against the driver's own counts); stored
+	// with the reason, left out of peaks and verdicts unless asked for.
+	StatusSuspect Status = "suspect"
 )
 
 // Valid reports whether s is a status this store knows.
 func (s Status) Valid() bool {
 	switch s {
-	case StatusRunning, StatusOK, StatusPartial, StatusFailed:
+	case StatusRunning, StatusOK, StatusPartial, StatusFailed, StatusSuspect:
 		return true
 	}
 	return false
@@ -74,6 +79,14 @@ type Run struct {
 	Context     json.RawMessage // host, storage, database version and settings; "{}" when none
 	Summary     json.RawMessage // nil until finished (or when finished without one)
 	Error       string          // why it failed; empty otherwise
+	// ExperimentID and ExperimentSeq tie the run to an experiment and to
+	// the (target, step) of its schedule that measured it; 0 when none.
+	ExperimentID  int64
+	ExperimentSeq int
+	// Superseded says why the run no longer counts (its process died
+	// while it ran, or a resumed experiment measured its slot again);
+	// empty for a run that counts. Reports leave superseded runs out.
+	Superseded string
 }
 
 // CreateRun stores a new run with status running and returns its id.
@@ -101,11 +114,12 @@ func (s *Store) CreateRun(ctx context.Context, r Run) (int64, error) {
 		seed = sql.NullInt64{Int64: *r.Seed, Valid: true}
 	}
 	res, err := s.db.ExecContext(ctx, `INSERT INTO runs
-		(kind, label, profile_id, step, repeat, vus, status, started_at, target, dialect, tool_version, seed, params, context)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		(kind, label, profile_id, step, repeat, vus, status, started_at, target, dialect, tool_version, seed, params, context,
+		 experiment_id, experiment_seq)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		string(r.Kind), r.Label, nullZero(r.ProfileID), nullZero(int64(r.Step)), nullZero(int64(r.Repeat)),
 		nullZero(int64(r.VUs)), string(StatusRunning), formatTime(r.StartedAt), r.Target, r.Dialect,
-		r.ToolVersion, seed, params, runCtx)
+		r.ToolVersion, seed, params, runCtx, nullZero(r.ExperimentID), nullZero(int64(r.ExperimentSeq)))
 	if err != nil {
 		return 0, fmt.Errorf("create %s run %q: %w", r.Kind, r.Label, err)
 	}
@@ -181,17 +195,48 @@ func (s *Store) checkUpdated(ctx context.Context, res sql.Result, table string, 
 	return fmt.Errorf("%s %d: %w with status %s", doing, id, ErrFinished, st)
 }
 
+// SupersedeRun marks a run as no longer counting, saying why. A run
+// still marked running (its process died) is finished as failed at the
+// same time. Superseding twice keeps the first reason.
+func (s *Store) SupersedeRun(ctx context.Context, id int64, why string) error {
+	if why == "" {
+		return fmt.Errorf("supersede run %d: no reason given", id)
+	}
+	now := formatTime(s.now())
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET
+			superseded = COALESCE(superseded, ?),
+			status = CASE WHEN status = ? THEN ? ELSE status END,
+			ended_at = COALESCE(ended_at, ?),
+			error = CASE WHEN status = ? THEN ? ELSE error END
+		WHERE id = ?`,
+		why, string(StatusRunning), string(StatusFailed), now, string(StatusRunning), why, id)
+	if err != nil {
+		return fmt.Errorf("supersede run %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("supersede run %d: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("supersede run %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
 // RunFilter selects runs; zero fields match everything.
 type RunFilter struct {
-	Kind      Kind
-	Label     string
-	ProfileID int64
-	Status    Status
-	Limit     int // 0: no limit
+	Kind         Kind
+	Label        string
+	ProfileID    int64
+	ExperimentID int64
+	Status       Status
+	// Counting leaves superseded runs out.
+	Counting bool
+	Limit    int // 0: no limit
 }
 
 const runColumns = `id, kind, label, profile_id, step, repeat, vus, status, started_at, ended_at,
-	target, dialect, tool_version, seed, params, context, summary, error`
+	target, dialect, tool_version, seed, params, context, summary, error, experiment_id, experiment_seq, superseded`
 
 // ListRuns returns the runs matching f, newest first.
 func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
@@ -206,8 +251,14 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	if f.ProfileID != 0 {
 		where, args = append(where, "profile_id = ?"), append(args, f.ProfileID)
 	}
+	if f.ExperimentID != 0 {
+		where, args = append(where, "experiment_id = ?"), append(args, f.ExperimentID)
+	}
 	if f.Status != "" {
 		where, args = append(where, "status = ?"), append(args, string(f.Status))
+	}
+	if f.Counting {
+		where = append(where, "superseded IS NULL")
 	}
 	q := `SELECT ` + runColumns + ` FROM runs`
 	if len(where) > 0 {
@@ -259,11 +310,15 @@ func scanRun(sc scanner) (Run, error) {
 		profileID, step, repeat, vus  sql.NullInt64
 		seed                          sql.NullInt64
 		ended, summary, errText       sql.NullString
+		expID, expSeq                 sql.NullInt64
+		superseded                    sql.NullString
 	)
 	if err := sc.Scan(&r.ID, &kind, &r.Label, &profileID, &step, &repeat, &vus, &status, &started, &ended,
-		&r.Target, &r.Dialect, &r.ToolVersion, &seed, &params, &runCtx, &summary, &errText); err != nil {
+		&r.Target, &r.Dialect, &r.ToolVersion, &seed, &params, &runCtx, &summary, &errText,
+		&expID, &expSeq, &superseded); err != nil {
 		return Run{}, err
 	}
+	r.ExperimentID, r.ExperimentSeq, r.Superseded = expID.Int64, int(expSeq.Int64), superseded.String
 	r.Kind, r.Status = Kind(kind), Status(status)
 	r.ProfileID, r.Step, r.Repeat, r.VUs = profileID.Int64, int(step.Int64), int(repeat.Int64), int(vus.Int64)
 	if seed.Valid {

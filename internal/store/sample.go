@@ -15,12 +15,15 @@ const (
 	SourceHost     Source = "host"     // internal/sysstat: CPU, memory, disks, network
 	SourceDB       Source = "db"       // the database's own counters and wait events
 	SourceWorkload Source = "workload" // the driver: transactions, latency, its own CPU
+	// SourceDBHost: the database's host when it is another machine, as
+	// `oltplab agent` running there reports it (the metrics of SourceHost).
+	SourceDBHost Source = "db_host"
 )
 
 // Valid reports whether s is a source this store knows.
 func (s Source) Valid() bool {
 	switch s {
-	case SourceHost, SourceDB, SourceWorkload:
+	case SourceHost, SourceDB, SourceWorkload, SourceDBHost:
 		return true
 	}
 	return false

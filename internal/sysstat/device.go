@@ -18,16 +18,21 @@ type Device struct {
 	MountSource  string // e.g. /dev/nvme0n1p2, overlay, server:/export
 	MountOptions string
 
-	Name       string   // block device holding the file system, e.g. nvme0n1p2; empty when none
-	Major      uint32   // of Name
-	Minor      uint32   // of Name
-	Disk       string   // whole disk holding Name (Name itself when not a partition)
-	Model      string   // the disk's model, when the driver reports one
-	Driver     string   // the disk's driver, e.g. nvme, sd, virtio_blk
-	Rotational bool     // the kernel's idea (virtual disks often claim rotational)
-	SizeBytes  int64    // size of Name
-	Scheduler  string   // the disk's active I/O scheduler, e.g. none, mq-deadline
-	Slaves     []string // devices under a device-mapper or md disk, e.g. [nvme0n1p3]
+	Name       string // block device holding the file system, e.g. nvme0n1p2; empty when none
+	Major      uint32 // of Name
+	Minor      uint32 // of Name
+	Disk       string // whole disk holding Name (Name itself when not a partition)
+	Model      string // the disk's model, when the driver reports one
+	Driver     string // the disk's driver, e.g. nvme, sd, virtio_blk
+	Rotational bool   // what the kernel reports (queue/rotational); a virtual disk reports what the hypervisor passes on: see Medium
+	// Medium says what Rotational tells of the storage: the kernel's
+	// report for a physical disk, "unknown" for a virtual one (virtio,
+	// Xen, Hyper-V, VMware), whose rotational flag says nothing of the
+	// SSD or HDD underneath; empty without a block device.
+	Medium    string
+	SizeBytes int64    // size of Name
+	Scheduler string   // the disk's active I/O scheduler, e.g. none, mq-deadline
+	Slaves    []string // devices under a device-mapper or md disk, e.g. [nvme0n1p3]
 }
 
 // devNum is a device number, major:minor.
@@ -140,6 +145,7 @@ func (fs FS) describeBlock(d *Device, dev devNum) {
 		d.Driver = filepath.Base(drv)
 	}
 	d.Rotational = fs.readString(append(disk, "queue", "rotational")...) == "1"
+	d.Medium = medium(d.Driver, d.Rotational)
 	d.Scheduler = activeScheduler(fs.readString(append(disk, "queue", "scheduler")...))
 	if entries, err := os.ReadDir(fs.path(append(disk, "slaves")...)); err == nil {
 		for _, e := range entries {
@@ -161,4 +167,30 @@ func activeScheduler(s string) string {
 		return f[0]
 	}
 	return ""
+}
+
+// virtualDiskDrivers are drivers of disks a hypervisor presents: their
+// queue/rotational is the hypervisor's setting, not the medium's.
+var virtualDiskDrivers = map[string]bool{
+	"virtio_blk": true, "virtio_scsi": true, "xen_blkfront": true, "xen-blkfront": true,
+	"vbd": true, "hv_storvsc": true, "vmw_pvscsi": true,
+}
+
+// medium says what a disk's rotational flag tells: the kernel's report,
+// or, for a virtual disk, that it tells nothing.
+func medium(driver string, rotational bool) string {
+	flag := "0"
+	if rotational {
+		flag = "1"
+	}
+	switch {
+	case virtualDiskDrivers[driver]:
+		return "unknown: " + driver + " is a virtual disk; the kernel reports rotational=" + flag +
+			" as the hypervisor passes it on, which says nothing of the SSD or HDD underneath"
+	case driver == "":
+		return ""
+	case rotational:
+		return "rotational (as the kernel reports it)"
+	}
+	return "non-rotational (as the kernel reports it)"
 }

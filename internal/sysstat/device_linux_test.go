@@ -75,3 +75,22 @@ func TestDeviceOfLiveBlockRoot(t *testing.T) {
 		t.Errorf("disk %q is not in /sys/block: %v", d.Disk, err)
 	}
 }
+
+func TestFreeBytes(t *testing.T) {
+	dir := t.TempDir()
+	here, err := FreeBytes(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if here <= 0 {
+		t.Errorf("free bytes in %s: got %d, want more than 0", dir, here)
+	}
+	// A directory that does not exist yet is measured where it would be.
+	later, err := FreeBytes(filepath.Join(dir, "not", "yet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if later <= 0 {
+		t.Errorf("free bytes under a missing directory: got %d, want more than 0", later)
+	}
+}

@@ -56,18 +56,27 @@ func fakeSysfs(t *testing.T) string {
 	writeFile(t, filepath.Join(disk, "queue", "scheduler"), "[none] mq-deadline kyber bfq\n")
 	writeFile(t, filepath.Join(disk, "nvme0n1p2", "partition"), "2\n")
 	writeFile(t, filepath.Join(disk, "nvme0n1p2", "size"), "2097152\n")
+	vd := filepath.Join(root, "sys", "devices", "pci0000:00", "0000:00:05.0", "virtio1", "block", "vda")
+	writeFile(t, filepath.Join(vd, "size"), "41943040\n")
+	writeFile(t, filepath.Join(vd, "queue", "rotational"), "1\n")
+	writeFile(t, filepath.Join(vd, "queue", "scheduler"), "[none] mq-deadline\n")
+	writeFile(t, filepath.Join(root, "sys", "bus", "virtio", "drivers", "virtio_blk", "bind"), "")
 	dm := filepath.Join(root, "sys", "devices", "virtual", "block", "dm-0")
 	writeFile(t, filepath.Join(dm, "size"), "4194304\n")
 	writeFile(t, filepath.Join(dm, "queue", "rotational"), "0\n")
 	writeFile(t, filepath.Join(dm, "queue", "scheduler"), "none\n")
 	writeFile(t, filepath.Join(dm, "slaves", "nvme0n1p3"), "")
 	for link, target := range map[string]string{
-		filepath.Join(root, "sys", "dev", "block", "259:2"): disk + "/nvme0n1p2",
-		filepath.Join(root, "sys", "dev", "block", "253:0"): dm,
-		filepath.Join(root, "sys", "block", "nvme0n1"):      disk,
-		filepath.Join(root, "sys", "block", "dm-0"):         dm,
-		filepath.Join(disk, "device"):                       ctrl,
-		filepath.Join(ctrl, "driver"):                       filepath.Join(root, "sys", "bus", "pci", "drivers", "nvme"),
+		filepath.Join(root, "sys", "dev", "block", "259:2"):     disk + "/nvme0n1p2",
+		filepath.Join(root, "sys", "dev", "block", "253:0"):     dm,
+		filepath.Join(root, "sys", "block", "nvme0n1"):          disk,
+		filepath.Join(root, "sys", "block", "dm-0"):             dm,
+		filepath.Join(disk, "device"):                           ctrl,
+		filepath.Join(ctrl, "driver"):                           filepath.Join(root, "sys", "bus", "pci", "drivers", "nvme"),
+		filepath.Join(root, "sys", "dev", "block", "254:0"):     vd,
+		filepath.Join(root, "sys", "block", "vda"):              vd,
+		filepath.Join(vd, "device"):                             filepath.Dir(filepath.Dir(vd)),
+		filepath.Join(filepath.Dir(filepath.Dir(vd)), "driver"): filepath.Join(root, "sys", "bus", "virtio", "drivers", "virtio_blk"),
 	} {
 		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
 			t.Fatal(err)
@@ -87,7 +96,12 @@ func TestDescribeBlock(t *testing.T) {
 		want Device
 	}{
 		{"nvme partition", devNum{259, 2}, Device{Name: "nvme0n1p2", Major: 259, Minor: 2, Disk: "nvme0n1",
-			Model: "Samsung SSD 980 PRO 1TB", Driver: "nvme", SizeBytes: 2097152 * 512, Scheduler: "none"}},
+			Model: "Samsung SSD 980 PRO 1TB", Driver: "nvme", SizeBytes: 2097152 * 512, Scheduler: "none",
+			Medium: "non-rotational (as the kernel reports it)"}},
+		// Observed: a virtio disk on an SSD host reports rotational=1.
+		{"virtio disk", devNum{254, 0}, Device{Name: "vda", Major: 254, Minor: 0, Disk: "vda", Driver: "virtio_blk",
+			Rotational: true, SizeBytes: 41943040 * 512, Scheduler: "none",
+			Medium: "unknown: virtio_blk is a virtual disk; the kernel reports rotational=1 as the hypervisor passes it on, which says nothing of the SSD or HDD underneath"}},
 		{"LVM volume", devNum{253, 0}, Device{Name: "dm-0", Major: 253, Minor: 0, Disk: "dm-0",
 			SizeBytes: 4194304 * 512, Scheduler: "none", Slaves: []string{"nvme0n1p3"}}},
 		{"no sysfs entry", devNum{8, 0}, Device{}},
@@ -114,7 +128,8 @@ func equalDevice(a, b Device) bool {
 	}
 	a.Slaves, b.Slaves = nil, nil
 	return a.Name == b.Name && a.Major == b.Major && a.Minor == b.Minor && a.Disk == b.Disk && a.Model == b.Model &&
-		a.Driver == b.Driver && a.Rotational == b.Rotational && a.SizeBytes == b.SizeBytes && a.Scheduler == b.Scheduler
+		a.Driver == b.Driver && a.Rotational == b.Rotational && a.SizeBytes == b.SizeBytes && a.Scheduler == b.Scheduler &&
+		a.Medium == b.Medium
 }
 
 func TestActiveScheduler(t *testing.T) {

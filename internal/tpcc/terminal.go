@@ -17,10 +17,14 @@ type Terminal struct {
 	deck       Deck
 
 	// TPC-C 2.4.1.4: a fixed 1% of New-Order transactions roll back. Each
-	// run of 100 New-Orders has exactly one rollback, at rollbackAt.
+	// run of rollbackRun New-Orders has exactly one rollback, at rollbackAt.
 	rollbackAt int
-	newOrders  int // New-Orders drawn in the current run of 100
+	newOrders  int // New-Orders drawn in the current run
 }
+
+// rollbackRun is the number of New-Orders among which exactly one rolls
+// back: 1% (TPC-C 2.4.1.4).
+const rollbackRun = 100
 
 // NewTerminal returns the terminal of a virtual user bound to warehouse
 // homeWID (of warehouses) and district districtID, drawing from r with the
@@ -34,7 +38,7 @@ func NewTerminal(r *Rand, run Constants, warehouses, homeWID, districtID int) *T
 		dID:        districtID,
 		deck:       NewDeck(r),
 	}
-	t.rollbackAt = r.Uniform(0, DeckSize-1)
+	t.rollbackAt = r.Uniform(0, rollbackRun-1)
 	return t
 }
 
@@ -67,9 +71,9 @@ func (t *Terminal) otherWarehouse() int {
 func (t *Terminal) nextRollback() bool {
 	rbk := t.newOrders == t.rollbackAt
 	t.newOrders++
-	if t.newOrders == DeckSize {
+	if t.newOrders == rollbackRun {
 		t.newOrders = 0
-		t.rollbackAt = t.r.Uniform(0, DeckSize-1)
+		t.rollbackAt = t.r.Uniform(0, rollbackRun-1)
 	}
 	return rbk
 }

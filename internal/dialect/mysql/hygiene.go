@@ -176,6 +176,20 @@ func (d *DB) baselineName() (string, error) {
 
 // fingerprint reads the build fingerprint from the metadata table of
 // schema (quoted), on a connection that is discarded afterwards (USE).
+var _ dialect.BaselineSizer = (*DB)(nil)
+
+// BaselineBytes is the data and index size of the database's tables,
+// which the baseline copies.
+func (d *DB) BaselineBytes(ctx context.Context) (int64, error) {
+	var n int64
+	err := d.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(data_length + index_length), 0)
+		FROM information_schema.TABLES WHERE table_schema = DATABASE()`).Scan(&n)
+	if err != nil {
+		return 0, d.wrap("read the size of the database", err)
+	}
+	return n, nil
+}
+
 func (d *DB) fingerprint(ctx context.Context, schema string) (string, error) {
 	c, err := d.db.Conn(ctx)
 	if err != nil {

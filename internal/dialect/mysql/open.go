@@ -89,10 +89,18 @@ func Open(ctx context.Context, t dialect.Target) (dialect.Database, error) {
 	d := &DB{db: db, procDB: procDB, target: t.String(), dbName: cfg.DBName}
 	if err := db.PingContext(ctx); err != nil {
 		d.Close()
+		if errno(err) == errBadDB {
+			return nil, &dialect.Error{Class: dialect.ClassUndefinedObject, Op: "connect to " + d.target,
+				Err: fmt.Errorf("%w: %q does not exist on %s: create it first (CREATE DATABASE %s)",
+					dialect.ErrNoDatabase, cfg.DBName, cfg.Addr, quoteIdent(cfg.DBName))}
+		}
 		return nil, d.wrap("connect to "+d.target, err)
 	}
 	return d, nil
 }
+
+// errBadDB is ER_BAD_DB_ERROR: unknown database.
+const errBadDB = 1049
 
 // config builds the driver configuration for t. The password goes into the
 // returned config only; nothing formats that config into text.

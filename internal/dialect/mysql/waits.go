@@ -83,25 +83,42 @@ func (d *DB) OpenWaitProbe(ctx context.Context) (dialect.WaitProbe, error) {
 	if err != nil {
 		return nil, d.wrap("open wait probe", err)
 	}
-	p := &waitProbe{d: d, c: c, sql: waitsSQL,
-		source: "information_schema.PROCESSLIST and INNODB_TRX (performance_schema off: " +
-			"sessions waiting for I/O or latches count as CPU; row lock waits and idle sessions are exact)"}
 	var ps int
 	if err := c.QueryRowContext(ctx, "SELECT @@performance_schema").Scan(&ps); err != nil {
 		c.Close()
 		return nil, d.wrap("open wait probe: read @@performance_schema", err)
 	}
+	var enabled string
+	var cerr error
 	if ps == 1 {
-		var enabled string
-		err := c.QueryRowContext(ctx,
+		cerr = c.QueryRowContext(ctx,
 			"SELECT ENABLED FROM performance_schema.setup_consumers WHERE NAME = 'events_waits_current'").Scan(&enabled)
-		if err == nil && enabled == "YES" {
-			p.sql = waitsPSSQL
-			p.source = "information_schema.PROCESSLIST and INNODB_TRX with performance_schema.events_waits_current " +
-				"(only the instruments enabled in setup_instruments are seen)"
-		}
 	}
+	p := &waitProbe{d: d, c: c}
+	p.sql, p.source = waitSource(ps == 1, enabled, cerr)
 	return p, nil
+}
+
+// waitSource chooses the sampling query and says what it can see, from
+// @@performance_schema, the ENABLED column of the events_waits_current
+// consumer and the error reading it. performance_schema on with that
+// consumer off is not "performance_schema off": the fix differs (enable
+// the consumer, no restart).
+func waitSource(psOn bool, consumerEnabled string, consumerErr error) (query, source string) {
+	const blind = "sessions waiting for I/O or latches count as CPU; row lock waits and idle sessions are exact"
+	switch {
+	case !psOn:
+		return waitsSQL, "information_schema.PROCESSLIST and INNODB_TRX (performance_schema off: " + blind + ")"
+	case consumerErr != nil:
+		return waitsSQL, "information_schema.PROCESSLIST and INNODB_TRX (performance_schema on, but its setup_consumers " +
+			"could not be read: " + consumerErr.Error() + "; " + blind + ")"
+	case consumerEnabled != "YES":
+		return waitsSQL, "information_schema.PROCESSLIST and INNODB_TRX (performance_schema on, but its events_waits_current " +
+			"consumer is off; enable it with UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' " +
+			"WHERE NAME = 'events_waits_current'; until then " + blind + ")"
+	}
+	return waitsPSSQL, "information_schema.PROCESSLIST and INNODB_TRX with performance_schema.events_waits_current " +
+		"(only the instruments enabled in setup_instruments are seen)"
 }
 
 // waitProbe is dialect.WaitProbe on one pooled connection held for its life.

@@ -3,6 +3,8 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,5 +145,34 @@ func TestWaitProbeSeesRowLockWait(t *testing.T) {
 	}
 	if g, b := after["innodb_row_lock_waits"], before["innodb_row_lock_waits"]; g <= b {
 		t.Errorf("innodb_row_lock_waits: got %v after the wait, want more than %v", g, b)
+	}
+}
+
+// TestWaitSource: performance_schema ON with the events_waits_current
+// consumer off was reported as "performance_schema off".
+func TestWaitSource(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		psOn     bool
+		enabled  string
+		err      error
+		wantSQL  string
+		want     string
+		wantNone string
+	}{
+		{"performance_schema off", false, "", nil, waitsSQL, "performance_schema off", "consumer"},
+		{"consumer off", true, "NO", nil, waitsSQL, "performance_schema on, but its events_waits_current consumer is off", "performance_schema off"},
+		{"consumer unreadable", true, "", errors.New("SELECT command denied"), waitsSQL, "could not be read: SELECT command denied", "performance_schema off"},
+		{"consumer on", true, "YES", nil, waitsPSSQL, "with performance_schema.events_waits_current", "off"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q, src := waitSource(c.psOn, c.enabled, c.err)
+			if q != c.wantSQL {
+				t.Errorf("query: got the other one")
+			}
+			if !strings.Contains(src, c.want) || strings.Contains(src, c.wantNone) {
+				t.Errorf("source %q: want %q, not %q", src, c.want, c.wantNone)
+			}
+		})
 	}
 }

@@ -19,9 +19,10 @@ import (
 // The baseline is a second database, <db>_oltplab_base, created with
 // CREATE DATABASE ... TEMPLATE <db> right after a build; Reset drops <db>
 // and creates it again from that template. A template copy needs that
-// nobody is connected to the source, so both steps first end this user's
-// own sessions of the database (pg_terminate_backend, never another
-// user's) and refuse when other users stay connected. The administrative
+// nobody is connected to the source: both steps wait a few seconds for
+// sessions that are closing, and fail naming those that stay. Only with
+// EndOtherSessions (--terminate-sessions) do they end this user's other
+// sessions of the database (pg_terminate_backend, never another user's). The administrative
 // statements run on a connection to the maintenance database "postgres"
 // (or template1) with the same credentials; the user needs CREATEDB and
 // ownership of <db> (or superuser).
@@ -31,8 +32,10 @@ import (
 // ROLE ... IN DATABASE settings. The baseline's build fingerprint is the
 // COMMENT of the baseline database.
 var (
-	_ dialect.Checkpointer = (*Database)(nil)
-	_ dialect.Resetter     = (*Database)(nil)
+	_ dialect.Checkpointer  = (*Database)(nil)
+	_ dialect.Resetter      = (*Database)(nil)
+	_ dialect.BaselineSizer = (*Database)(nil)
+	_ dialect.SessionEnder  = (*Database)(nil)
 )
 
 const (
@@ -74,6 +77,23 @@ func notPermitted(op, need string, err error) error {
 	}
 	return &dialect.Error{Class: dialect.ClassAuth, Op: op,
 		Err: fmt.Errorf("%w: %s: %w", dialect.ErrNotPermitted, need, pe)}
+}
+
+// EndOtherSessions lets SaveBaseline and Reset end the other sessions of
+// this database user on the database (pg_terminate_backend); without it
+// they never do.
+func (d *Database) EndOtherSessions(on bool) { d.endOthers.Store(on) }
+
+// BaselineBytes is the size of the database, which the baseline copies.
+func (d *Database) BaselineBytes(ctx context.Context) (int64, error) {
+	var n int64
+	err := d.withMeta(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, "SELECT pg_database_size(current_database())").Scan(&n)
+	})
+	if err != nil {
+		return 0, wrapPG("read the size of the database", err)
+	}
+	return n, nil
 }
 
 // baselineName is the baseline database of the target database.
@@ -265,23 +285,24 @@ func (d *Database) DropBaseline(ctx context.Context) error {
 }
 
 // execInUse runs a DROP DATABASE or CREATE DATABASE ... TEMPLATE that needs
-// database busy to have no sessions. It ends this user's own sessions of
-// busy and retries while they go away; sessions of other users are never
-// touched, and when they stay the error says so.
+// database busy to have no sessions. It retries while sessions go away
+// (oltplab's own close just before); with EndOtherSessions it also ends
+// this user's other sessions of busy. Sessions of other users are never
+// touched. When sessions stay, the error wraps dialect.ErrInUse and says
+// who is connected.
 func (d *Database) execInUse(ctx context.Context, c *pgx.Conn, busy, sql string) error {
 	for i := 0; ; i++ {
-		if _, err := c.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-			WHERE datname = $1 AND usename = current_user AND pid <> pg_backend_pid()`, busy); err != nil {
-			return fmt.Errorf("end this user's sessions of %s: %w", busy, err)
+		if d.endOthers.Load() {
+			if _, err := c.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+				WHERE datname = $1 AND usename = current_user AND pid <> pg_backend_pid()`, busy); err != nil {
+				return fmt.Errorf("end this user's sessions of %s: %w", busy, err)
+			}
 		}
 		_, err := c.Exec(ctx, sql)
 		var pe *pgconn.PgError
 		if err == nil || !errors.As(err, &pe) || pe.Code != stateObjectInUse || i == inUseRetries {
 			if pe != nil && pe.Code == stateObjectInUse {
-				var others int
-				_ = c.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-					WHERE datname = $1 AND usename <> current_user`, busy).Scan(&others)
-				return fmt.Errorf("%d sessions of other users are connected to %s (oltplab ends only its own user's): %w", others, busy, err)
+				return d.inUse(ctx, c, busy)
 			}
 			return err
 		}
@@ -291,6 +312,24 @@ func (d *Database) execInUse(ctx context.Context, c *pgx.Conn, busy, sql string)
 		case <-time.After(inUsePause):
 		}
 	}
+}
+
+// inUse describes the sessions that keep database busy in use.
+func (d *Database) inUse(ctx context.Context, c *pgx.Conn, busy string) error {
+	var n, sameUser int
+	var who string
+	_ = c.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE usename = current_user),
+		coalesce(string_agg(DISTINCT usename || coalesce(' (' || nullif(application_name, '') || ')', ''), ', '), '')
+		FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, busy).Scan(&n, &sameUser, &who)
+	hint := "close them"
+	switch {
+	case d.endOthers.Load() && sameUser < n:
+		hint = "close them: oltplab ends only its own database user's sessions"
+	case sameUser > 0:
+		hint = "close them, or pass --terminate-sessions to let oltplab end this database user's other sessions"
+	}
+	return &dialect.Error{Class: dialect.ClassOther, Op: "reset " + busy,
+		Err: fmt.Errorf("%w: %d session(s) of %s stay connected to %s: %s", dialect.ErrInUse, n, who, busy, hint)}
 }
 
 // keptProperties are the properties of a database that DROP DATABASE

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/oltplab/oltplab/internal/dialect"
 )
@@ -31,6 +33,9 @@ type Database struct {
 	// read every second (TxCount), so they do not fork a backend each time.
 	metaMu sync.Mutex
 	meta   *pgx.Conn
+
+	// endOthers: hygiene may end this user's other sessions (EndOtherSessions).
+	endOthers atomic.Bool
 }
 
 // Open parses the target and checks that the database accepts a
@@ -71,6 +76,13 @@ func open(ctx context.Context, t dialect.Target) (*Database, error) {
 	d := &Database{cfg: cfg, target: target}
 	conn, err := d.connect(ctx)
 	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == stateInvalidCatalogName {
+			// pgx's text repeats every address and TLS attempt: say only this.
+			return nil, &dialect.Error{Class: dialect.ClassUndefinedObject, Op: op,
+				Err: fmt.Errorf("%w: %q does not exist on %s:%d: create it first (CREATE DATABASE %s, or createdb)",
+					dialect.ErrNoDatabase, cfg.Database, cfg.Host, cfg.Port, quoteIdent(cfg.Database))}
+		}
 		return nil, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
@@ -107,8 +119,10 @@ func (d *Database) connect(ctx context.Context) (*pgx.Conn, error) {
 func (d *Database) Name() string { return "postgres" }
 
 // Caps: stored procedures, unlimited load workers, exact NUMERIC money.
+// pg_stat_database lags: a backend publishes its transaction counts when
+// it goes idle at most once a second (PGSTAT_MIN_INTERVAL).
 func (d *Database) Caps() dialect.Capabilities {
-	return dialect.Capabilities{Procedures: true, MaxLoadWorkers: 0, MoneyTolerance: 0}
+	return dialect.Capabilities{Procedures: true, MaxLoadWorkers: 0, MoneyTolerance: 0, TxCountLag: time.Second}
 }
 
 // Close closes the metadata connection, if one was opened.

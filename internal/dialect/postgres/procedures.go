@@ -21,11 +21,15 @@ var procedureNames = []string{
 // The calls sessions make, one statement per transaction; pgx prepares each
 // once per connection (its statement cache).
 const (
-	newOrderCall    = "SELECT oltplab_new_order($1, $2, $3, $4, $5, $6, $7, $8)"
-	paymentCall     = "SELECT oltplab_payment($1, $2, $3, $4, $5, $6, $7, $8, $9)"
-	orderStatusCall = "SELECT oltplab_order_status($1, $2, $3, $4, $5)"
-	deliveryCall    = "SELECT oltplab_delivery($1, $2, $3)"
-	stockLevelCall  = "SELECT oltplab_stock_level($1, $2, $3)"
+	newOrderCall = "SELECT oltplab_new_order($1, $2, $3, $4, $5, $6, $7, $8, false)"
+	// newOrderRollbackCall runs inside the caller's transaction and says
+	// whether the function found the unused item and left the rollback to
+	// the caller.
+	newOrderRollbackCall = "SELECT oltplab_new_order($1, $2, $3, $4, $5, $6, $7, $8, true) IS NULL"
+	paymentCall          = "SELECT oltplab_payment($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+	orderStatusCall      = "SELECT oltplab_order_status($1, $2, $3, $4, $5)"
+	deliveryCall         = "SELECT oltplab_delivery($1, $2, $3)"
+	stockLevelCall       = "SELECT oltplab_stock_level($1, $2, $3)"
 )
 
 // InstallProcedures creates (or replaces) the PL/pgSQL functions of the

@@ -89,9 +89,13 @@ func lineIID(l *tpcc.OrderLineInput) int       { return l.IID }
 func lineSupplyWID(l *tpcc.OrderLineInput) int { return l.SupplyWID }
 func lineQuantity(l *tpcc.OrderLineInput) int  { return l.Quantity }
 
-// NewOrder calls oltplab_new_order (TPC-C 2.4). The expected rollback on
-// an unused item (2.4.2.3) comes back as SQLSTATE RollbackSQLState and is
-// returned as the bare tpcc.ErrRollback.
+// NewOrder calls oltplab_new_order (TPC-C 2.4) in autocommit: the call is
+// the transaction. An input the terminal chose to roll back (2.4.1.4) runs
+// inside BEGIN instead: the function does the work up to the unused item,
+// returns NULL, and the session rolls back (2.4.2.3) and returns the bare
+// tpcc.ErrRollback, so the expected rollback raises no error and the
+// server logs none. An unexpected unused item comes back as SQLSTATE
+// RollbackSQLState.
 func (s *procSession) NewOrder(ctx context.Context, in *tpcc.NewOrder) error {
 	// The three arrays go as text parameters (pgx sends a string in text
 	// format whatever the parameter type): one string for the three, where
@@ -107,6 +111,14 @@ func (s *procSession) NewOrder(ctx context.Context, in *tpcc.NewOrder) error {
 	if in.AllLocal {
 		allLocal = 1
 	}
+	if in.Rollback {
+		err := s.newOrderRollingBack(ctx, int32(in.WID), int32(in.DID), int32(in.CID),
+			arrays[:n1], arrays[n1:n2], arrays[n2:], allLocal, in.EntryD)
+		if err == nil || errors.Is(err, tpcc.ErrRollback) {
+			return err
+		}
+		return fmt.Errorf("new-order w=%d d=%d: %w", in.WID, in.DID, err)
+	}
 	err := s.conn.QueryRow(ctx, newOrderCall, int32(in.WID), int32(in.DID), int32(in.CID),
 		arrays[:n1], arrays[n1:n2], arrays[n2:], allLocal, in.EntryD).Scan(nil) // the total amount is terminal output only
 	if err == nil {
@@ -117,6 +129,29 @@ func (s *procSession) NewOrder(ctx context.Context, in *tpcc.NewOrder) error {
 		return tpcc.ErrRollback
 	}
 	return fmt.Errorf("new-order w=%d d=%d: %w", in.WID, in.DID, err)
+}
+
+// newOrderRollingBack runs a New-Order whose input has an unused item
+// inside BEGIN ... ROLLBACK (TPC-C 2.4.2.3): tpcc.ErrRollback when the
+// function left the rollback to it; a commit, as for any New-Order, in
+// the unexpected case that every item was found.
+func (s *procSession) newOrderRollingBack(ctx context.Context, args ...any) error {
+	tx, err := s.conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	var rolledBack bool
+	if err := tx.QueryRow(ctx, newOrderRollbackCall, args...).Scan(&rolledBack); err != nil {
+		_ = tx.Rollback(ctx)
+		return err
+	}
+	if rolledBack {
+		if err := tx.Rollback(ctx); err != nil {
+			return err
+		}
+		return tpcc.ErrRollback
+	}
+	return tx.Commit(ctx)
 }
 
 // Payment calls oltplab_payment (TPC-C 2.5).

@@ -62,6 +62,25 @@ func (d *Database) checkpoint(ctx context.Context, op string, c *sql.Conn) error
 
 func (d *Database) baselinePath() string { return d.path + baselineSuffix }
 
+var _ dialect.BaselineSizer = (*Database)(nil)
+
+// BaselineBytes is the size of the database file and its WAL, which the
+// baseline copies.
+func (d *Database) BaselineBytes(context.Context) (int64, error) {
+	var n int64
+	for _, f := range []string{d.path, d.path + "-wal"} {
+		fi, err := os.Stat(f)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("size of %s: %w", f, err)
+		}
+		n += fi.Size()
+	}
+	return n, nil
+}
+
 // fingerprintOf reads the build fingerprint of the database file at path,
 // read-only and without locking (the file is not being written).
 func fingerprintOf(ctx context.Context, path string) (string, error) {

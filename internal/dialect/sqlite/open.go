@@ -116,11 +116,43 @@ func Open(ctx context.Context, t dialect.Target) (dialect.Database, error) {
 	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
 		return nil, &dialect.Error{Class: dialect.ClassOther, Op: op, Err: fmt.Errorf("%s is a directory, not a database file", abs)}
 	}
-	db, err := sql.Open("sqlite", dsn(abs, "rw", runSynchronous, runExtra))
+	extra, err := runSettings(t)
+	if err != nil {
+		return nil, &dialect.Error{Class: dialect.ClassOther, Op: op, Err: err}
+	}
+	db, err := sql.Open("sqlite", dsn(abs, "rw", runSynchronous, extra))
 	if err != nil {
 		return nil, &dialect.Error{Class: dialect.ClassOther, Op: op, Err: err}
 	}
 	return &Database{path: abs, db: db, writeGate: make(chan struct{}, 1)}, nil
+}
+
+// runSettings are the settings of the run connections for a target:
+// runExtra, or, with sqlite:PATH?cache_size=N (PRAGMA cache_size: pages,
+// or KiB when negative; managed instances pass their memory so), that page
+// cache on every connection and no mmap, so that reads beyond the cache
+// go to the file (through the OS page cache) as they would on a server
+// with that buffer pool. No other parameter is accepted.
+func runSettings(t dialect.Target) (string, error) {
+	if t.URL == nil || t.URL.RawQuery == "" {
+		return runExtra, nil
+	}
+	q, err := url.ParseQuery(t.URL.RawQuery)
+	if err != nil {
+		return "", fmt.Errorf("sqlite target %q: bad parameters: %w", t.String(), err)
+	}
+	for k := range q {
+		if k != "cache_size" {
+			return "", fmt.Errorf("sqlite target %q: unknown parameter %q (want sqlite:PATH or sqlite:PATH?cache_size=N)", t.String(), k)
+		}
+	}
+	n, err := strconv.ParseInt(q.Get("cache_size"), 10, 64)
+	if err != nil || len(q["cache_size"]) != 1 {
+		return "", fmt.Errorf("sqlite target %q: cache_size wants one integer (pages, or -KiB)", t.String())
+	}
+	return "&_pragma=cache_size(" + strconv.FormatInt(n, 10) + ")" +
+		"&_pragma=mmap_size(0)" +
+		"&_pragma=wal_autocheckpoint(" + strconv.Itoa(walAutocheckpointPages) + ")", nil
 }
 
 // targetPath returns the file named by sqlite:./x.db, sqlite:x.db,
@@ -133,8 +165,11 @@ func targetPath(t dialect.Target) (string, error) {
 	if u.Host != "" {
 		return "", fmt.Errorf("sqlite target %q names a host: want sqlite:PATH or sqlite:///ABSOLUTE/PATH", t.String())
 	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("sqlite target %q has parameters: want sqlite:PATH", t.String())
+	if u.Fragment != "" {
+		return "", fmt.Errorf("sqlite target %q has a fragment: want sqlite:PATH", t.String())
+	}
+	if _, err := runSettings(t); err != nil {
+		return "", err
 	}
 	p := u.Path
 	if u.Opaque != "" {

@@ -27,6 +27,9 @@ func TestTargetPath(t *testing.T) {
 		{raw: "sqlite:my%20db.db", want: "my db.db"},
 		{raw: "sqlite://host/x.db", wantErr: true},
 		{raw: "sqlite:x.db?cache=shared", wantErr: true},
+		{raw: "sqlite:x.db?cache_size=-65536", want: "x.db"},
+		{raw: "sqlite:x.db?cache_size=lots", wantErr: true},
+		{raw: "sqlite:x.db?cache_size=1&cache_size=2", wantErr: true},
 		{raw: "sqlite:", wantErr: true},
 	}
 	for _, tt := range tests {
@@ -217,5 +220,41 @@ func TestVersionAndSettings(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("scheme sqlite not registered: %v", dialect.Schemes())
+	}
+}
+
+// TestCacheSizeParameter: sqlite:PATH?cache_size=N gives every run
+// connection that page cache and turns mmap off (managed instances pass
+// their memory so); without it the run connections use mmap.
+func TestCacheSizeParameter(t *testing.T) {
+	src, _ := builtTemplate(t)
+	ctx := context.Background()
+	for _, tt := range []struct {
+		query           string
+		wantCache, mmap string
+	}{
+		{"?cache_size=-4096", "-4096", "0"},
+		{"", "-2000", fmt.Sprint(mmapBytes)},
+	} {
+		t.Run("query="+tt.query, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "tpcc.db")
+			copyFile(t, src, path)
+			tg, err := dialect.ParseTarget("sqlite:"+path+tt.query, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := Open(ctx, tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			m, err := d.Settings(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m["cache_size"] != tt.wantCache || m["mmap_size"] != tt.mmap {
+				t.Errorf("cache_size, mmap_size: got %s, %s; want %s, %s", m["cache_size"], m["mmap_size"], tt.wantCache, tt.mmap)
+			}
+		})
 	}
 }

@@ -1,8 +1,9 @@
-package cli
+package results
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -13,24 +14,30 @@ import (
 	"github.com/oltplab/oltplab/internal/store"
 )
 
-// loadProfile reads one profile and its runs from the store and turns it
-// into the report model: per step, the repeats, their statistics and the
-// latency percentiles of the exactly merged histograms of the repeats.
-func loadProfile(ctx context.Context, st *store.Store, ref string) (report.Profile, error) {
+// LoadProfile reads the profile a user named (a label or an id) and turns
+// it into the report model (see Profile). A name no profile has gives a
+// *RefError.
+func LoadProfile(ctx context.Context, st *store.Store, ref string, includeSuspect bool) (report.Profile, error) {
 	p, err := st.ProfileByLabelOrID(ctx, ref)
 	if err != nil {
-		return report.Profile{}, usageErrorf("profile %q: %v", ref, err)
+		return report.Profile{}, &RefError{What: "profile", Ref: ref, Err: err}
 	}
-	return profileFromStore(ctx, st, p)
+	return Profile(ctx, st, p, includeSuspect)
 }
 
-func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (report.Profile, error) {
-	runs, err := st.ListRuns(ctx, store.RunFilter{Kind: store.KindRun, ProfileID: p.ID})
+// Profile reads one profile's counting runs (superseded runs are left
+// out) and turns them into the report model: per step, the repeats, their
+// statistics and the latency percentiles of the exactly merged histograms
+// of the repeats, the host figures, the verdict and the per-second series
+// of the peak step. Suspect runs are shown but left out of the
+// statistics, peaks and verdicts unless includeSuspect is set.
+func Profile(ctx context.Context, st *store.Store, p store.Profile, includeSuspect bool) (report.Profile, error) {
+	runs, err := st.ListRuns(ctx, store.RunFilter{Kind: store.KindRun, ProfileID: p.ID, Counting: true})
 	if err != nil {
-		return report.Profile{}, withCode(exitStore, fmt.Errorf("read the runs of profile %d: %w", p.ID, err))
+		return report.Profile{}, storeErr(fmt.Sprintf("read the runs of profile %d", p.ID), err)
 	}
-	out := report.Profile{ID: p.ID, Label: p.Label, Context: flatten(p.Context)}
-	if params := flatten(p.Params); true {
+	out := report.Profile{ID: p.ID, Label: p.Label, Context: Flatten(p.Context)}
+	if params := Flatten(p.Params); true {
 		out.Target = params["target"]
 		out.Dialect = params["dialect"]
 		// Profiles stored before modes were typed hold the label in "mode".
@@ -57,17 +64,18 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (re
 		var res driver.Result
 		sum := scenario.RunSummary{Result: &res}
 		if err := json.Unmarshal(r.Summary, &sum); err != nil {
-			return report.Profile{}, withCode(exitStore, fmt.Errorf("decode run %d: %w", r.ID, err))
+			return report.Profile{}, storeErr(fmt.Sprintf("decode run %d", r.ID), err)
 		}
 		s := bySteps[r.Step]
 		if s == nil {
 			s = &stepRuns{vus: r.VUs, step: r.Step}
 			bySteps[r.Step] = s
 		}
+		suspect := r.Status == store.StatusSuspect
 		s.repeats = append(s.repeats, report.Repeat{RunID: r.ID, NOPM: res.NOPM, TPM: res.TPM,
-			Partial: res.Partial || r.Status != store.StatusOK})
+			Partial: res.Partial || (r.Status != store.StatusOK && !suspect), Suspect: suspect, Reasons: res.Suspect})
 		s.ids = append(s.ids, r.ID)
-		if !res.Partial && r.Status == store.StatusOK {
+		if !res.Partial && (r.Status == store.StatusOK || suspect && includeSuspect) {
 			s.monitors = append(s.monitors, sum.Monitor)
 		}
 	}
@@ -80,7 +88,7 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (re
 		sort.Slice(s.repeats, func(i, j int) bool { return s.repeats[i].RunID < s.repeats[j].RunID })
 		hs, err := st.MergeHistograms(ctx, s.ids...)
 		if err != nil {
-			return report.Profile{}, withCode(exitStore, fmt.Errorf("merge latency histograms of profile %d: %w", p.ID, err))
+			return report.Profile{}, storeErr(fmt.Sprintf("merge latency histograms of profile %d", p.ID), err)
 		}
 		lat := map[string]report.LatencyFigures{}
 		for kind, h := range hs {
@@ -91,7 +99,7 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (re
 				}
 			}
 		}
-		step := report.NewStep(s.vus, s.repeats, lat)
+		step := report.NewStepWith(s.vus, s.repeats, lat, includeSuspect)
 		step.Host = hostFigures(s.monitors)
 		out.Steps = append(out.Steps, step)
 	}
@@ -103,10 +111,10 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (re
 			continue
 		}
 		for _, r := range s.repeats {
-			if r.Partial {
+			if r.Partial || r.Suspect && !includeSuspect {
 				continue
 			}
-			series, err := stepSeries(ctx, st, r.RunID, st0.VUs, st0.Host.DataDevice)
+			series, err := stepSeries(ctx, st, r.RunID, st0.VUs, st0.Host.DataDevice, seriesSource(st0.Host))
 			if err != nil {
 				return report.Profile{}, err
 			}
@@ -118,35 +126,22 @@ func profileFromStore(ctx context.Context, st *store.Store, p store.Profile) (re
 	return out, nil
 }
 
-// loadProfiles loads every reference, for compare, report and export.
-func loadProfiles(ctx context.Context, st *store.Store, refs []string) ([]report.Profile, error) {
+// LoadProfiles loads every reference, for compare, report and export.
+// Naming none, or a profile without a measured run, gives a *RefError.
+func LoadProfiles(ctx context.Context, st *store.Store, refs []string, includeSuspect bool) ([]report.Profile, error) {
 	if len(refs) == 0 {
-		return nil, usageErrorf("name at least one profile (a --label or a profile id; see `oltplab results list`)")
+		return nil, &RefError{What: "profile", Err: errors.New("name at least one profile (a --label or a profile id; see `oltplab results list`)")}
 	}
 	var ps []report.Profile
 	for _, ref := range refs {
-		p, err := loadProfile(ctx, st, ref)
+		p, err := LoadProfile(ctx, st, ref, includeSuspect)
 		if err != nil {
 			return nil, err
 		}
 		if len(p.Steps) == 0 {
-			return nil, usageErrorf("profile %q has no measured run", ref)
+			return nil, &RefError{What: "profile", Ref: ref, Err: errors.New("has no measured run")}
 		}
 		ps = append(ps, p)
 	}
 	return ps, nil
-}
-
-// printProfileSummary prints the statistics of a profile that just ran.
-func (a *app) printProfileSummary(ctx context.Context, st *store.Store, id int64) error {
-	p, err := st.GetProfile(ctx, id)
-	if err != nil {
-		return withCode(exitStore, fmt.Errorf("read profile %d: %w", id, err))
-	}
-	rp, err := profileFromStore(ctx, st, p)
-	if err != nil {
-		return err
-	}
-	printProfileTable(a.out(), rp)
-	return nil
 }

@@ -1,4 +1,4 @@
-package cli
+package results
 
 import (
 	"context"
@@ -14,22 +14,42 @@ import (
 // hostFigures averages the monitor summaries of a step's complete repeats
 // into the report's per-step host figures; nil when none was sampled.
 func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
-	var n float64
+	var n, own float64
 	h := &report.HostFigures{WaitSharePct: map[string]float64{}, AvgWaitMillis: map[string]float64{}}
 	for _, m := range ms {
 		if m == nil || m.Seconds == 0 {
 			continue
 		}
 		n++
-		h.CPUBusyPct += m.CPU.BusyPct
-		h.CPUIdlePct += m.CPU.IdlePct
-		h.CPUIOWaitPct += m.CPU.IOWaitPct
-		if d := dataDevice(m.Devices); d != nil {
+		// The database's host: measured here, by its agent, or not at all
+		// (then the figures are the load generator's).
+		hs := &m.StepSummary
+		localNoDevice := m.Dirs["data"] != "" // the data directory is local: no busiest-device guess
+		switch {
+		case m.DatabaseHost != nil:
+			hs, h.Agent, h.DatabaseHost = m.DatabaseHost, m.Agent, m.DatabaseAddress
+			localNoDevice = false
+		case m.HostRole != "" && !m.DatabaseHostMeasured:
+			h.LoadGeneratorOnly, h.DatabaseHost = true, m.DatabaseAddress
+		}
+		h.CPUBusyPct += hs.CPU.BusyPct
+		h.CPUIdlePct += hs.CPU.IdlePct
+		h.CPUIOWaitPct += hs.CPU.IOWaitPct
+		if d := dataDevice(hs.Devices, localNoDevice); d != nil {
 			h.DataDevice = d.Device
 			h.DiskIOPS += d.ReadIOPS + d.WriteIOPS
+			h.DiskReadIOPS += d.ReadIOPS
+			h.DiskWriteIOPS += d.WriteIOPS
 			h.DiskMBps += d.ReadMBps + d.WriteMBps
+			h.DiskReadMBps += d.ReadMBps
+			h.DiskWriteMBps += d.WriteMBps
 			h.DiskLatencyMillis += d.LatencyMillis
 			h.DiskLatencyP99Millis += d.LatencyP99Millis
+		}
+		if m.OwnIO != nil {
+			own++
+			h.OwnReadIOPS += m.OwnIO.ReadIOPS
+			h.OwnWriteIOPS += m.OwnIO.WriteIOPS
 		}
 		for _, w := range m.Waits {
 			h.WaitSharePct[w.Name] += w.SharePct
@@ -45,9 +65,18 @@ func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
 	h.CPUIdlePct /= n
 	h.CPUIOWaitPct /= n
 	h.DiskIOPS /= n
+	h.DiskReadIOPS /= n
+	h.DiskWriteIOPS /= n
 	h.DiskMBps /= n
+	h.DiskReadMBps /= n
+	h.DiskWriteMBps /= n
 	h.DiskLatencyMillis /= n
 	h.DiskLatencyP99Millis /= n
+	if own > 0 {
+		h.OwnIO = true
+		h.OwnReadIOPS /= own
+		h.OwnWriteIOPS /= own
+	}
 	for k := range h.WaitSharePct {
 		h.WaitSharePct[k] /= n
 	}
@@ -58,8 +87,10 @@ func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
 }
 
 // dataDevice is the device under the database's data directory, or the
-// busiest one when that is unknown (a remote server).
-func dataDevice(ds []sampler.DeviceSummary) *sampler.DeviceSummary {
+// busiest one when that is unknown (a remote server); nil when the data
+// directory is local but on no block device (tmpfs, localDataDir): then
+// no device's I/O is the database's.
+func dataDevice(ds []sampler.DeviceSummary, localDataDir bool) *sampler.DeviceSummary {
 	var best *sampler.DeviceSummary
 	for i := range ds {
 		d := &ds[i]
@@ -72,15 +103,19 @@ func dataDevice(ds []sampler.DeviceSummary) *sampler.DeviceSummary {
 			best = d
 		}
 	}
+	if localDataDir {
+		return nil
+	}
 	return best
 }
 
 // stepSeries reads the per-second series of one run: the workload's own
-// figures with the host's CPU and data-device figures on the same axis.
-func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev string) (*report.StepSeries, error) {
+// figures with the CPU and data-device figures of host (store.SourceHost,
+// or store.SourceDBHost for the database host's agent) on the same axis.
+func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev string, host store.Source) (*report.StepSeries, error) {
 	samples, err := st.Samples(ctx, runID, store.SampleFilter{})
 	if err != nil {
-		return nil, withCode(exitStore, fmt.Errorf("read the samples of run %d: %w", runID, err))
+		return nil, storeErr(fmt.Sprintf("read the samples of run %d", runID), err)
 	}
 	// The driver's seconds end on (about) whole seconds of the window; the
 	// host's intervals end wherever the sampler's ticker fired. A sample
@@ -106,15 +141,15 @@ func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev 
 			point(s.TMillis).NOPM = s.Value
 		case s.Source == store.SourceWorkload && s.Metric == "p99_ms":
 			point(s.TMillis).P99Millis = s.Value
-		case s.Source == store.SourceHost && s.Metric == "cpu_busy_pct":
+		case s.Source == host && s.Metric == "cpu_busy_pct":
 			point(s.TMillis).CPUBusyPct = s.Value
-		case s.Source == store.SourceHost && s.Metric == "cpu_iowait_pct":
+		case s.Source == host && s.Metric == "cpu_iowait_pct":
 			point(s.TMillis).CPUIOWaitPct = s.Value
-		case s.Source == store.SourceHost && s.Device == dev && s.Metric == "disk_read_iops":
+		case s.Source == host && s.Device == dev && s.Metric == "disk_read_iops":
 			point(s.TMillis).DiskIOPS += s.Value
-		case s.Source == store.SourceHost && s.Device == dev && s.Metric == "disk_write_iops":
+		case s.Source == host && s.Device == dev && s.Metric == "disk_write_iops":
 			point(s.TMillis).DiskIOPS += s.Value
-		case s.Source == store.SourceHost && s.Device == dev && s.Metric == "disk_latency_ms":
+		case s.Source == host && s.Device == dev && s.Metric == "disk_latency_ms":
 			point(s.TMillis).DiskLatencyMillis = s.Value
 		}
 	}
@@ -127,4 +162,13 @@ func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev 
 	}
 	sort.Slice(out.Points, func(i, j int) bool { return out.Points[i].TSeconds < out.Points[j].TSeconds })
 	return out, nil
+}
+
+// seriesSource is the source of the host series behind h: the database
+// host's agent when it measured, else this machine.
+func seriesSource(h *report.HostFigures) store.Source {
+	if h != nil && h.Agent != "" {
+		return store.SourceDBHost
+	}
+	return store.SourceHost
 }

@@ -1,4 +1,4 @@
-package cli
+package results
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func TestStepSeriesAlignsSources(t *testing.T) {
 	if err := st.AddSamples(ctx, id, samples); err != nil {
 		t.Fatal(err)
 	}
-	got, err := stepSeries(ctx, st, id, 8, "vda")
+	got, err := stepSeries(ctx, st, id, 8, "vda", store.SourceHost)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/agent"
+)
+
+// TestAgentCommand: oltplab agent serves this host's metrics on loopback
+// until interrupted (exit 0), and monitor --agent records the database
+// host's figures from it.
+func TestAgentCommand(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"agent", "--listen", "127.0.0.1:0"}, nil, Stdio{In: strings.NewReader(""), Out: io.Discard, Err: pw})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("agent printed nothing: %v", err)
+	}
+	go io.Copy(io.Discard, pr)
+	addr := regexp.MustCompile(`on (127\.0\.0\.1:\d+)`).FindStringSubmatch(line)
+	if addr == nil {
+		t.Fatalf("agent line %q names no address", line)
+	}
+	s, err := agent.Open(context.Background(), addr[1], 200*time.Millisecond, nil)
+	if err != nil {
+		t.Fatalf("open the agent: %v", err)
+	}
+	if _, err := s.Next(); err != nil {
+		t.Errorf("no batch from the agent: %v", err)
+	}
+	s.Close()
+
+	r := oltplab(t, storeEnv(t), "monitor", "--duration", "2s", "--interval", "500ms", "--agent", addr[1])
+	if r.code != 0 || !strings.Contains(r.out, "database host (oltplab agent at "+addr[1]+")") {
+		t.Errorf("monitor --agent: exit %d, no database host figures", r.code)
+	}
+
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("agent after Ctrl-C: exit %d, want 0", code)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent did not stop")
+	}
+	if r := oltplab(t, storeEnv(t), "agent", "--listen", "nonsense"); r.code != exitUsage {
+		t.Errorf("agent --listen nonsense: exit %d, want %d", r.code, exitUsage)
+	}
+}

@@ -1,0 +1,237 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/store"
+)
+
+// writePlan writes a plan into dir and returns its path.
+func writePlan(t *testing.T, dir, text string) string {
+	t.Helper()
+	path := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// sqlitePlan is a small plan on one SQLite target: one warehouse, three
+// runs of one virtual user.
+const sqlitePlan = `name: kill-resume
+warehouses: 1
+build: {workers: 1}
+profile:
+  vus: [1]
+  repeat: 3
+  rampup: 500ms
+  duration: 2s
+  grace: 1s
+targets:
+  - name: file
+    url: sqlite:tpcc.db
+steps: [build, profile]
+`
+
+// TestExperimentKilledAndResumed: an experiment whose process is killed
+// (SIGKILL) in the middle of its profile resumes, skips its build, keeps
+// the complete run, measures the slots it lacked once each, and its report
+// counts every slot exactly once; the killed run is superseded.
+func TestExperimentKilledAndResumed(t *testing.T) {
+	dir := t.TempDir()
+	plan := writePlan(t, dir, sqlitePlan)
+	results := filepath.Join(dir, "results.db")
+	env := []string{"OLTPLAB_RESULTS=" + results, "HOME=" + dir}
+
+	cmd := exec.Command(os.Args[0], "experiment", "run", plan)
+	cmd.Env = append(os.Environ(), append(env, asCLIEnv+"=1")...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	// Kill it once one run is stored and the next is measuring.
+	ctx := context.Background()
+	deadline := time.Now().Add(3 * time.Minute)
+	var killedRun int64
+	for killedRun == 0 {
+		select {
+		case err := <-exited:
+			t.Fatalf("the experiment ended before it could be killed: %v\n%s", err, out.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no second run started in time\n%s", out.String())
+		}
+		killedRun = runningSecondRun(t, ctx, results)
+	}
+	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	t.Logf("killed the experiment while run %d measured; its output:\n%s", killedRun, out.String())
+
+	if r := oltplab(t, env, "experiment", "list"); r.code != 0 || !strings.Contains(r.out, "its process ended") {
+		t.Errorf("experiment list after the kill: exit %d, want the experiment shown as stopped", r.code)
+	}
+	r := oltplab(t, env, "experiment", "resume", "1")
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d", r.code)
+	}
+	if !strings.Contains(r.err, "[1/2] file: build: done before") {
+		t.Errorf("resume did not skip the finished build")
+	}
+
+	st, err := store.Open(ctx, results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	steps, err := st.ExperimentSteps(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 2 || steps[0].Attempts != 1 || steps[1].Attempts != 2 || steps[1].State != store.StepDone {
+		t.Errorf("steps: got %+v, want the build done once and the profile done on its second attempt", steps)
+	}
+	builds, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: 1, Kind: store.KindBuild, Counting: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(builds) != 1 {
+		t.Errorf("builds: got %d counting, want 1", len(builds))
+	}
+	runs, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: 1, Kind: store.KindRun, Counting: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots := map[int]int{}
+	for _, run := range runs {
+		slots[run.Repeat]++
+		if run.Status != store.StatusOK || run.ID == killedRun {
+			t.Errorf("counting run %d: status %s; the killed run was %d", run.ID, run.Status, killedRun)
+		}
+	}
+	if len(runs) != 3 || len(slots) != 3 {
+		t.Errorf("got %d counting runs over repeats %v, want repeats 1, 2 and 3 once each", len(runs), slots)
+	}
+	killed, err := st.GetRun(ctx, killedRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if killed.Superseded == "" || killed.Status != store.StatusFailed {
+		t.Errorf("killed run: status %s, superseded %q; want failed and superseded", killed.Status, killed.Superseded)
+	}
+
+	rep := oltplab(t, env, "report", "--experiment", "1", "--format", "md")
+	if rep.code != 0 {
+		t.Fatalf("report: exit %d", rep.code)
+	}
+	// The profile's row: target file, 3 repeats at its one step, 0 partial.
+	if !regexp.MustCompile(`\| 1 \| file \| sqlite:\S+tpcc\.db \| sqlite \| 1 \| 3 \| 0 \|`).MatchString(rep.out) {
+		t.Errorf("report does not count 3 complete repeats of one step:\n%s", rep.out)
+	}
+	if !strings.Contains(rep.out, "| 2 | file | profile | done | 2 |") {
+		t.Errorf("report's schedule does not show the profile done on its second attempt")
+	}
+}
+
+// runningSecondRun returns the id of a run that is measuring while an
+// earlier run of the same experiment is stored complete, 0 when there is
+// none yet.
+func runningSecondRun(t *testing.T, ctx context.Context, path string) int64 {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		return 0
+	}
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return 0 // being created
+	}
+	defer st.Close()
+	runs, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: 1, Kind: store.KindRun})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, running := 0, int64(0)
+	for _, r := range runs {
+		switch r.Status {
+		case store.StatusOK:
+			ok++
+		case store.StatusRunning:
+			running = r.ID
+		}
+	}
+	if ok >= 1 {
+		return running
+	}
+	return 0
+}
+
+// TestExperimentBadPlans: every mistake in a plan, and every host problem
+// --dry-run finds, is one line naming the plan's line, with its own exit
+// code.
+func TestExperimentBadPlans(t *testing.T) {
+	dir := t.TempDir()
+	env := storeEnv(t)
+	notDir := filepath.Join(dir, "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := "name: t\nwarehouses: 1\nsteps: [build]\ntargets:\n  - name: a\n"
+	cases := []struct {
+		name, plan string
+		want       int
+		line       string // "plan.yaml:N:"
+	}{
+		{"unknown field", base + "    url: sqlite:a.db\n    cpu: 1\n", exitUsage, ":7:"},
+		{"wrong type", base + "    url: sqlite:a.db\n" + "build: {workers: many}\n", exitUsage, ":7:"},
+		{"syntax", base + "    url: [sqlite:a.db\n", exitUsage, ":"},
+		{"unwritable directory", base + "    url: sqlite:" + filepath.Join(notDir, "a.db") + "\n", exitDirectory, ":5:"},
+		{"no space", strings.Replace(base, "warehouses: 1", "warehouses: 90000000", 1) + "    url: sqlite:a.db\n", exitNoSpace, ":5:"},
+		{"unreachable server", base + fmt.Sprintf("    url: postgres://bench:s3cret@127.0.0.1:%d/tpcc\n", closedPort(t)), exitConnect, ":5:"},
+		{"missing binary", base + "    engine: postgres\n    data_dir: " + dir + "/pg\n    bin_dir: " + dir + "/no-bin\n", exitBinary, ":5:"},
+		{"unwritable instance directory", base + "    engine: postgres\n    data_dir: " + notDir + "/pg\n", exitDirectory, ":5:"},
+		{"cpus beyond the host", base + "    engine: postgres\n    data_dir: " + dir + "/pg\n    cpus: 0-4095\n", exitCPUs, ":5:"},
+		{"io_limit without a device", base + "    engine: postgres\n    data_dir: /dev/shm/oltplab-no-device\n    io_limit: {write_iops: 100}\n", exitNoDevice, ":5:"},
+		{"bad instance value", base + "    engine: postgres\n    data_dir: " + dir + "/pg\n    memory: lots\n", exitUsage, ":8:"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			plan := writePlan(t, t.TempDir(), c.plan)
+			r := oltplab(t, env, "experiment", "run", plan, "--dry-run")
+			if r.code != c.want {
+				t.Errorf("exit code: got %d, want %d", r.code, c.want)
+			}
+			lines := strings.Split(strings.TrimRight(r.err, "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "oltplab: "+plan+c.line) {
+				t.Errorf("stderr: got %q, want one line starting with oltplab: %s%s", r.err, plan, c.line)
+			}
+			if strings.Contains(r.out+r.err, "s3cret") {
+				t.Errorf("output holds the password")
+			}
+		})
+	}
+	if r := oltplab(t, env, "experiment", "run", filepath.Join(dir, "missing.yaml")); r.code != exitUsage {
+		t.Errorf("missing plan file: exit %d, want %d", r.code, exitUsage)
+	}
+	if r := oltplab(t, env, "experiment", "resume", "99"); r.code != exitUsage {
+		t.Errorf("resume of no experiment: exit %d, want %d", r.code, exitUsage)
+	}
+	if r := oltplab(t, env, "report", "--experiment", "99"); r.code != exitUsage {
+		t.Errorf("report of no experiment: exit %d, want %d", r.code, exitUsage)
+	}
+}

@@ -1,0 +1,305 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/instance"
+	"github.com/oltplab/oltplab/internal/store"
+)
+
+// instanceUsage is `oltplab instance --help`.
+const instanceUsage = `Usage: oltplab instance start|list|stop ...
+
+Managed instances: private PostgreSQL or MariaDB servers oltplab starts
+from the installed binaries, on loopback, on a free port, with a generated
+password, on the data directory (the storage) you choose, with the memory,
+cores and I/O caps you give them.
+
+  oltplab instance start --engine postgres --data-dir DIR [FLAGS]
+      runs one in the foreground: prints its target URL and password file,
+      stays until Ctrl-C, SIGTERM or "oltplab instance stop NAME", then
+      shuts the server down. The server never outlives the command.
+  oltplab instance list [--json]
+      shows the running instances (stale ones: their process is gone).
+  oltplab instance stop NAME
+      asks the foreground process of NAME to stop it, and waits.
+
+Run "oltplab instance start --help" for the flags.
+`
+
+func runInstance(ctx context.Context, a *app, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(a.stdio.Out, instanceUsage)
+		return usageErrorf("instance: want start, list or stop (see `oltplab instance --help`)")
+	}
+	switch args[0] {
+	case "start":
+		return a.instanceStart(ctx, args[1:])
+	case "list":
+		return a.instanceList(args[1:])
+	case "stop":
+		return a.instanceStop(ctx, args[1:])
+	case "-h", "--help", "help":
+		fmt.Fprint(a.stdio.Out, instanceUsage)
+		return nil
+	}
+	return usageErrorf("instance: unknown subcommand %q (want start, list or stop)", args[0])
+}
+
+// registry is where running instances are listed: $XDG_RUNTIME_DIR/oltplab,
+// else beside the default results store.
+func (a *app) registry() (instance.Registry, error) {
+	if d := a.env["XDG_RUNTIME_DIR"]; d != "" && filepath.IsAbs(d) {
+		return instance.Registry{Dir: filepath.Join(d, "oltplab", "instances")}, nil
+	}
+	p, err := store.DefaultPath(func(k string) string { return a.env[k] })
+	if err != nil {
+		return instance.Registry{}, fmt.Errorf("locate the instance registry: %w", err)
+	}
+	return instance.Registry{Dir: filepath.Join(filepath.Dir(p), "instances")}, nil
+}
+
+// settingsFlag collects repeated --set NAME=VALUE.
+type settingsFlag map[string]string
+
+func (s settingsFlag) String() string {
+	var kv []string
+	for k, v := range s {
+		kv = append(kv, k+"="+v)
+	}
+	sort.Strings(kv)
+	return strings.Join(kv, ",")
+}
+
+func (s settingsFlag) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want NAME=VALUE, got %q", v)
+	}
+	s[k] = val
+	return nil
+}
+
+// instanceStartOptions is `instance start`: a Spec from flags.
+type instanceStartOptions struct {
+	spec   instance.Spec
+	engine string
+}
+
+func (a *app) instanceStart(ctx context.Context, args []string) error {
+	var o instanceStartOptions
+	s := &o.spec
+	s.Settings = map[string]string{}
+	fs := newFlagSet("instance start")
+	fs.StringVar(&o.engine, "engine", "", "`ENGINE`: postgres or mariadb (required)")
+	fs.StringVar(&s.Name, "name", "", "instance `NAME` for list and stop (default: the engine)")
+	fs.StringVar(&s.DataDir, "data-dir", "", "`DIR` for the data: the storage under test (created when missing, reused when initialised; required)")
+	fs.StringVar(&s.WALDir, "wal-dir", "", "separate `DIR` for the WAL (PostgreSQL) or redo log (MariaDB)")
+	fs.Var(&s.Memory, "memory", "buffer pool `SIZE` (shared_buffers, innodb_buffer_pool_size), e.g. 512MB, 4GiB (default: the engine's)")
+	fs.Var(&s.MemoryLimit, "memory-limit", "cap the server's memory, page cache included, at `SIZE` (cgroup memory), so that a small buffer pool really reads from the device")
+	fs.StringVar(&s.CPUs, "cpus", "", "`CPUS` the server may use, as a Linux CPU list: 0, 0-3, 0,2 (cgroup cpuset, else CPU affinity)")
+	fs.Int64Var(&s.IOLimit.ReadIOPS, "read-iops", 0, "cap read IOPS on the disk under the directories at `N` (cgroup blkio or io.max)")
+	fs.Int64Var(&s.IOLimit.WriteIOPS, "write-iops", 0, "cap write IOPS at `N`")
+	fs.Float64Var(&s.IOLimit.ReadMBps, "read-mbps", 0, "cap reads at `MB/s` (10^6 bytes per second)")
+	fs.Float64Var(&s.IOLimit.WriteMBps, "write-mbps", 0, "cap writes at `MB/s`")
+	fs.Var(settingsFlag(s.Settings), "set", "further server setting `NAME=VALUE` (repeatable), e.g. --set work_mem=64MB")
+	fs.IntVar(&s.MaxConnections, "max-connections", 0, "client connections oltplab will open, `N` (the largest VU step); the server accepts 10 more (default: the engine's)")
+	fs.StringVar(&s.BinDir, "bin-dir", "", "`DIR` of the server binaries (default: found, e.g. /usr/lib/postgresql/15/bin)")
+	synopsis := "instance start --engine postgres|mariadb --data-dir DIR [FLAGS]"
+	if err := a.parseFlags(fs, synopsis, args); err != nil {
+		if errors.Is(err, errHelp) {
+			return nil
+		}
+		return err
+	}
+	if o.engine == "" {
+		return usageErrorf("instance start: --engine is required (postgres or mariadb)")
+	}
+	if err := s.Engine.UnmarshalText([]byte(o.engine)); err != nil {
+		return usageErrorf("instance start: %v", err)
+	}
+	if s.Engine == instance.SQLite {
+		return usageErrorf("instance start: sqlite is embedded and has no server to start: use --target sqlite:PATH")
+	}
+	if s.DataDir == "" {
+		return usageErrorf("instance start: --data-dir is required")
+	}
+	name := s.InstanceName()
+	host, err := instance.LiveHost()
+	if err != nil {
+		return err
+	}
+	if err := s.Validate(host); err != nil {
+		return err
+	}
+	reg, err := a.registry()
+	if err != nil {
+		return err
+	}
+	if err := reg.Reserve(name); err != nil {
+		if errors.Is(err, instance.ErrNameInUse) {
+			return usageErrorf("instance start: %v: stop it or choose another --name", err)
+		}
+		return err
+	}
+	defer reg.Remove(name)
+
+	inst, err := instance.Start(ctx, *s, a.log)
+	if err != nil {
+		return err
+	}
+	defer inst.Stop(context.WithoutCancel(ctx))
+	tg := inst.Target()
+	a.secrets = append(a.secrets, tg.Password.Reveal())
+	pwFile := reg.PasswordFile(name)
+	if err := os.WriteFile(pwFile, []byte(tg.Password.Reveal()+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write the password file: %w", err)
+	}
+	d := inst.Describe()
+	if err := reg.Update(instance.Entry{Name: name, Engine: s.Engine, ServerPID: inst.PID(), Target: tg.String(),
+		PasswordFile: pwFile, Started: d.Started, Description: d}); err != nil {
+		return err
+	}
+	a.printInstance(name, d, tg.String(), pwFile)
+
+	select {
+	case <-ctx.Done():
+	case <-inst.Done():
+		return withCode(exitServer, fmt.Errorf("instance %s: the server exited on its own (log: %s.log)", name, inst.DataDir()))
+	}
+	if err := inst.Stop(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("instance %s: stop: %w", name, err)
+	}
+	fmt.Fprintf(a.out(), "instance %s stopped\n", name)
+	return nil
+}
+
+func (a *app) printInstance(name string, d instance.Description, target, pwFile string) {
+	w := a.out()
+	version := ""
+	if d.Server != nil {
+		version = d.Server.Binaries.Version
+	}
+	fmt.Fprintf(w, "instance %s ready: %s\n", name, version)
+	fmt.Fprintf(w, "  target:        %s\n", target)
+	fmt.Fprintf(w, "  password file: %s (use --password-file)\n", pwFile)
+	for _, role := range []string{"data", "wal"} {
+		if dev, ok := d.Devices[role]; ok {
+			disk := dev.Name
+			if disk == "" {
+				disk = dev.MountSource
+			}
+			fmt.Fprintf(w, "  %-13s  %s (%s on %s)\n", role+" dir:", dev.Path, dev.FSType, disk)
+		}
+	}
+	for _, c := range d.Controls {
+		fmt.Fprintf(w, "  %s\n", c)
+	}
+	fmt.Fprintf(w, "Stop with Ctrl-C, SIGTERM or `oltplab instance stop %s`.\n", name)
+}
+
+func (a *app) instanceList(args []string) error {
+	fs := newFlagSet("instance list")
+	asJSON := fs.Bool("json", false, "print the entries, with each instance's description, as JSON")
+	if err := a.parseFlags(fs, "instance list [--json]", args); err != nil {
+		if errors.Is(err, errHelp) {
+			return nil
+		}
+		return err
+	}
+	reg, err := a.registry()
+	if err != nil {
+		return err
+	}
+	entries, err := reg.List()
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if entries == nil {
+			entries = []instance.Entry{}
+		}
+		enc := json.NewEncoder(a.out())
+		enc.SetIndent("", "  ")
+		return enc.Encode(entries)
+	}
+	if len(entries) == 0 {
+		fmt.Fprintln(a.out(), "no managed instances running")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.out(), 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tENGINE\tSTATE\tPID\tTARGET\tDATA DIR")
+	for _, e := range entries {
+		state := "running"
+		if e.Stale {
+			state = "stale (its process is gone)"
+		} else if e.ServerPID == 0 {
+			state = "starting"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", e.Name, e.Engine, state, e.OwnerPID, e.Target, e.Description.Spec.DataDir)
+	}
+	return tw.Flush()
+}
+
+func (a *app) instanceStop(ctx context.Context, args []string) error {
+	fs := newFlagSet("instance stop")
+	pos, err := a.parseWithArgs(fs, "instance stop NAME", args)
+	if err != nil {
+		if errors.Is(err, errHelp) {
+			return nil
+		}
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErrorf("instance stop: want one instance NAME (see `oltplab instance list`)")
+	}
+	reg, err := a.registry()
+	if err != nil {
+		return err
+	}
+	e, err := reg.Get(pos[0])
+	if errors.Is(err, instance.ErrNotRegistered) {
+		return usageErrorf("instance stop: no instance %q runs (see `oltplab instance list`)", pos[0])
+	}
+	if err != nil {
+		return err
+	}
+	if e.Stale {
+		reg.Remove(e.Name)
+		fmt.Fprintf(a.out(), "instance %s was not running (its process is gone): entry removed\n", e.Name)
+		return nil
+	}
+	if err := syscall.Kill(e.OwnerPID, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("instance stop: signal process %d: %w", e.OwnerPID, err)
+	}
+	// The foreground process stops the server, then removes its entry.
+	for deadline := time.Now().Add(5 * time.Minute); ; {
+		cur, err := reg.Get(e.Name)
+		if errors.Is(err, instance.ErrNotRegistered) || (err == nil && (cur.Stale || cur.OwnerPID != e.OwnerPID)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("instance stop: %s (process %d) did not stop within 5 minutes", e.Name, e.OwnerPID)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	fmt.Fprintf(a.out(), "instance %s stopped\n", e.Name)
+	return nil
+}
+
+var _ flag.Value = settingsFlag(nil)

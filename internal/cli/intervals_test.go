@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/oltplab/oltplab/internal/profile"
+	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/scenario"
+)
+
+func noColour(s string) string { return s }
+
+// TestTwoRepeatIntervals: with 2 repeats a step's interval is huge and
+// crosses zero (observed: "-29,445..119,507", ratio "[-1.20-26.15]"
+// where the hyphen reads as a minus). Intervals are written [lo, hi] with
+// a real minus sign, and the output says 2 repeats are too few to
+// conclude and recommends 3 or more.
+func TestTwoRepeatIntervals(t *testing.T) {
+	p := report.Profile{ID: 1, Label: "two", Target: "sqlite:x.db"}
+	p.Steps = []report.Step{
+		report.NewStep(1, []report.Repeat{{RunID: 1, NOPM: 39170, TPM: 90000}, {RunID: 2, NOPM: 50892, TPM: 116000}}, nil),
+		report.NewStep(2, []report.Repeat{{RunID: 3, NOPM: 60000, TPM: 130000}, {RunID: 4, NOPM: 61000, TPM: 133000},
+			{RunID: 5, NOPM: 59000, TPM: 128000}}, nil),
+	}
+	var buf bytes.Buffer
+	printProfileTable(&buf, p, noColour)
+	out := buf.String()
+	if !regexp.MustCompile(`\[−29,4\d\d, 119,5\d\d\]`).MatchString(out) {
+		t.Errorf("2-repeat NOPM interval not written as [−lo, hi]:\n%s", out)
+	}
+	if strings.Contains(out, "..") {
+		t.Errorf("interval still written lo..hi:\n%s", out)
+	}
+	if !strings.Contains(out, "n=2: too few to conclude") || !strings.Contains(out, "use --repeat 3 or more") {
+		t.Errorf("no too-few note for 2 repeats:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "2 ") && strings.Contains(line, "too few") {
+			t.Errorf("the 3-repeat step is flagged too few: %q", line)
+		}
+	}
+
+	num := profile.Summarize([]float64{120, 10})
+	den := profile.Summarize([]float64{50, 50.5})
+	got := ratioText(profile.Ratio(num, den))
+	if !regexp.MustCompile(`^1\.29x \[−\d+\.\d\d, \d+\.\d\d\] too few repeats \(n<3\) to conclude$`).MatchString(got) {
+		t.Errorf("ratioText = %q, want 1.29x [−lo, hi] too few repeats (n<3) to conclude", got)
+	}
+}
+
+// TestRepeatHelpRecommendsThree: run's help recommends 3 or more repeats.
+func TestRepeatHelpRecommendsThree(t *testing.T) {
+	r := oltplab(t, storeEnv(t), "run", "--help")
+	if !strings.Contains(r.out, "3 or more") {
+		t.Errorf("run --help does not recommend 3 or more repeats:\n%s", r.out)
+	}
+}
+
+// TestQuickstartHelpDefaults: quickstart --help listed run's defaults
+// (5m0s, 2m0s, "4") instead of its own (10s, 3s, 1,2,4).
+func TestQuickstartHelpDefaults(t *testing.T) {
+	r := oltplab(t, storeEnv(t), "quickstart", "--help")
+	for _, want := range []string{"(default 10s)", "(default 3s)", `(default "1,2,4")`, "(default 5s)"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("quickstart --help lacks %s", want)
+		}
+	}
+	for _, bad := range []string{"5m0s", "2m0s", `(default "4")`} {
+		if strings.Contains(r.out, bad) {
+			t.Errorf("quickstart --help shows run's default %s", bad)
+		}
+	}
+}
+
+// TestMonitorSummaryRemote: host figures of a run on a remote database are
+// labelled as the load generator's.
+func TestMonitorSummaryRemote(t *testing.T) {
+	var out bytes.Buffer
+	a := &app{stdio: Stdio{Out: &out}, env: Env{}}
+	a.printMonitorSummary(scenario.MonitorSummary{HostRole: "load generator only", DatabaseAddress: "10.0.0.5"})
+	if !strings.Contains(out.String(), "load generator host (this machine) during the window") ||
+		!strings.Contains(out.String(), "the database at 10.0.0.5 runs on another machine") {
+		t.Errorf("remote host figures not labelled:\n%s", out.String())
+	}
+}

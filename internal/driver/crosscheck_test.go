@@ -1,0 +1,124 @@
+package driver
+
+import (
+	"strings"
+	"testing"
+)
+
+// checked builds the Result of a 60 s window of 4 virtual users whose
+// driver counted 10,000 transactions of which 4,400 committed New-Orders,
+// with the database's deltas given, and cross-checks it.
+func checked(dbNewOrders, dbTx int64, serverCounter bool, observer int64) *Result {
+	r := &Result{
+		Options:            Options{VUs: 4},
+		Window:             Window{Seconds: 60},
+		DBNewOrders:        dbNewOrders,
+		DBTransactions:     dbTx,
+		TPMSource:          DriverTPMSource,
+		CounterReadSeconds: 0.01,
+		countersRead:       true,
+		Kinds: []KindResult{
+			{Kind: "new_order", Completed: 4444, RolledBack: 44},
+			{Kind: "payment", Completed: 4356},
+			{Kind: "order_status", Completed: 400},
+			{Kind: "delivery", Completed: 400},
+			{Kind: "stock_level", Completed: 400},
+		},
+	}
+	if serverCounter {
+		r.TPMSource = "pg_stat_database xact_commit+xact_rollback"
+		r.TxCountLagSeconds = 1
+	}
+	r.CheckCounters(observer)
+	return r
+}
+
+func TestCheckCounters(t *testing.T) {
+	tests := []struct {
+		name          string
+		dbNO, dbTx    int64
+		serverCounter bool
+		observer      int64
+		suspect       []string // fragments of the reasons, in order; none: not suspect
+	}{
+		{name: "exact agreement", dbNO: 4400, dbTx: 10000, serverCounter: true},
+		{name: "window edges and counter lag", dbNO: 4408, dbTx: 9700, serverCounter: true},
+		{name: "samplers' own statements", dbNO: 4400, dbTx: 10000 + 360, serverCounter: true, observer: 360},
+		{name: "no server counter: TPM is the driver's", dbNO: 4400, dbTx: 10000},
+		{name: "another client wrote new orders (+37%)", dbNO: 6028, dbTx: 10000, serverCounter: true,
+			suspect: []string{"NOPM from the database (6028 new orders) is +37.0% off the driver's own count (4400)"}},
+		{name: "new orders missing", dbNO: 4000, dbTx: 10000,
+			suspect: []string{"-9.1% off"}},
+		{name: "schema rebuilt during the run", dbNO: -3096, dbTx: -8166, serverCounter: true,
+			suspect: []string{"SUM(d_next_o_id) went backwards by 3096", "went backwards by 8166"}},
+		{name: "another client's transactions", dbNO: 4400, dbTx: 13700, serverCounter: true,
+			suspect: []string{"TPM from pg_stat_database xact_commit+xact_rollback (13700 transactions) is +37.0% off"}},
+		{name: "counters reset, fewer transactions", dbNO: 4400, dbTx: 6000, serverCounter: true,
+			suspect: []string{"-40.0% off"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := checked(tt.dbNO, tt.dbTx, tt.serverCounter, tt.observer)
+			if got, want := r.IsSuspect(), len(tt.suspect) > 0; got != want {
+				t.Fatalf("suspect: got %v (%q), want %v; check %+v", got, r.Suspect, want, r.Check)
+			}
+			if got, want := len(r.Suspect), len(tt.suspect); got != want {
+				t.Fatalf("reasons: got %d %q, want %d", got, r.Suspect, want)
+			}
+			for i, frag := range tt.suspect {
+				if !strings.Contains(r.Suspect[i], frag) {
+					t.Errorf("reason %d = %q, want it to contain %q", i, r.Suspect[i], frag)
+				}
+			}
+			if r.Check == nil || (r.Check.Transactions != nil) != tt.serverCounter {
+				t.Errorf("check %+v: want a transaction comparison only with a server counter", r.Check)
+			}
+		})
+	}
+}
+
+func TestCheckCountersAllowance(t *testing.T) {
+	r := checked(4400, 10000, true, 100)
+	// New-Orders: 2 per user at the edges, 4400/60 per second for 0.01 s.
+	if got, want := r.Check.NewOrders.Allowance, int64(2*4+1); got != want {
+		t.Errorf("new-order allowance: got %d, want %d", got, want)
+	}
+	// Transactions: the same, plus 2 s of counter lag, the observers and
+	// the counter reads themselves.
+	if got, want := r.Check.Transactions.Allowance, int64(2*4+335+100+2*counterReadStatements); got != want {
+		t.Errorf("transaction allowance: got %d, want %d", got, want)
+	}
+	// A window never opened, or whose end counters could not be read, is
+	// not checked.
+	empty := &Result{}
+	empty.CheckCounters(0)
+	if empty.Check != nil || empty.IsSuspect() {
+		t.Errorf("a result without a window was checked: %+v", empty.Check)
+	}
+	unread := checked(0, 0, true, 0)
+	unread.countersRead = false
+	unread.CheckCounters(0)
+	if unread.Check != nil || unread.IsSuspect() {
+		t.Errorf("a result without its end counters was checked: %q", unread.Suspect)
+	}
+}
+
+func TestLagWarning(t *testing.T) {
+	for _, tt := range []struct {
+		window, lag float64
+		source      string
+		want        string
+	}{
+		{3, 1, "pg_stat_database", "off by up to ±33% in a 3 s window"},
+		{15, 1, "pg_stat_database", "±7% in a 15 s window"},
+		{60, 1, "pg_stat_database", ""},
+		{3, 0, "Com_commit+Com_rollback (global)", ""},
+		{3, 1, DriverTPMSource, ""},
+	} {
+		r := &Result{Window: Window{Seconds: tt.window}, TxCountLagSeconds: tt.lag, TPMSource: tt.source}
+		got := lagWarning(r)
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("window %v s, lag %v s, %s: got %q, want %q", tt.window, tt.lag, tt.source, got, tt.want)
+		}
+	}
+}

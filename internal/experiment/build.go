@@ -1,0 +1,198 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/scenario"
+	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/sysstat"
+)
+
+func init() {
+	Register(Kind{Name: "build", Scope: PerTarget,
+		Summary: "create and load the TPC-C schema of the plan's warehouses (options: workers, drop, seed)",
+		New:     func() Step { return &buildStep{Workers: 4} }})
+}
+
+// buildStep builds the plan's warehouses on one target (scenario.Env.Build).
+//
+//	build:
+//	  workers: 4   # parallel load connections (SQLite uses 1)
+//	  drop: true   # rebuild over an existing schema (otherwise it is an error)
+//	  seed: 7      # the population's seed (default: drawn and recorded)
+type buildStep struct {
+	Workers int    `yaml:"workers"`
+	Drop    bool   `yaml:"drop"`
+	Seed    uint64 `yaml:"seed"`
+
+	warehouses int
+}
+
+// buildProgress is what a build saves: that it started changing the
+// database, so that a resumed build knows to drop what it left.
+type buildProgress struct {
+	Changed bool `json:"changed"`
+}
+
+// buildCost is what a build of one warehouse takes per dialect, for
+// estimates and the free-space check: measured builds on a 2-core
+// machine, rounded up.
+var buildCost = map[string]struct {
+	secondsPerWarehouse float64
+	bytesPerWarehouse   int64
+}{
+	"sqlite":   {12, 90 << 20},
+	"postgres": {25, 110 << 20},
+	"mysql":    {25, 140 << 20},
+}
+
+func (b *buildStep) Prepare(p *Plan) error {
+	if b.Workers < 1 {
+		return fmt.Errorf("workers must be at least 1, got %d", b.Workers)
+	}
+	b.warehouses = p.Warehouses
+	return nil
+}
+
+func (b *buildStep) Describe() string {
+	s := fmt.Sprintf("build %d warehouse(s) with %d worker(s)", b.warehouses, b.Workers)
+	if b.Drop {
+		s += ", dropping an existing schema"
+	}
+	return s
+}
+
+func (b *buildStep) Connections(*Plan) int { return b.Workers + 1 }
+
+func (b *buildStep) Estimate(p *Plan, t *TargetSpec) time.Duration {
+	c, ok := buildCost[t.Dialect()]
+	if !ok {
+		c = buildCost["postgres"]
+	}
+	workers := float64(min(b.Workers, b.warehouses))
+	if t.Dialect() == "sqlite" {
+		workers = 1
+	}
+	return time.Duration(c.secondsPerWarehouse * float64(b.warehouses) / workers * float64(time.Second))
+}
+
+// CheckTarget refuses a build whose data would not fit on the file
+// system under the target's data.
+func (b *buildStep) CheckTarget(p *Plan, t *TargetSpec) error {
+	dir := t.LocalDir()
+	if dir == "" {
+		return nil // a remote server: its disk is not ours to see
+	}
+	c, ok := buildCost[t.Dialect()]
+	if !ok {
+		return nil
+	}
+	need := c.bytesPerWarehouse * int64(b.warehouses)
+	free, err := sysstat.FreeBytes(dir)
+	if err != nil {
+		return fmt.Errorf("free space under %s: %w", dir, err)
+	}
+	if free < need {
+		return &SpaceError{Dir: dir, NeedBytes: need, FreeBytes: free}
+	}
+	return nil
+}
+
+func (b *buildStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
+	var prev buildProgress
+	if len(x.Progress) > 0 {
+		if err := json.Unmarshal(x.Progress, &prev); err != nil {
+			return Outcome{}, fmt.Errorf("read the progress of the interrupted build: %w", err)
+		}
+	}
+	seed := b.Seed
+	if seed == 0 {
+		seed = drawSeed()
+	}
+	o := load.Options{Warehouses: b.warehouses, Workers: b.Workers, Seed: seed, ToolVersion: x.Env.ToolVersion,
+		// An interrupted build of this experiment left a half-built
+		// schema: drop it.
+		Drop: b.Drop || prev.Changed}
+	saved := false
+	var saveErr error
+	env := *x.Env
+	outer := env.Observer.BuildProgress
+	env.Observer.BuildProgress = func(pr load.Progress) {
+		if !saved && pr.Phase >= load.PhaseDrop {
+			saved = true
+			saveErr = x.Save(ctx, buildProgress{Changed: true})
+		}
+		if outer != nil {
+			outer(pr)
+		}
+	}
+	id, res, err := env.Build(ctx, x.Target.DB, x.Target.Target, o)
+	if err == nil && saveErr != nil {
+		err = saveErr
+	}
+	if err != nil {
+		if errors.Is(err, load.ErrSchemaExists) {
+			err = fmt.Errorf("%w (or set drop: true in the plan's build section)", err)
+		}
+		return Outcome{RunIDs: nonZero(id)}, err
+	}
+	return Outcome{RunIDs: []int64{id},
+		Headline: fmt.Sprintf("%d warehouse(s), %d rows in %.1f s", res.Warehouses, res.TotalRows, res.TotalSeconds)}, nil
+}
+
+func nonZero(id int64) []int64 {
+	if id == 0 {
+		return nil
+	}
+	return []int64{id}
+}
+
+// SpaceError: the file system under a target's data has too little room
+// for the plan's warehouses.
+type SpaceError struct {
+	Dir                  string
+	NeedBytes, FreeBytes int64
+}
+
+func (e *SpaceError) Error() string {
+	return fmt.Sprintf("%s has %d MiB free, the build needs about %d MiB", e.Dir, e.FreeBytes>>20, e.NeedBytes>>20)
+}
+
+// Section is the build step's part of the report: each target's build,
+// its size and how long each phase took.
+func (b *buildStep) Section(ctx context.Context, rc *ReportContext, index int) (report.Section, error) {
+	t := report.Table{Title: "Builds",
+		Note:   "The last complete build of each target in this step (rows/s is the load phase's rate).",
+		Header: []string{"Target", "Warehouses", "Workers", "Rows", "Load s", "Indexes s", "Analyze s", "Total s", "Rows/s"},
+		Right:  []bool{false, true, true, true, true, true, true, true, true}}
+	for _, u := range rc.inOrder(rc.Units(index)) {
+		var res *load.Result
+		for _, r := range rc.Runs(u.Seq, store.KindBuild) {
+			if r.Status != store.StatusOK || len(r.Summary) == 0 {
+				continue
+			}
+			var lr load.Result
+			if err := json.Unmarshal(r.Summary, &lr); err != nil {
+				return report.Section{}, &scenario.StoreError{Op: fmt.Sprintf("decode build %d", r.ID), Err: err}
+			}
+			res = &lr
+			break
+		}
+		if res == nil {
+			t.Rows = append(t.Rows, []string{u.Target, "—", "—", "—", "—", "—", "—", "—", string(u.State)})
+			continue
+		}
+		f := func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
+		t.Rows = append(t.Rows, []string{u.Target, strconv.Itoa(res.Warehouses), strconv.Itoa(res.Workers),
+			strconv.FormatInt(res.TotalRows, 10), f(res.LoadSeconds), f(res.IndexSeconds), f(res.AnalyzeSeconds),
+			f(res.TotalSeconds), strconv.FormatFloat(res.RowsPerSec, 'f', 0, 64)})
+	}
+	return report.Section{Tables: []report.Table{t}}, nil
+}

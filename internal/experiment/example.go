@@ -1,0 +1,61 @@
+package experiment
+
+// Example is a commented plan: `oltplab experiment --help` prints it and
+// a test decodes it, so it stays true.
+const Example = `# oltplab experiment plan: one file compares whole infrastructures.
+name: storage-tiers          # required: names the experiment (letters, digits, . _ -)
+description: tmpfs against local disk, and the disk capped to HDD-like IOPS
+results: ./results.db        # optional: the results store (default: --results,
+                             # OLTPLAB_RESULTS, then ~/.local/share/oltplab/results.db)
+warehouses: 2                # required: the scale every target is built at
+
+build:                       # options of every build step
+  workers: 2                 # parallel load connections (SQLite uses 1)
+  drop: true                 # rebuild over an existing schema (else it is an error)
+
+profile:                     # options of every profile step (as oltplab run)
+  vus: [1, 2, 4]             # or fib:13, pow2:8, geo:256:1024:1.41, "1,2,4"
+  rampup: 10s                # executed, not measured
+  duration: 30s              # the measured window of each run
+  repeat: 2                  # runs per virtual-user count (mean, spread, CI)
+  interleave: true           # the whole sweep once per repeat, alternating direction
+  checkpoint_before: true    # write dirty pages before each run
+  reset_between: false       # return to the post-build state before each run
+  client_sql: false          # statements from the client instead of procedures
+
+baseline: disk               # every ratio is taken against it (default: the first target)
+
+targets:                     # written one by one...
+  - name: tmpfs              # a managed instance: oltplab starts and stops it
+    engine: postgres         # postgres, mariadb or sqlite (embedded)
+    data_dir: /dev/shm/oltplab-example/tmpfs
+    memory: 256MB            # the buffer pool (SQLite: its page cache)
+  - name: disk
+    engine: postgres
+    data_dir: /var/tmp/oltplab-example/disk
+    memory: 256MB
+    prices:                  # optional: what the target costs (see oltplab cost --help)
+      currency: USD
+      years: 3
+      hardware: {price: 12000}
+  - name: remote             # an external database: oltplab only connects
+    url: postgres://bench@db.example.com:5432/tpcc
+    password_file: ./bench.password
+
+matrix:                      # ...or as a matrix: one target per combination
+  engine: postgres           # the fields every target of the matrix shares
+  data_dir: /var/tmp/oltplab-example   # each target gets DATA_DIR/TARGET
+  memory: 256MB
+  settings: {synchronous_commit: "on"} # further server settings
+  axes:                      # instance fields with a list of values each
+    cpus: ["0", "0-1"]       # the cores the server may use (cgroup cpuset)
+    io_limit:                # blkio caps on the device under data_dir
+      - {}                   # no cap (label "none")
+      - {name: hdd, value: {read_iops: 200, write_iops: 200}}
+  name: "cpu{cpus}-{io_limit}"   # target names (default: the labels joined by -)
+
+steps:                       # what runs on every target, in order
+  - build
+  - profile
+  - profile: {vus: [8], repeat: 1}   # a step's own options override the section's
+`

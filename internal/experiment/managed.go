@@ -1,0 +1,65 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/oltplab/oltplab/internal/instance"
+	"github.com/oltplab/oltplab/internal/sampler"
+)
+
+// InstanceSpec is the part of a target that describes a managed instance,
+// with the plan's field names.
+type InstanceSpec = instance.Spec
+
+// startManaged starts the managed instance of t and returns its target,
+// its description and how to stop it. The instance lives until stop is
+// called (a Ctrl-C lets the step store what it measured first); ctx only
+// bounds the start. The server dies with oltplab even on SIGKILL.
+func startManaged(ctx context.Context, t *TargetSpec, log *slog.Logger) (*Running, error) {
+	// The directories above a target's own (a matrix's data_dir, the
+	// examples' root) are the plan's: made searchable, so that the
+	// server's own user can reach its directory below them.
+	for _, d := range []string{t.Instance.DataDir, t.Instance.WALDir} {
+		if d == "" {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
+			return nil, &instance.Error{Kind: instance.KindDirectory, Err: fmt.Errorf("create %s: %w", filepath.Dir(d), err)}
+		}
+	}
+	life, end := context.WithCancel(context.WithoutCancel(ctx))
+	stopWatch := context.AfterFunc(ctx, end) // a Ctrl-C during the start aborts it
+	inst, err := instance.Start(life, t.Instance, log)
+	stopWatch()
+	if err != nil {
+		end()
+		return nil, err
+	}
+	r := &Running{Spec: t, Target: inst.Target(), Instance: inst.Describe(),
+		stop: func(ctx context.Context) error {
+			defer end()
+			return inst.Stop(ctx)
+		}}
+	if _, err := inst.IOCounters(); err == nil {
+		r.OwnIO = func() (map[string]sampler.IOCount, error) {
+			cs, err := inst.IOCounters()
+			if err != nil {
+				return nil, err
+			}
+			out := make(map[string]sampler.IOCount, len(cs))
+			for dev, c := range cs {
+				out[dev] = sampler.IOCount{ReadIOs: c.ReadIOs, WriteIOs: c.WriteIOs, ReadBytes: c.ReadBytes, WriteBytes: c.WriteBytes}
+			}
+			return out, nil
+		}
+	}
+	return r, nil
+}
+
+// validateManaged checks a managed target against the host without
+// starting it.
+func validateManaged(t *TargetSpec) error { return instance.Check(t.Instance) }

@@ -1,0 +1,293 @@
+package experiment
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Plan is a decoded plan file: the experiment's name, the scale, the
+// targets (explicit ones first, then those of the matrix) and the steps
+// in the order they run on each target.
+type Plan struct {
+	// File is the plan's path as given; Dir is the directory relative
+	// paths in the plan (data_dir, sqlite: files, results) resolve against.
+	File, Dir string
+	// Source is the file's text; SHA256 its digest.
+	Source []byte
+	SHA256 string
+
+	Name        string
+	Description string
+	// Results is the results store the plan asks for ("" for the default),
+	// already resolved against Dir.
+	Results    string
+	Warehouses int
+	// Baseline is the name of the target every ratio is taken against
+	// (the first target when the plan names none).
+	Baseline string
+	Targets  []*TargetSpec
+	Steps    []*PlanStep
+}
+
+// PlanStep is one entry of the plan's steps list.
+type PlanStep struct {
+	Index int    // position in the list, from 0
+	Path  string // steps[i], for errors
+	Line  int
+	Kind  *Kind
+	Step  Step
+}
+
+// planFile is the fixed part of a plan file; the sections named after a
+// step kind (build:, profile:, ...) are decoded by their kinds.
+type planFile struct {
+	Name        string        `yaml:"name"`
+	Description string        `yaml:"description"`
+	Results     string        `yaml:"results"`
+	Warehouses  int           `yaml:"warehouses"`
+	Baseline    string        `yaml:"baseline"`
+	Targets     []*TargetSpec `yaml:"targets"`
+	Matrix      *yaml.Node    `yaml:"matrix"`
+	Steps       []yaml.Node   `yaml:"steps"`
+}
+
+// namePattern is what a target or experiment name may be: it names
+// directories and managed instances.
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`)
+
+const nameRule = "want 1-32 letters, digits, '.', '_' or '-', starting with a letter or digit"
+
+// Decode reads a plan. file names it in errors and is the base of its
+// relative paths. Every mistake is a *PlanError naming the file, the line
+// and the field; the checks that need the host (binaries, directories,
+// CPUs, devices) are Validate's.
+func Decode(file string, src []byte) (*Plan, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil, &PlanError{File: file, Err: err}
+	}
+	sum := sha256.Sum256(src)
+	p := &Plan{File: file, Dir: filepath.Dir(abs), Source: src, SHA256: hex.EncodeToString(sum[:])}
+	d := &Decoder{File: file}
+	root, err := parseYAML(file, src)
+	if err != nil {
+		return nil, err
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, d.Errorf(root, "", "a plan is a mapping (name:, warehouses:, targets:, steps: ...), got %s", describe(root))
+	}
+	// Split the sections of step kinds from the fixed fields.
+	fixed := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: root.Line, Column: root.Column}
+	sections := map[string]*yaml.Node{}
+	sectionKeys := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if kind := lookupKind(k.Value); kind != nil {
+			if _, dup := sections[k.Value]; dup {
+				return nil, d.Errorf(k, k.Value, "given twice")
+			}
+			sections[k.Value], sectionKeys[k.Value] = v, k
+			continue
+		}
+		fixed.Content = append(fixed.Content, k, v)
+	}
+	var pf planFile
+	if err := d.Decode(fixed, &pf, ""); err != nil {
+		var pe *PlanError
+		if errors.As(err, &pe) && errors.Is(pe.Err, ErrUnknownField) && !strings.ContainsAny(pe.Path, ".[") {
+			// Top-level: the sections of step kinds are fields too.
+			pe.Err = fmt.Errorf("%w%s", ErrUnknownField, suggest(pe.Path, topLevelNames()))
+		}
+		return nil, err
+	}
+	p.Name, p.Description, p.Warehouses, p.Baseline = pf.Name, pf.Description, pf.Warehouses, pf.Baseline
+	if p.Name == "" {
+		return nil, d.Errorf(root, "name", "required: the experiment's name (%s)", nameRule)
+	}
+	if !namePattern.MatchString(p.Name) {
+		return nil, d.Errorf(valueNode(root, "name"), "name", "%q: %s", p.Name, nameRule)
+	}
+	if p.Warehouses < 1 {
+		return nil, d.Errorf(orRoot(valueNode(root, "warehouses"), root), "warehouses", "required: the number of warehouses to build, at least 1")
+	}
+	if pf.Results != "" {
+		p.Results = p.resolve(pf.Results)
+	}
+
+	// Steps, each with its kind's options: the plan's section of that
+	// kind first, the step's own options over it.
+	stepsNode := valueNode(root, "steps")
+	if len(pf.Steps) == 0 {
+		return nil, d.Errorf(orRoot(stepsNode, root), "steps", "required: the list of steps to run on every target (e.g. [build, profile])")
+	}
+	used := map[string]bool{}
+	for i := range pf.Steps {
+		n := &pf.Steps[i]
+		path := fmt.Sprintf("steps[%d]", i)
+		name, opts, err := stepEntry(d, n, path)
+		if err != nil {
+			return nil, err
+		}
+		kind := lookupKind(name)
+		if kind == nil {
+			return nil, d.Errorf(n, path, "unknown step %q%s", name, suggest(name, KindNames()))
+		}
+		used[name] = true
+		step := kind.New()
+		if sec := sections[name]; sec != nil {
+			if err := d.Decode(sec, step, name); err != nil {
+				return nil, err
+			}
+		}
+		if opts != nil {
+			if err := d.Decode(opts, step, path+"."+name); err != nil {
+				return nil, err
+			}
+		}
+		p.Steps = append(p.Steps, &PlanStep{Index: i, Path: path, Line: n.Line, Kind: kind, Step: step})
+	}
+	// A section no step uses (a step commented out) is still checked, so
+	// that its mistakes do not wait for the day it is used.
+	for name := range sectionKeys {
+		if !used[name] {
+			if err := d.Decode(sections[name], lookupKind(name).New(), name); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	// Targets: the explicit ones, then the matrix's.
+	for i, t := range pf.Targets {
+		t.Path = fmt.Sprintf("targets[%d]", i)
+		if err := t.finish(d, p); err != nil {
+			return nil, err
+		}
+		p.Targets = append(p.Targets, t)
+	}
+	if pf.Matrix != nil && !isNull(pf.Matrix) {
+		ts, err := expandMatrix(d, p, pf.Matrix)
+		if err != nil {
+			return nil, err
+		}
+		p.Targets = append(p.Targets, ts...)
+	}
+	if len(p.Targets) == 0 {
+		return nil, d.Errorf(root, "targets", "required: at least one target (targets: or matrix:)")
+	}
+	if err := p.checkTargets(d); err != nil {
+		return nil, err
+	}
+	if p.Baseline == "" {
+		p.Baseline = p.Targets[0].Name
+	} else if p.Target(p.Baseline) == nil {
+		return nil, d.Errorf(valueNode(root, "baseline"), "baseline", "no target named %q%s", p.Baseline, suggest(p.Baseline, p.TargetNames()))
+	}
+	for _, s := range p.Steps {
+		if err := s.Step.Prepare(p); err != nil {
+			return nil, d.Errorf(&yaml.Node{Line: s.Line}, s.Path+"."+s.Kind.Name, "%v", err)
+		}
+	}
+	// Managed instances accept connections for the largest step.
+	conns := 0
+	for _, s := range p.Steps {
+		if c, ok := s.Step.(ConnectionUser); ok {
+			conns = max(conns, c.Connections(p))
+		}
+	}
+	for _, t := range p.Targets {
+		t.sizeConnections(conns)
+	}
+	return p, nil
+}
+
+// stepEntry reads one entry of steps: a kind name, or a mapping of one
+// kind name to that step's options.
+func stepEntry(d *Decoder, n *yaml.Node, path string) (string, *yaml.Node, error) {
+	switch {
+	case n.Kind == yaml.ScalarNode && !isNull(n):
+		return n.Value, nil, nil
+	case n.Kind == yaml.MappingNode && len(n.Content) == 2:
+		return n.Content[0].Value, n.Content[1], nil
+	}
+	return "", nil, d.Errorf(n, path, "want a step name (build, profile, ...) or one step name with its options, got %s", describe(n))
+}
+
+func topLevelNames() []string {
+	names := slices.Sorted(mapKeys(yamlFields(reflect.TypeFor[planFile]())))
+	return slices.Concat(names, KindNames())
+}
+
+// resolve makes a path in the plan absolute against the plan's directory.
+func (p *Plan) resolve(path string) string {
+	if path == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(p.Dir, path)
+}
+
+// Target returns the target of that name, nil when there is none.
+func (p *Plan) Target(name string) *TargetSpec {
+	for _, t := range p.Targets {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// TargetNames lists the targets' names in plan order.
+func (p *Plan) TargetNames() []string {
+	out := make([]string, len(p.Targets))
+	for i, t := range p.Targets {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// checkTargets refuses duplicate names and two targets on one database.
+func (p *Plan) checkTargets(d *Decoder) error {
+	names := map[string]*TargetSpec{}
+	places := map[string]*TargetSpec{}
+	for _, t := range p.Targets {
+		if o := names[t.Name]; o != nil {
+			return d.Errorf(&yaml.Node{Line: t.Line}, t.Path, "target name %q is also used by %s", t.Name, o.Path)
+		}
+		names[t.Name] = t
+		place := t.place()
+		if o := places[place]; o != nil && place != "" {
+			return d.Errorf(&yaml.Node{Line: t.Line}, t.Path,
+				"target %s uses the same database as %s (%s): each target needs its own", t.Name, o.Name, place)
+		}
+		places[place] = t
+	}
+	return nil
+}
+
+// valueNode returns the value of key in mapping n, nil when absent.
+func valueNode(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func orRoot(n, root *yaml.Node) *yaml.Node {
+	if n != nil {
+		return n
+	}
+	return root
+}

@@ -1,0 +1,250 @@
+package experiment
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const goodPlan = `# a comparison of two SQLite files and a matrix of managed instances
+name: tiers
+warehouses: 2
+build:
+  workers: 2
+  drop: true
+profile:
+  vus: [1, 2, 4]
+  rampup: 5s
+  duration: 20s
+  repeat: 2
+  interleave: true
+baseline: disk-256MB-none
+targets:
+  - name: file-a
+    url: sqlite:a.db
+  - name: file-b
+    url: sqlite:/var/tmp/b.db
+matrix:
+  engine: postgres
+  memory: 128MB
+  settings: {synchronous_commit: "on"}
+  axes:
+    data_dir: [/dev/shm/oltplab, /var/tmp/disk]
+    memory: [64MB, 256MB]
+    io_limit:
+      - {}
+      - {name: hdd, value: {read_iops: 200, write_iops: 150}}
+  name: "{data_dir}-{memory}-{io_limit}"
+steps:
+  - build
+  - profile
+  - profile: {vus: fib:8, repeat: 1}
+`
+
+func TestDecodeGoodPlan(t *testing.T) {
+	p, err := Decode("/plans/tiers.yaml", []byte(goodPlan))
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	if p.Name != "tiers" || p.Warehouses != 2 || p.Baseline != "disk-256MB-none" {
+		t.Errorf("got name %q, warehouses %d, baseline %q", p.Name, p.Warehouses, p.Baseline)
+	}
+	var names []string
+	for _, tg := range p.Targets {
+		names = append(names, tg.Name)
+	}
+	// data_dir labels: last path elements (oltplab, disk); the first axis
+	// varies slowest.
+	want := []string{"file-a", "file-b",
+		"oltplab-64MB-none", "oltplab-64MB-hdd", "oltplab-256MB-none", "oltplab-256MB-hdd",
+		"disk-64MB-none", "disk-64MB-hdd", "disk-256MB-none", "disk-256MB-hdd"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("targets:\n got %v\nwant %v", names, want)
+	}
+	a := p.Targets[0]
+	if got, want := a.SQLiteFile(), "/plans/a.db"; got != want {
+		t.Errorf("relative sqlite path: got %s, want %s (resolved against the plan's directory)", got, want)
+	}
+	hdd := p.Target("disk-256MB-hdd")
+	if hdd == nil {
+		t.Fatal("no target disk-256MB-hdd")
+	}
+	in := hdd.Instance
+	if in.DataDir != "/var/tmp/disk/disk-256MB-hdd" || in.Memory != 256<<20 || in.IOLimit.WriteIOPS != 150 ||
+		in.IOLimit.ReadIOPS != 200 || in.Settings["synchronous_commit"] != "on" || in.Engine != "postgres" || in.Name != hdd.Name {
+		t.Errorf("matrix target: got %+v", in)
+	}
+	if hdd.Axes["io_limit"] != "hdd" || hdd.Axes["memory"] != "256MB" {
+		t.Errorf("axes: got %v", hdd.Axes)
+	}
+	// Every managed instance accepts the largest step's connections: 8 VUs
+	// (fib:8 is 1,2,3,5,8) plus the counter connection.
+	if got := hdd.Instance.MaxConnections; got != 9 {
+		t.Errorf("max_connections: got %d, want 9", got)
+	}
+	if len(p.Steps) != 3 {
+		t.Fatalf("steps: got %d, want 3", len(p.Steps))
+	}
+	prof := p.Steps[1].Step.(*profileStep)
+	if prof.Repeat != 2 || prof.Duration != 20*time.Second || !prof.Interleave || prof.VUs.Spec != "1,2,4" {
+		t.Errorf("profile step: got %+v", prof)
+	}
+	second := p.Steps[2].Step.(*profileStep)
+	if second.Repeat != 1 || second.VUs.Spec != "fib:8" || second.Duration != 20*time.Second {
+		t.Errorf("second profile step: got %+v, want the section's options with its own vus and repeat", second)
+	}
+	units := p.Schedule()
+	if got, want := len(units), 3*len(p.Targets); got != want {
+		t.Fatalf("schedule: got %d units, want %d", got, want)
+	}
+	if units[0].TargetName() != "file-a" || units[2].TargetName() != "file-a" || units[3].TargetName() != "file-b" {
+		t.Errorf("schedule is not target by target: %s %s %s", units[0].TargetName(), units[2].TargetName(), units[3].TargetName())
+	}
+	if p.Estimate() <= 0 {
+		t.Errorf("estimate: got %s", p.Estimate())
+	}
+}
+
+// TestDecodeBadPlans: each mistake gives one PlanError at its line, with
+// the field's path.
+func TestDecodeBadPlans(t *testing.T) {
+	base := func(extra string) string {
+		return "name: t\nwarehouses: 1\nsteps: [build]\ntargets:\n  - name: a\n    url: sqlite:a.db\n" + extra
+	}
+	cases := []struct {
+		name, src string
+		line      int
+		path      string
+		msg       string
+	}{
+		{"syntax", "name: t\n\tbad: tab\n", 2, "", "not valid YAML"},
+		{"empty", "", 0, "", "empty"},
+		{"not a mapping", "- a\n- b\n", 1, "", "a plan is a mapping"},
+		{"unknown top-level field", base("warehouse: 3\n"), 7, "warehouse", "did you mean warehouses"},
+		{"wrong type", strings.Replace(base(""), "warehouses: 1", "warehouses: many", 1), 2, "warehouses", "want a whole number"},
+		{"missing name", "warehouses: 1\nsteps: [build]\ntargets: [{name: a, url: 'sqlite:a.db'}]\n", 1, "name", "required"},
+		{"bad name", strings.Replace(base(""), "name: t", "name: a b", 1), 1, "name", "want 1-32 letters"},
+		{"no warehouses", "name: t\nsteps: [build]\ntargets: [{name: a, url: 'sqlite:a.db'}]\n", 1, "warehouses", "required"},
+		{"unknown field in target", base("  - name: b\n    url: sqlite:b.db\n    cpu: 1\n"), 9, "targets[1].cpu", "did you mean cpus"},
+		{"wrong type in target", base("  - name: b\n    engine: postgres\n    data_dir: [x]\n"), 9, "targets[1].data_dir", "want a single value"},
+		{"io_limit type", base("  - name: b\n    engine: postgres\n    data_dir: /x\n    io_limit: {write_iops: lots}\n"), 10, "targets[1].io_limit.write_iops", "want a whole number"},
+		{"url and engine", base("  - name: b\n    url: sqlite:b.db\n    engine: postgres\n"), 7, "targets[1]", "one or the other"},
+		{"neither url nor engine", base("  - name: b\n"), 7, "targets[1]", "want url"},
+		{"unknown scheme", base("  - name: b\n    url: oracle://x@h/db\n"), 7, "targets[1].url", "unknown target scheme"},
+		{"duplicate target", base("  - name: a\n    url: sqlite:c.db\n"), 7, "targets[1]", "also used by targets[0]"},
+		{"same database", base("  - name: b\n    url: sqlite:a.db\n"), 7, "targets[1]", "same database as a"},
+		{"unknown step", strings.Replace(base(""), "[build]", "[build, profil]", 1), 3, "steps[1]", "did you mean profile"},
+		{"unused section checked", base("profile:\n  vus: [1]\n  duraton: 5s\n"), 9, "profile.duraton", "did you mean duration"},
+		{"unknown profile option", strings.Replace(base("profile:\n  vus: [1]\n  ramp: 5s\n"), "[build]", "[build, profile]", 1), 9, "profile.ramp", "did you mean rampup"},
+		{"bad duration", strings.Replace(base("profile:\n  vus: [1]\n  duration: 5\n"), "[build]", "[build, profile]", 1), 9, "profile.duration", "want a duration"},
+		{"bad vus", strings.Replace(base("profile:\n  vus: fib:0\n"), "[build]", "[build, profile]", 1), 8, "profile.vus", "fib"},
+		{"vus missing", strings.Replace(base(""), "[build]", "[build, profile]", 1), 3, "steps[1].profile", "vus is required"},
+		{"bad step option", strings.Replace(base(""), "[build]", "[build, {profile: {vus: [1], repeat: x}}]", 1), 3, "steps[1].profile.repeat", "want a whole number"},
+		{"unknown baseline", base("baseline: c\n"), 7, "baseline", "no target named"},
+		{"no targets", "name: t\nwarehouses: 1\nsteps: [build]\n", 1, "targets", "at least one target"},
+		{"no steps", "name: t\nwarehouses: 1\ntargets: [{name: a, url: 'sqlite:a.db'}]\n", 1, "steps", "required"},
+		{"matrix without engine", base("matrix:\n  axes: {memory: [1MB]}\n"), 8, "matrix.engine", "required"},
+		{"matrix unknown axis", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes: {colour: [red]}\n"), 10, "matrix.axes.colour", "not an axis"},
+		{"matrix axis not a list", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes: {memory: 1MB}\n"), 10, "matrix.axes.memory", "want a list"},
+		{"matrix unnamed mapping", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes:\n    io_limit: [{read_iops: 5}]\n"), 11, "matrix.axes.io_limit[0]", "give this value a label"},
+		{"matrix name collision", base("matrix:\n  engine: postgres\n  data_dir: /x\n  name: \"{memory}\"\n  axes:\n    memory: [1MB, 2MB]\n    cpus: ['0', '1']\n"), 10, "matrix.name", "two targets get the name"},
+		{"matrix unknown placeholder", base("matrix:\n  engine: postgres\n  data_dir: /x\n  name: \"{mem}\"\n  axes:\n    memory: [1MB]\n"), 10, "matrix.name", "not an axis"},
+		{"matrix no data_dir", base("matrix:\n  engine: postgres\n  axes:\n    memory: [1MB]\n"), 8, "matrix.data_dir", "required"},
+		{"matrix bad axis value type", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes:\n    max_connections: [1]\n"), 11, "matrix.axes.max_connections", "not an axis"},
+		{"duplicate key", base("name: u\n"), 7, "name", "given twice"},
+		{"unknown prices field", base("  - name: b\n    url: sqlite:b.db\n    prices:\n      currency: USD\n      colour: red\n"), 11, "targets[1].prices.colour", "unknown field"},
+		{"bad prices", base("  - name: b\n    url: sqlite:b.db\n    prices:\n      currency: USD\n      years: 0\n"), 11, "targets[1].prices.years", "at least 1"},
+		{"matrix bad prices", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes: {memory: [1MB]}\n  prices: {years: 1}\n"), 11, "matrix.prices.currency", "required"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Decode("plan.yaml", []byte(c.src))
+			var pe *PlanError
+			if !errors.As(err, &pe) {
+				t.Fatalf("got %v, want a *PlanError", err)
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error spans lines: %q", msg)
+			}
+			if pe.Line != c.line || pe.Path != c.path || !strings.Contains(msg, c.msg) {
+				t.Errorf("got %q (line %d, path %q), want line %d, path %q, containing %q", msg, pe.Line, pe.Path, c.line, c.path, c.msg)
+			}
+			if !strings.HasPrefix(msg, "plan.yaml:") {
+				t.Errorf("error does not start with the file: %q", msg)
+			}
+		})
+	}
+}
+
+func TestSyntaxErrorIsTyped(t *testing.T) {
+	_, err := Decode("p.yaml", []byte("a: [1, 2\n"))
+	if !errors.Is(err, ErrPlanSyntax) {
+		t.Errorf("got %v, want ErrPlanSyntax", err)
+	}
+	_, err = Decode("p.yaml", []byte("name: t\nwarehouse: 1\n"))
+	if errors.Is(err, ErrPlanSyntax) {
+		t.Errorf("an unknown field is not a syntax error: %v", err)
+	}
+}
+
+func TestMatrixDirectoryLabels(t *testing.T) {
+	src := `name: m
+warehouses: 1
+steps: [build]
+matrix:
+  engine: postgres
+  axes:
+    data_dir: [/dev/shm/x, /var/tmp/x, {name: fast, value: /mnt/nvme}]
+`
+	p, err := Decode(filepath.Join(t.TempDir(), "m.yaml"), []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(p.TargetNames(), " ")
+	if want := "dev-shm-x var-tmp-x fast"; got != want {
+		t.Errorf("got %q, want %q (same last element: whole paths)", got, want)
+	}
+	if got, want := p.Targets[2].Instance.DataDir, "/mnt/nvme/fast"; got != want {
+		t.Errorf("data dir: got %s, want %s", got, want)
+	}
+}
+
+// TestExampleDecodes: the commented plan of `experiment --help` is a
+// valid plan.
+func TestExampleDecodes(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "bench.password"), []byte("pw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Decode(filepath.Join(dir, "example.yaml"), []byte(Example))
+	if err != nil {
+		t.Fatalf("the help's example: %v", err)
+	}
+	if got := strings.Join(p.TargetNames(), " "); got != "tmpfs disk remote cpu0-none cpu0-hdd cpu0-1-none cpu0-1-hdd" {
+		t.Errorf("targets: got %q", got)
+	}
+}
+
+// TestExamplesDecode: the plans in examples/ stay valid plans.
+func TestExamplesDecode(t *testing.T) {
+	for _, name := range []string{"storage-tiers.yaml", "memory.yaml", "cores.yaml"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join("..", "..", "examples", name)
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Decode(path, src)
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if len(p.Targets) < 2 || p.Estimate() > 10*time.Minute {
+				t.Errorf("%s: %d targets, estimated %s; want a comparison within 10 minutes", name, len(p.Targets), p.Estimate())
+			}
+		})
+	}
+}

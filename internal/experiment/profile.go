@@ -1,0 +1,250 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/driver"
+	"github.com/oltplab/oltplab/internal/profile"
+	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/results"
+	"github.com/oltplab/oltplab/internal/scenario"
+)
+
+func init() {
+	Register(Kind{Name: "profile", Scope: PerTarget,
+		Summary: "a virtual-user sweep with repeats, as `oltplab run` (options: vus, rampup, duration, grace, repeat, interleave, reset_between, checkpoint_before, client_sql, all_warehouses, max_retries, seed)",
+		New: func() Step {
+			d := driver.Defaults()
+			return &profileStep{Rampup: d.Rampup, Duration: d.Duration, Grace: d.Grace, Repeat: 1, MaxRetries: d.MaxRetries}
+		}})
+}
+
+// profileStep is `oltplab run` on one target: the same scenario code
+// (scenario.Env.Profile), one stored profile per target.
+//
+//	profile:
+//	  vus: [1, 2, 4]          # or "fib:13", "pow2:8", "1,2,4"
+//	  rampup: 10s
+//	  duration: 30s
+//	  repeat: 2
+//	  interleave: true
+//	  checkpoint_before: true
+//	  reset_between: false
+type profileStep struct {
+	VUs              VUs           `yaml:"vus"`
+	Rampup           time.Duration `yaml:"rampup"`
+	Duration         time.Duration `yaml:"duration"`
+	Grace            time.Duration `yaml:"grace"`
+	Repeat           int           `yaml:"repeat"`
+	Interleave       bool          `yaml:"interleave"`
+	ResetBetween     bool          `yaml:"reset_between"`
+	CheckpointBefore bool          `yaml:"checkpoint_before"`
+	ClientSQL        bool          `yaml:"client_sql"`
+	AllWarehouses    bool          `yaml:"all_warehouses"`
+	MaxRetries       int           `yaml:"max_retries"`
+	Seed             uint64        `yaml:"seed"`
+
+	experiment string // the plan's name, for labels
+}
+
+// VUs is a virtual-user sequence: a list of counts, one count, or a
+// sequence as `oltplab run --vus` takes it (fib:89, pow2:128,
+// geo:256:1024:1.41, "1,2,4").
+type VUs struct {
+	Steps []int
+	Spec  string // as written
+}
+
+// DecodeNode reads a list of counts or a sequence string.
+func (v *VUs) DecodeNode(d *Decoder, n *yaml.Node, path string) error {
+	var spec string
+	switch {
+	case n.Kind == yaml.SequenceNode:
+		var parts []string
+		for i, c := range n.Content {
+			var x int
+			if err := d.Decode(c, &x, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+			parts = append(parts, strconv.Itoa(x))
+		}
+		spec = strings.Join(parts, ",")
+	case n.Kind == yaml.ScalarNode && !isNull(n):
+		spec = n.Value
+	default:
+		return d.Errorf(n, path, "want a list of virtual-user counts or a sequence such as fib:13, got %s", describe(n))
+	}
+	steps, err := profile.ParseVUs(spec)
+	if err != nil {
+		return d.Errorf(n, path, "%v", err)
+	}
+	v.Steps, v.Spec = steps, spec
+	return nil
+}
+
+// profileProgress is what a profile step saves as soon as its profile
+// exists: a resumed attempt continues that profile with the same seeds.
+type profileProgress struct {
+	ProfileID int64  `json:"profile_id"`
+	Seed      uint64 `json:"seed"`
+}
+
+func (s *profileStep) Prepare(p *Plan) error {
+	if len(s.VUs.Steps) == 0 {
+		return fmt.Errorf("vus is required (e.g. vus: [1, 2, 4] or vus: fib:13)")
+	}
+	if s.Repeat < 1 {
+		return fmt.Errorf("repeat must be at least 1, got %d", s.Repeat)
+	}
+	d := s.driverOptions()
+	d.VUs = s.VUs.Steps[0]
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	s.experiment = p.Name
+	return nil
+}
+
+func (s *profileStep) driverOptions() driver.Options {
+	d := driver.Defaults()
+	d.Rampup, d.Duration, d.Grace = s.Rampup, s.Duration, s.Grace
+	d.AllWarehouses, d.MaxRetries, d.Seed = s.AllWarehouses, s.MaxRetries, s.Seed
+	if s.ClientSQL {
+		d.Style = dialect.StyleClientSQL
+	}
+	return d
+}
+
+func (s *profileStep) Describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "profile %s VUs", s.VUs.Spec)
+	if s.Repeat > 1 {
+		fmt.Fprintf(&b, " × %d repeats", s.Repeat)
+		if s.Interleave {
+			b.WriteString(" (interleaved)")
+		}
+	}
+	fmt.Fprintf(&b, ", ramp-up %s, %s measured", s.Rampup, s.Duration)
+	if s.CheckpointBefore {
+		b.WriteString(", checkpoint before each")
+	}
+	if s.ResetBetween {
+		b.WriteString(", reset between")
+	}
+	return b.String()
+}
+
+func (s *profileStep) Connections(*Plan) int {
+	m := 0
+	for _, v := range s.VUs.Steps {
+		m = max(m, v)
+	}
+	return m + 1 // the virtual users and the connection that reads NOPM
+}
+
+// hygieneSeconds is a rough allowance for a checkpoint or reset per run.
+const hygieneSeconds = 5
+
+func (s *profileStep) Estimate(p *Plan, t *TargetSpec) time.Duration {
+	per := s.Rampup + s.Duration + time.Second // sessions, counters, storing
+	if s.CheckpointBefore {
+		per += hygieneSeconds * time.Second
+	}
+	if s.ResetBetween {
+		per += hygieneSeconds * time.Second
+	}
+	return time.Duration(len(s.VUs.Steps)*s.Repeat) * per
+}
+
+func (s *profileStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
+	var prev profileProgress
+	if len(x.Progress) > 0 {
+		if err := json.Unmarshal(x.Progress, &prev); err != nil {
+			return Outcome{}, fmt.Errorf("read the progress of the interrupted profile: %w", err)
+		}
+	}
+	d := s.driverOptions()
+	switch {
+	case prev.ProfileID != 0:
+		d.Seed = prev.Seed // the continued profile keeps its seeds
+	case d.Seed == 0:
+		d.Seed = drawSeed()
+	}
+	o := scenario.ProfileOptions{
+		Label: s.experiment + "/" + x.Target.Spec.Name, Steps: s.VUs.Steps, VUsSpec: s.VUs.Spec,
+		Repeat: s.Repeat, Interleave: s.Interleave, Checkpoint: s.CheckpointBefore, Reset: s.ResetBetween,
+		Driver: d, Continue: prev.ProfileID,
+		Started: func(ctx context.Context, id int64) error {
+			return x.Save(ctx, profileProgress{ProfileID: id, Seed: d.Seed})
+		},
+	}
+	out, err := x.Env.Profile(ctx, x.Target.DB, x.Target.Target, o)
+	oc := Outcome{ProfileID: out.ID, RunIDs: out.Runs}
+	if err != nil {
+		return oc, err
+	}
+	p, perr := x.Env.Store.GetProfile(ctx, out.ID)
+	if perr == nil {
+		rp, rerr := results.Profile(ctx, x.Env.Store, p, false)
+		if rerr == nil && rp.Verdict.PeakVUs > 0 {
+			oc.Headline = fmt.Sprintf("peak NOPM %.0f at %d VUs", rp.Verdict.PeakNOPM, rp.Verdict.PeakVUs)
+		}
+	}
+	return oc, nil
+}
+
+// Section is the profile step's part of the report: every target's
+// profile overlaid, the baseline first, with the I/O caps a managed
+// instance was given.
+func (s *profileStep) Section(ctx context.Context, rc *ReportContext, index int) (report.Section, error) {
+	var sec report.Section
+	var missing []string
+	for _, u := range rc.inOrder(rc.Units(index)) {
+		p, ok := rc.Profile(u.Seq)
+		if !ok {
+			missing = append(missing, u.Target)
+			continue
+		}
+		rp, err := results.Profile(ctx, rc.Store, p, rc.IncludeSuspect)
+		if err != nil {
+			return sec, err
+		}
+		if len(rp.Steps) == 0 {
+			missing = append(missing, u.Target)
+			continue
+		}
+		rp.Label = u.Target
+		t, ok := rc.Target(u.Target)
+		if ok {
+			rp.Target = t.Display // a managed instance's URL names a port of one start
+		}
+		if ok && t.Instance != nil {
+			l := t.Instance.IOLimit
+			rp.Limits = map[string]float64{}
+			if l.ReadIOPS > 0 {
+				rp.Limits["read_iops"] = float64(l.ReadIOPS)
+			}
+			if l.WriteIOPS > 0 {
+				rp.Limits["write_iops"] = float64(l.WriteIOPS)
+			}
+		}
+		sec.Profiles = append(sec.Profiles, rp)
+	}
+	var notes []string
+	if len(missing) > 0 {
+		notes = append(notes, "No measured run on "+strings.Join(missing, ", ")+".")
+	}
+	if len(sec.Profiles) > 0 && sec.Profiles[0].Label != rc.Params.Baseline {
+		notes = append(notes, fmt.Sprintf("The baseline %s has no measured run here: ratios are taken against %s.", rc.Params.Baseline, sec.Profiles[0].Label))
+	}
+	sec.Note = strings.Join(notes, " ")
+	return sec, nil
+}

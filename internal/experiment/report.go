@@ -1,0 +1,217 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/results"
+	"github.com/oltplab/oltplab/internal/scenario"
+	"github.com/oltplab/oltplab/internal/store"
+)
+
+// Reporter is implemented by a Step whose kind contributes a section to
+// the experiment's report.
+type Reporter interface {
+	Section(ctx context.Context, rc *ReportContext, index int) (report.Section, error)
+}
+
+// ReportContext is what a step's report section may read: the stored
+// experiment, its plan as understood (Params), its schedule and the
+// profiles and runs it measured, with the targets in report order (the
+// baseline first).
+type ReportContext struct {
+	Store      *store.Store
+	Experiment store.Experiment
+	Params     Params
+	Steps      []store.ExperimentStep
+	// Order is the targets' names, the baseline first, then plan order.
+	Order []string
+	// IncludeSuspect counts suspect runs in statistics, peaks and verdicts
+	// (they are always shown).
+	IncludeSuspect bool
+	// runs are the experiment's counting runs, newest first.
+	runs     []store.Run
+	profiles []store.Profile
+}
+
+// Units returns the stored (target, step) entries of the plan step index.
+func (rc *ReportContext) Units(index int) []store.ExperimentStep {
+	var out []store.ExperimentStep
+	for _, s := range rc.Steps {
+		if s.StepIndex == index {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Target returns the plan's description of a target.
+func (rc *ReportContext) Target(name string) (TargetParams, bool) {
+	for _, t := range rc.Params.Targets {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return TargetParams{}, false
+}
+
+// Runs returns the counting runs of one schedule entry, of one kind,
+// newest first.
+func (rc *ReportContext) Runs(seq int, kind store.Kind) []store.Run {
+	var out []store.Run
+	for _, r := range rc.runs {
+		if r.ExperimentSeq == seq && r.Kind == kind {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Profile returns the newest profile of one schedule entry.
+func (rc *ReportContext) Profile(seq int) (store.Profile, bool) {
+	for _, p := range rc.profiles {
+		if p.ExperimentSeq == seq {
+			return p, true
+		}
+	}
+	return store.Profile{}, false
+}
+
+// inOrder sorts schedule entries by the report's target order.
+func (rc *ReportContext) inOrder(units []store.ExperimentStep) []store.ExperimentStep {
+	units = slices.Clone(units)
+	slices.SortStableFunc(units, func(a, b store.ExperimentStep) int {
+		return slices.Index(rc.Order, a.Target) - slices.Index(rc.Order, b.Target)
+	})
+	return units
+}
+
+// Report reads experiment id from the store into the report model: its
+// targets (with the context recorded about each), its schedule, and one
+// section per step of its plan as the step's kind reports it. Suspect runs
+// are shown, and counted only with includeSuspect.
+func Report(ctx context.Context, st *store.Store, id int64, includeSuspect bool) (report.Input, error) {
+	e, err := st.GetExperiment(ctx, id)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return report.Input{}, &results.RefError{What: "experiment", Ref: strconv.FormatInt(id, 10), Err: errors.New("no experiment with that id (see `oltplab experiment list`)")}
+		}
+		return report.Input{}, &scenario.StoreError{Op: "read the experiment", Err: err}
+	}
+	rc := &ReportContext{Store: st, Experiment: e, IncludeSuspect: includeSuspect}
+	if err := json.Unmarshal(e.Params, &rc.Params); err != nil {
+		return report.Input{}, &scenario.StoreError{Op: fmt.Sprintf("decode the plan of experiment %d", id), Err: err}
+	}
+	if rc.Steps, err = st.ExperimentSteps(ctx, id); err != nil {
+		return report.Input{}, &scenario.StoreError{Op: "read the experiment's steps", Err: err}
+	}
+	if rc.runs, err = st.ListRuns(ctx, store.RunFilter{ExperimentID: id, Counting: true}); err != nil {
+		return report.Input{}, &scenario.StoreError{Op: "read the experiment's runs", Err: err}
+	}
+	if rc.profiles, err = st.ListProfiles(ctx, store.ProfileFilter{ExperimentID: id}); err != nil {
+		return report.Input{}, &scenario.StoreError{Op: "read the experiment's profiles", Err: err}
+	}
+	p := rc.Params
+	rc.Order = []string{p.Baseline}
+	for _, t := range p.Targets {
+		if t.Name != p.Baseline {
+			rc.Order = append(rc.Order, t.Name)
+		}
+	}
+	out := &report.Experiment{ID: e.ID, Name: e.Name, Description: p.Description, Status: string(e.Status), Baseline: p.Baseline}
+	for _, name := range rc.Order {
+		t, _ := rc.Target(name)
+		out.Targets = append(out.Targets, report.ExperimentTarget{Name: t.Name, Display: t.Display, Dialect: t.Dialect,
+			Context: rc.targetContext(t)})
+	}
+	for _, s := range rc.Steps {
+		var oc Outcome
+		if len(s.Outcome) > 0 {
+			_ = json.Unmarshal(s.Outcome, &oc) // a headline is a nicety
+		}
+		out.Schedule = append(out.Schedule, report.ScheduleEntry{Seq: s.Seq, Target: s.Target, Step: s.Kind, State: string(s.State),
+			Attempts: s.Attempts, Headline: oc.Headline, Error: s.Error})
+	}
+	for i, sp := range p.Steps {
+		title := fmt.Sprintf("Step %d: %s", i+1, sp.Describe)
+		kind := lookupKind(sp.Kind)
+		var sec report.Section
+		if kind != nil {
+			if r, ok := kind.New().(Reporter); ok {
+				if sec, err = r.Section(ctx, rc, i); err != nil {
+					return report.Input{}, err
+				}
+			}
+		}
+		sec.Title, sec.Kind = title, sp.Kind
+		out.Sections = append(out.Sections, sec)
+	}
+	return report.Input{Experiment: out}, nil
+}
+
+// ignoredContext are recorded facts that differ between any two targets
+// without saying anything about them: ids, times, seeds, ports, pids,
+// the tool, and paths that hold the target's name (the storage under
+// them is recorded on its own).
+var ignoredContext = []string{"experiment.", "tool.", "notes.", "schema.", "database.target",
+	"instance.id", "instance.server.pid", "instance.server.port", "instance.started", "instance.restarts",
+	"instance.engine_dir", "instance.wal_dir", "instance.controls", "instance.notes",
+	"instance.spec.name", "instance.spec.data_dir", "instance.spec.wal_dir", "storage.Path",
+	// Files and sockets in the instance's private run directory.
+	"instance.settings.port", "instance.settings.hba_file", "instance.settings.ident_file",
+	"instance.settings.unix_socket_directories", "instance.settings.socket", "instance.settings.pid_file",
+	// The data device again (storage.* has it; instance.devices.wal stays).
+	"instance.devices.data."}
+
+func ignored(key string) bool {
+	for _, p := range ignoredContext {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return strings.HasSuffix(key, ".Path") || strings.HasSuffix(key, "data_directory")
+}
+
+// targetContext is what was recorded about a target, flattened: the
+// instance it was given (from the plan) and the context of its first
+// counting run (host, storage, database version and settings).
+func (rc *ReportContext) targetContext(t TargetParams) map[string]string {
+	out := map[string]string{}
+	if t.Instance != nil {
+		// As the instance's description records it (a run's context
+		// replaces it with the description itself).
+		for k, v := range results.Flatten(scenario.JSON(t.Instance)) {
+			out["instance.spec."+k] = v
+		}
+	}
+	seqs := map[int]bool{}
+	for _, s := range rc.Steps {
+		if s.Target == t.Name {
+			seqs[s.Seq] = true
+		}
+	}
+	var first *store.Run
+	for i := len(rc.runs) - 1; i >= 0; i-- {
+		r := &rc.runs[i]
+		if seqs[r.ExperimentSeq] && (first == nil || r.Kind == store.KindRun && first.Kind != store.KindRun) {
+			first = r
+		}
+	}
+	if first != nil {
+		for k, v := range results.Flatten(first.Context) {
+			out[k] = v
+		}
+	}
+	for k := range out {
+		if ignored(k) {
+			delete(out, k)
+		}
+	}
+	return out
+}

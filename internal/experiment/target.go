@@ -1,0 +1,238 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/oltplab/oltplab/internal/cost"
+	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/sampler"
+	"github.com/oltplab/oltplab/internal/scenario"
+)
+
+// TargetSpec is one target of a plan: an external database (url) or a
+// managed instance oltplab starts itself (engine, data_dir and the
+// instance's other fields), with optional prices for the cost model.
+type TargetSpec struct {
+	Name string `yaml:"name"`
+	// URL names an external database: postgres://, mysql:// or sqlite:PATH.
+	URL string `yaml:"url"`
+	// PasswordFile holds the password of URL on its first line.
+	PasswordFile string `yaml:"password_file"`
+	// Instance describes a managed instance (when URL is empty).
+	Instance InstanceSpec `yaml:",inline"`
+	// Prices is what the target costs, for the cost model (optional).
+	Prices *cost.Prices `yaml:"prices"`
+
+	// Path and Line place the target in the plan, for errors.
+	Path string `yaml:"-"`
+	Line int    `yaml:"-"`
+	// Axes are the matrix values that made this target (axis -> label);
+	// nil for a target written out.
+	Axes map[string]string `yaml:"-"`
+	// parsed is URL parsed (zero for a managed instance).
+	parsed dialect.Target
+	// node is the mapping the target was written in (the matrix's for a
+	// matrix target), to place errors in its prices.
+	node *yaml.Node
+}
+
+// DecodeNode decodes a target, remembering its line.
+func (t *TargetSpec) DecodeNode(d *Decoder, n *yaml.Node, path string) error {
+	type plain TargetSpec // without this method
+	t.Line, t.node = n.Line, n
+	return d.Decode(n, (*plain)(t), path)
+}
+
+// Managed reports whether oltplab starts this target itself.
+func (t *TargetSpec) Managed() bool { return t.URL == "" }
+
+// Secret is the password given for the target's URL ("" when none).
+func (t *TargetSpec) Secret() string { return t.parsed.Password.Reveal() }
+
+// Display is the target as results show it: its redacted URL, or its
+// engine and data directory.
+func (t *TargetSpec) Display() string {
+	if t.Managed() {
+		return fmt.Sprintf("%s on %s (managed)", t.Instance.Engine, t.Instance.DataDir)
+	}
+	return t.parsed.String()
+}
+
+// checkPrices validates the target's prices, placing an error at its
+// field's line.
+func (t *TargetSpec) checkPrices(d *Decoder) error {
+	if t.Prices == nil {
+		return nil
+	}
+	err := cost.Locate(t.Prices.Validate(), t.node)
+	var ce *cost.Error
+	if errors.As(err, &ce) {
+		return d.Errorf(&yaml.Node{Line: ce.Line}, t.Path+"."+ce.Field(), "%s", ce.Msg)
+	}
+	if err != nil {
+		return d.wrap(&yaml.Node{Line: t.Line}, t.Path+".prices", err)
+	}
+	return nil
+}
+
+// finish checks a written-out target and resolves its paths.
+func (t *TargetSpec) finish(d *Decoder, p *Plan) error {
+	at := &yaml.Node{Line: t.Line}
+	if err := t.checkPrices(d); err != nil {
+		return err
+	}
+	if t.Name == "" {
+		return d.Errorf(at, t.Path+".name", "required: the target's name (%s)", nameRule)
+	}
+	if !namePattern.MatchString(t.Name) {
+		return d.Errorf(at, t.Path+".name", "%q: %s", t.Name, nameRule)
+	}
+	if t.URL != "" {
+		if set := setFields(t.Instance); len(set) > 0 {
+			return d.Errorf(at, t.Path, "url names an external database; %s describe a managed instance: give one or the other", strings.Join(set, ", "))
+		}
+		raw := t.URL
+		if rest, ok := strings.CutPrefix(raw, "sqlite:"); ok {
+			raw = "sqlite:" + p.resolve(rest)
+		}
+		tg, err := dialect.ParseTarget(raw, p.resolve(t.PasswordFile))
+		if err != nil {
+			return d.Errorf(at, t.Path+".url", "%v", err)
+		}
+		if !slices.Contains(dialect.Schemes(), tg.Scheme) {
+			return d.Errorf(at, t.Path+".url", "%v %q (known: %s)", dialect.ErrUnknownScheme, tg.Scheme, strings.Join(dialect.Schemes(), ", "))
+		}
+		t.parsed = tg
+		return nil
+	}
+	if t.PasswordFile != "" {
+		return d.Errorf(at, t.Path+".password_file", "only for a url target (a managed instance makes its own password)")
+	}
+	if t.Instance.Engine == "" {
+		return d.Errorf(at, t.Path, "want url (an external database) or engine and data_dir (a managed instance)")
+	}
+	t.Instance.Name = t.Name
+	t.Instance.DataDir = p.resolve(t.Instance.DataDir)
+	t.Instance.WALDir = p.resolve(t.Instance.WALDir)
+	return nil
+}
+
+// place identifies the database a target uses, so that two targets do
+// not share one.
+func (t *TargetSpec) place() string {
+	if !t.Managed() {
+		return t.parsed.String()
+	}
+	return string(t.Instance.Engine) + ":" + t.Instance.DataDir
+}
+
+// sizeConnections makes a managed instance accept n client connections
+// unless the plan asks for more.
+func (t *TargetSpec) sizeConnections(n int) {
+	if t.Managed() && t.Instance.MaxConnections < n {
+		t.Instance.MaxConnections = n
+	}
+}
+
+// Running is a target ready to measure: its database open, and for a
+// managed instance, the server started.
+type Running struct {
+	Spec   *TargetSpec
+	DB     dialect.Database
+	Target dialect.Target
+	// Instance is the managed instance's description, recorded in the
+	// context of every result measured on it; nil for a URL target.
+	Instance any
+	// OwnIO reads the managed instance's own I/O counters (nil when they
+	// cannot be read: an embedded engine, no I/O cgroup).
+	OwnIO sampler.IOProbe
+	stop  func(ctx context.Context) error
+}
+
+// startTarget starts (managed) or opens (url) a target. secret is told
+// every password the target uses, for scrubbing.
+func startTarget(ctx context.Context, t *TargetSpec, log *slog.Logger, secret func(string)) (*Running, error) {
+	r := &Running{Spec: t, Target: t.parsed}
+	if t.Managed() {
+		var err error
+		if r, err = startManaged(ctx, t, log); err != nil {
+			return nil, fmt.Errorf("start target %s: %w", t.Name, err)
+		}
+	}
+	if secret != nil && r.Target.PasswordSet {
+		secret(r.Target.Password.Reveal())
+	}
+	db, err := dialect.Open(ctx, r.Target)
+	if err != nil {
+		if r.stop != nil {
+			err = errors.Join(err, r.stop(context.WithoutCancel(ctx)))
+		}
+		return nil, fmt.Errorf("open target %s: %w", t.Name, err)
+	}
+	r.DB = db
+	return r, nil
+}
+
+// Stop closes the database and stops a managed instance.
+func (r *Running) Stop(ctx context.Context) error {
+	var errs []error
+	if r.DB != nil {
+		if err := r.DB.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		r.DB = nil
+	}
+	if r.stop != nil {
+		if err := r.stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop target %s: %w", r.Spec.Name, err))
+		}
+		r.stop = nil
+	}
+	return errors.Join(errs...)
+}
+
+// setFields names the yaml fields of v (a struct) that are not zero.
+func setFields(v any) []string {
+	rv := reflect.ValueOf(v)
+	var out []string
+	for name, idx := range yamlFields(rv.Type()) {
+		if !rv.FieldByIndex(idx).IsZero() {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// engineDialects maps a managed engine to the dialect that talks to it.
+var engineDialects = map[string]string{"postgres": "postgres", "mariadb": "mysql", "sqlite": "sqlite"}
+
+// Dialect is the dialect the target is measured through ("postgres",
+// "mysql", "sqlite").
+func (t *TargetSpec) Dialect() string {
+	if t.Managed() {
+		return engineDialects[string(t.Instance.Engine)]
+	}
+	return t.parsed.Scheme
+}
+
+// LocalDir is the directory the target's data lives in when oltplab can
+// know it before starting: a managed instance's data_dir or a SQLite
+// file's directory; "" for a server.
+func (t *TargetSpec) LocalDir() string {
+	if t.Managed() {
+		return t.Instance.DataDir
+	}
+	if t.parsed.Scheme == "sqlite" {
+		return scenario.LocalDataDir(t.parsed, scenario.Placement{Local: true}, nil)
+	}
+	return ""
+}
