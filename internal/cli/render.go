@@ -186,6 +186,11 @@ func printSpecChecks(w io.Writer, s *driver.Spec, red func(string) string) {
 			value, limit = fmt.Sprintf("%.0f", c.Value), fmt.Sprintf("want %.0f", c.Limit)
 		case c.Unit == "%":
 			limit = fmt.Sprintf("at least %g%%", c.Limit)
+		case c.Name == "figures_agree":
+			value, limit = "no", "cross-check"
+			if c.Pass {
+				value = "yes"
+			}
 		case c.Name == "window_complete":
 			value, limit = fmt.Sprintf("%.1f s", c.Value), fmt.Sprintf("of %g s", c.Limit)
 		default:
