@@ -146,6 +146,31 @@ type Repeat struct {
 	Reasons []string `json:"suspect_reasons,omitempty"`
 	// Counted marks a suspect repeat the caller chose to summarise.
 	Counted bool `json:"counted,omitempty"`
+	// TPCC is the verdict of a run of the tpc-c mode; nil otherwise.
+	TPCC *TPCC `json:"tpcc,omitempty"`
+}
+
+// TPCC is the verdict of one run of the tpc-c mode: its New-Order rate
+// against the most its terminals could submit, and the checks a figure
+// must pass to be called tpmC (TpmC is set only when every one passed).
+type TPCC struct {
+	Terminals             int         `json:"terminals"`
+	NewOrdersPerMinute    float64     `json:"new_orders_per_minute"`
+	MaxNewOrdersPerMinute float64     `json:"max_new_orders_per_minute"`
+	EfficiencyPct         float64     `json:"efficiency_pct"`
+	TpmC                  *float64    `json:"tpmc,omitempty"`
+	Checks                []TPCCCheck `json:"checks"`
+}
+
+// TPCCCheck is one check of a tpc-c run: what was measured against its
+// limit, in Unit, from TPC-C clause Clause.
+type TPCCCheck struct {
+	Name   string  `json:"name"`
+	Clause string  `json:"clause,omitempty"`
+	Value  float64 `json:"value"`
+	Limit  float64 `json:"limit"`
+	Unit   string  `json:"unit,omitempty"`
+	Pass   bool    `json:"pass"`
 }
 
 // LatencyFigures are the latency percentiles of one transaction kind.

@@ -73,7 +73,8 @@ func Profile(ctx context.Context, st *store.Store, p store.Profile, includeSuspe
 		}
 		suspect := r.Status == store.StatusSuspect
 		s.repeats = append(s.repeats, report.Repeat{RunID: r.ID, NOPM: res.NOPM, TPM: res.TPM,
-			Partial: res.Partial || (r.Status != store.StatusOK && !suspect), Suspect: suspect, Reasons: res.Suspect})
+			Partial: res.Partial || (r.Status != store.StatusOK && !suspect), Suspect: suspect, Reasons: res.Suspect,
+			TPCC: tpccVerdict(res.Spec)})
 		s.ids = append(s.ids, r.ID)
 		if !res.Partial && (r.Status == store.StatusOK || suspect && includeSuspect) {
 			s.monitors = append(s.monitors, sum.Monitor)
@@ -144,4 +145,19 @@ func LoadProfiles(ctx context.Context, st *store.Store, refs []string, includeSu
 		ps = append(ps, p)
 	}
 	return ps, nil
+}
+
+// tpccVerdict is the report's form of a tpc-c run's verdict; nil for a
+// run of another mode.
+func tpccVerdict(s *driver.Spec) *report.TPCC {
+	if s == nil {
+		return nil
+	}
+	out := &report.TPCC{Terminals: s.Terminals, NewOrdersPerMinute: s.NewOrdersPerMinute,
+		MaxNewOrdersPerMinute: s.MaxNewOrdersPerMinute, EfficiencyPct: s.EfficiencyPct, TpmC: s.TpmC}
+	for _, c := range s.Checks {
+		out.Checks = append(out.Checks, report.TPCCCheck{Name: c.Name, Clause: c.Clause, Value: c.Value,
+			Limit: c.Limit, Unit: c.Unit, Pass: c.Pass})
+	}
+	return out
 }
