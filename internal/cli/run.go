@@ -46,7 +46,7 @@ func (o *runOptions) register(fs *flag.FlagSet, a *app) {
 	o.driver = d
 	o.target.register(fs, a.env)
 	o.results.register(fs, a.env)
-	fs.StringVar(&o.mode, "mode", driver.ModeTPROCC.String(), "`tproc-c`: virtual users back to back (or at --rate), NOPM and TPM; tpc-c: terminals with the specification's keying and think times, deferred Delivery, response-time constraints, tpmC")
+	fs.StringVar(&o.mode, "mode", driver.ModeTPROCC.String(), "`MODE`: tproc-c, virtual users back to back (or at --rate), NOPM and TPM; or tpc-c, terminals with the specification's keying and think times, deferred Delivery, response-time constraints, tpmC")
 	fs.StringVar(&o.vus, "vus", "", "tproc-c: virtual users, a number, a list `1,2,4` or a sequence fib:89, pow2:128, geo:256:1024:1.41 (each is one step; default "+defaultVUs+")")
 	fs.Float64Var(&o.driver.Rate, "rate", 0, "tproc-c: pace each virtual user at `R` transactions per second (latency counts from each scheduled start); 0: back to back")
 	fs.StringVar(&o.terminals, "terminals", "", "tpc-c: terminals, a number or a sequence as --vus (default: 10 per warehouse, the only count whose figure may be called tpmC)")
