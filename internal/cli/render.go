@@ -18,7 +18,7 @@ import (
 )
 
 // printRunResult renders one run's measurements as readable tables.
-func (a *app) printRunResult(r *driver.Result, id int64, storePath string, tg dialect.Target) {
+func (a *app) printRunResult(r *driver.Result, id int64, tg dialect.Target) {
 	w := a.out()
 	o := r.Options
 	state := ""
@@ -86,10 +86,9 @@ func (a *app) printRunResult(r *driver.Result, id int64, storePath string, tg di
 	if p := r.Pacing; p != nil {
 		printPacing(w, p, o)
 	}
-	if r.Dialect == "sqlite" {
+	if r.EmbeddedDatabase {
 		fmt.Fprintf(w, "        (embedded SQLite runs inside oltplab: its CPU includes the database's work)\n")
 	}
-	fmt.Fprintf(w, "stored as run %d in %s\n", id, storePath)
 }
 
 // auditVerdict judges one audit figure. A mix share below its clause

@@ -3,9 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
@@ -26,6 +27,7 @@ type runOptions struct {
 	mode       string
 	vus        string
 	terminals  string
+	vusGiven   bool // --vus was given, not defaulted
 	steps      []int
 	repeat     int
 	interleave bool
@@ -41,27 +43,27 @@ type runOptions struct {
 	driver            driver.Options
 }
 
-func (o *runOptions) register(fs *flag.FlagSet, a *app) {
+func (o *runOptions) register(fs *pflag.FlagSet, a *app) {
 	d := driver.Defaults()
 	o.driver = d
 	o.target.register(fs, a.env)
 	o.results.register(fs, a.env)
 	fs.StringVar(&o.mode, "mode", driver.ModeTPROCC.String(), "`MODE`: tproc-c, virtual users back to back (or at --rate), NOPM and TPM; or tpc-c, terminals with the specification's keying and think times, deferred Delivery, response-time constraints, tpmC")
-	fs.StringVar(&o.vus, "vus", "", "tproc-c: virtual users, a number, a list `1,2,4` or a sequence fib:89, pow2:128, geo:256:1024:1.41 (each is one step; default "+defaultVUs+")")
-	fs.Float64Var(&o.driver.Rate, "rate", 0, "tproc-c: pace each virtual user at `R` transactions per second (latency counts from each scheduled start); 0: back to back")
-	fs.StringVar(&o.terminals, "terminals", "", "tpc-c: terminals, a number or a sequence as --vus (default: 10 per warehouse, the only count whose figure may be called tpmC)")
-	fs.IntVar(&o.driver.Sessions, "sessions", 0, fmt.Sprintf("tpc-c: sessions the terminals share while they key and think (default: one per terminal, at most %d)", driver.DefaultSessionsMax))
-	fs.IntVar(&o.driver.DeliverySessions, "delivery-sessions", 0, fmt.Sprintf("tpc-c: sessions that execute the deferred Deliveries (default: one per %d terminals)", driver.DeliveryTerminalsPerSession))
-	fs.DurationVar(&o.driver.Rampup, "rampup", d.Rampup, "ramp-up before each measured window (executed, not measured)")
-	fs.DurationVar(&o.driver.Duration, "duration", d.Duration, "measured window of each step")
-	fs.DurationVar(&o.driver.Grace, "grace", d.Grace, "time in-flight transactions get to finish after the window (not measured)")
+	fs.StringVar(&o.vus, "vus", defaultVUs, "`VUS` (tproc-c): a number, a list 1,2,4 or a sequence fib:89, pow2:128, geo:256:1024:1.41 of virtual users (each is one step)")
+	fs.Float64Var(&o.driver.Rate, "rate", 0, "`RATE` (tproc-c): pace each virtual user at RATE transactions per second (latency counts from each scheduled start); 0: back to back")
+	fs.StringVar(&o.terminals, "terminals", "", "`TERMINALS` (tpc-c): a number or a sequence as --vus (default: 10 per warehouse, the only count whose figure may be called tpmC; any other is labelled non-conforming)")
+	fs.IntVar(&o.driver.Sessions, "sessions", 0, fmt.Sprintf("`N` (tpc-c): sessions the terminals share, each held only while a transaction runs (default: one per terminal, at most %d)", driver.DefaultSessionsMax))
+	fs.IntVar(&o.driver.DeliverySessions, "delivery-sessions", 0, fmt.Sprintf("`N` (tpc-c): sessions that execute the deferred Deliveries (default: one per %d terminals)", driver.DeliveryTerminalsPerSession))
+	fs.DurationVar(&o.driver.Rampup, "rampup", d.Rampup, "`DURATION` of the ramp-up before each measured window (executed, not measured)")
+	fs.DurationVar(&o.driver.Duration, "duration", d.Duration, "`DURATION` of the measured window of each step")
+	fs.DurationVar(&o.driver.Grace, "grace", d.Grace, "`DURATION` in-flight transactions get to finish after the window (not measured)")
 	fs.IntVar(&o.repeat, "repeat", 1, "run each step `N` times (mean, spread and 95% confidence interval per step; 3 or more: two repeats give an interval too wide to conclude anything)")
 	fs.BoolVar(&o.interleave, "interleave", false, "with --repeat: run the whole sequence once per repeat, alternating direction, to spread drift")
-	fs.StringVar(&o.label, "label", "", "name of this profile, for `oltplab compare` and `oltplab report` (e.g. nvme)")
-	fs.Uint64Var(&o.driver.Seed, "seed", 0, "random seed (default: drawn and recorded with the result)")
+	fs.StringVar(&o.label, "label", "", "`NAME` of this profile, for oltplab compare and oltplab report (e.g. nvme)")
+	fs.Uint64Var(&o.driver.Seed, "seed", 0, "random `SEED` (default: drawn and recorded with the result)")
 	fs.BoolVar(&o.driver.AllWarehouses, "all-warehouses", false, "spread each virtual user over several warehouses (HammerDB's \"use all warehouses\")")
 	fs.BoolVar(&o.clientSQL, "client-sql", false, "send each statement from the client instead of calling stored procedures")
-	fs.IntVar(&o.driver.MaxRetries, "max-retries", d.MaxRetries, "retries of one transaction after a serialization failure, deadlock or lock timeout")
+	fs.IntVar(&o.driver.MaxRetries, "max-retries", d.MaxRetries, "`N` retries of one transaction after a serialization failure, deadlock or lock timeout")
 	fs.BoolVar(&o.checkpoint, "checkpoint-before", false, "write dirty pages and log before each step (PostgreSQL CHECKPOINT; InnoDB flush; SQLite WAL checkpoint)")
 	fs.BoolVar(&o.reset, "reset-between", false,
 		"return the database to its post-build state before each step and repeat, so repeats start equal. Needs a database "+
@@ -76,8 +78,8 @@ func (o *runOptions) register(fs *flag.FlagSet, a *app) {
 }
 
 // registerAgent adds --agent to a command that samples the host.
-func registerAgent(fs *flag.FlagSet, v *string) {
-	fs.StringVar(v, "agent", "", "HOST:PORT of an oltplab agent running on the database's host, when that is another machine: "+
+func registerAgent(fs *pflag.FlagSet, v *string) {
+	fs.StringVar(v, "agent", "", "`HOST:PORT` of an oltplab agent running on the database's host, when that is another machine: "+
 		"its CPU, memory and disks are measured too (start it there with: oltplab agent --listen :7300)")
 }
 
@@ -94,6 +96,9 @@ func (o *runOptions) validate() error {
 	}
 	if o.terminateSessions && !o.reset {
 		return usageErrorf("run: --terminate-sessions goes with --reset-between")
+	}
+	if err := checkLabel("run", o.label); err != nil {
+		return err
 	}
 	if o.driver.Seed == 0 {
 		o.driver.Seed = drawSeed()
@@ -119,7 +124,7 @@ func (o *runOptions) validate() error {
 func (o *runOptions) parseSteps() error {
 	var err error
 	if o.driver.Mode == driver.ModeTPCC {
-		if o.vus != "" {
+		if o.vusGiven {
 			return usageErrorf("run: --vus belongs to the tproc-c mode; tpc-c runs --terminals (default 10 per warehouse)")
 		}
 		if o.terminals == "" {
@@ -134,9 +139,6 @@ func (o *runOptions) parseSteps() error {
 	if o.terminals != "" || o.driver.Sessions != 0 || o.driver.DeliverySessions != 0 {
 		return usageErrorf("run: --terminals, --sessions and --delivery-sessions belong to --mode tpc-c")
 	}
-	if o.vus == "" {
-		o.vus = defaultVUs
-	}
 	if o.steps, err = profile.ParseVUs(o.vus); err != nil {
 		return usageErrorf("run: --vus: %v", err)
 	}
@@ -150,6 +152,7 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	if err := a.parseFlags(fs, runSynopsis, args); err != nil {
 		return helpOK(err)
 	}
+	o.vusGiven = fs.Changed("vus")
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -177,7 +180,9 @@ func (o runOptions) scenarioOptions() scenario.ProfileOptions {
 func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database, tg dialect.Target, o runOptions) (scenario.ProfileOutcome, error) {
 	var printErr error
 	obs := scenario.Observer{
-		RunStored: func(r scenario.RunStored) {
+		// What was measured is printed before it is stored: a store that
+		// cannot take it must not cost the user the result.
+		RunMeasured: func(r scenario.RunStored) {
 			if o.json {
 				if err := writeJSON(a.out(), map[string]any{"run_id": r.ID, "profile_id": r.ProfileID, "status": r.Status,
 					"result": r.Result, "monitor": r.Monitor}); err != nil && printErr == nil {
@@ -185,9 +190,14 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 				}
 				return
 			}
-			a.printRunResult(r.Result, r.ID, r.StorePath, tg)
+			a.printRunResult(r.Result, r.ID, tg)
 			if r.Monitor != nil {
 				a.printMonitorSummary(*r.Monitor)
+			}
+		},
+		RunStored: func(r scenario.RunStored) {
+			if !o.json {
+				fmt.Fprintf(a.out(), "stored as run %d in %s\n", r.ID, r.StorePath)
 			}
 		},
 	}
