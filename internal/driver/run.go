@@ -46,6 +46,10 @@ func Run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 }
 
 func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, live func(Live), clk clock) (*Result, error) {
+	if o.Start != nil {
+		// A run that ends before reaching the start releases the others.
+		defer o.Start.Abort()
+	}
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -97,7 +101,19 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	if err := r.openSessions(ctx); err != nil {
 		return nil, err
 	}
+	var windowAt time.Time
+	if o.Start != nil {
+		released, err := o.Start.arrive(ctx, clk.Now())
+		if err != nil {
+			for _, v := range r.vus {
+				v.close()
+			}
+			return nil, fmt.Errorf("wait for the runs measured together: %w", err)
+		}
+		windowAt = released.Add(o.Rampup)
+	}
 	if o.Mode == ModeTPCC {
+		// The terminals' first cycles start now, after any shared start.
 		r.pacer = newPacer(clk, r.gate, r.terminals, clk.Now())
 	}
 
@@ -147,7 +163,7 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	r.readCtx = ctx
 	r.t0 = clk.Now()
 	r.lastLive = r.t0
-	sched := schedule{clk: clk, rampup: o.Rampup, duration: o.Duration, grace: o.Grace, liveEvery: o.LiveEvery}
+	sched := schedule{clk: clk, rampup: o.Rampup, duration: o.Duration, grace: o.Grace, liveEvery: o.LiveEvery, at: windowAt}
 	sched.run(schedCtx, vusDone, r)
 	<-vusDone
 
