@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/store"
 
 	// Dialects register their URL schemes.
 	_ "github.com/oltplab/oltplab/internal/dialect/mysql"
@@ -98,6 +99,9 @@ func mainWith(ctx context.Context, args []string, environ []string, stdio Stdio,
 			a.secrets = append(a.secrets, dialect.Secret(v))
 		}
 	}
+	if v := a.env["OLTPLAB_RESULTS"]; store.IsPostgresURL(v) {
+		a.addURLSecret(v)
+	}
 	level := slog.LevelInfo
 	if a.env["OLTPLAB_DEBUG"] != "" {
 		level = slog.LevelDebug
@@ -147,7 +151,8 @@ check evaluates the TPC-C 3.3.2 consistency conditions.
 Targets: postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB, sqlite:PATH.
 Passwords: in the URL, PGPASSWORD or ~/.pgpass (PostgreSQL), MYSQL_PWD (MySQL),
 or --password-file; they never appear in output, logs or results.
-Results are stored in %s (override with --results or OLTPLAB_RESULTS).
+Results are stored in %s (override with --results or OLTPLAB_RESULTS;
+a postgres://USER@HOST:PORT/DB URL keeps them in a PostgreSQL database a team shares).
 A finished result waits up to OLTPLAB_STORE_WAIT (default 10m) for a store another
 process holds locked, then stays in a file that "oltplab results import" loads.
 

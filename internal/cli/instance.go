@@ -64,7 +64,13 @@ func (a *app) registry() (instance.Registry, error) {
 	if d := a.env["XDG_RUNTIME_DIR"]; d != "" && filepath.IsAbs(d) {
 		return instance.Registry{Dir: filepath.Join(d, "oltplab", "instances")}, nil
 	}
-	p, err := store.DefaultPath(func(k string) string { return a.env[k] })
+	getenv := func(k string) string { return a.env[k] }
+	p, err := store.DefaultPath(getenv)
+	if err == nil && store.IsPostgresURL(p) {
+		// The results are on a server: the registry stays on this host.
+		p, err = store.DataDir(getenv)
+		p = filepath.Join(p, "results.db")
+	}
 	if err != nil {
 		return instance.Registry{}, fmt.Errorf("locate the instance registry: %w", err)
 	}
