@@ -4,10 +4,14 @@
 # database transaction with 8 virtual users in both execution styles, on
 # PostgreSQL and MariaDB, each run once with the sessions' raw-syscall
 # sockets (package rawconn, the default) and once with plain ones
-# (OLTPLAB_RAWCONN=off), so that what rawconn saves is measured again.
+# (OLTPLAB_RAWCONN=off), so that what rawconn saves is measured again;
+# then what tpc-c terminals cost the driver (BenchmarkTerminals: 1,000
+# and 10,000 terminals on the PostgreSQL build, more than ten per
+# warehouse, so not conforming: a measure of the driver).
 # Prints one JSON document on stdout; progress on stderr. Environment:
 # BENCH_WAREHOUSES (10), BENCH_VUS (8), BENCH_RAMPUP (30s),
-# BENCH_DURATION (2m), BENCH_WORKERS (4), BENCH_SOCKETS ("raw plain").
+# BENCH_DURATION (2m), BENCH_WORKERS (4), BENCH_SOCKETS ("raw plain"),
+# BENCH_TERMINALS (1000,10000), BENCH_TERMINAL_WINDOW (1m).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} != inner ]]; then
@@ -55,8 +59,15 @@ for name in postgres mysql; do
 	$bin check --target "$target" --json >"$tmp/$name-check.json" || true
 done
 
+echo "bench: postgres: tpc-c terminals ${BENCH_TERMINALS:-1000,10000}, ${BENCH_TERMINAL_WINDOW:-1m} measured each" >&2
+uptime >"$tmp/uptime-before"
+OLTPLAB_BENCH_TARGET=$pg_target OLTPLAB_BENCH_TERMINALS=${BENCH_TERMINALS:-1000,10000} \
+	OLTPLAB_BENCH_WINDOW=${BENCH_TERMINAL_WINDOW:-1m} \
+	go test -run '^$' -bench BenchmarkTerminals -benchtime 1x -timeout 0 ./internal/driver >"$tmp/terminals.txt"
+uptime >"$tmp/uptime-after"
+
 python3 - "$tmp" "$W" "$SOCKETS" <<'PY'
-import json, os, sys
+import json, os, re, sys
 tmp, w, sockets = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
 out = {"warehouses": w}
 for name in ("postgres", "mysql"):
@@ -78,5 +89,14 @@ for name in ("postgres", "mysql"):
     c = json.load(open(os.path.join(tmp, f"{name}-check.json")))["result"]
     d["check_after_runs_passed"] = c["passed"]
     out[name] = d
+terminals = {}
+for line in open(os.path.join(tmp, "terminals.txt")):
+    m = re.match(r"BenchmarkTerminals/terminals=(\d+)\S*\s+\d+\s+\d+ ns/op\s+(.*)", line)
+    if m:
+        f = m.group(2).split()
+        terminals[m.group(1)] = {unit: float(v) for v, unit in zip(f[0::2], f[1::2])}
+load = lambda f: open(os.path.join(tmp, f)).read().split("load average:")[-1].strip()
+out["tpcc_terminals"] = {"database_warehouses": w, "load_average_before": load("uptime-before"),
+                         "load_average_after": load("uptime-after"), "by_terminals": terminals}
 print(json.dumps(out, indent=2))
 PY

@@ -85,6 +85,16 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--target", missing, "--vus", "0"}, exitUsage},
 		{[]string{"run", "--target", missing, "--vus", "fib:0"}, exitUsage},
 		{[]string{"run", "--target", missing, "--duration", "0s"}, exitUsage},
+		{[]string{"run", "--target", missing, "--mode", "tpc-e"}, exitUsage},
+		{[]string{"run", "--target", missing, "--mode", "tpc-c", "--vus", "4"}, exitUsage},
+		{[]string{"run", "--target", missing, "--mode", "tpc-c", "--rate", "5"}, exitUsage},
+		{[]string{"run", "--target", missing, "--mode", "tpc-c", "--all-warehouses"}, exitUsage},
+		{[]string{"run", "--target", missing, "--mode", "tpc-c", "--terminals", "0"}, exitUsage},
+		{[]string{"run", "--target", missing, "--mode", "tpc-c", "--sessions", "-2"}, exitUsage},
+		{[]string{"run", "--target", missing, "--terminals", "10"}, exitUsage},
+		{[]string{"run", "--target", missing, "--sessions", "4"}, exitUsage},
+		{[]string{"run", "--target", missing, "--rate", "-1"}, exitUsage},
+		{[]string{"quickstart", "--mode", "tpc-c"}, exitUsage},
 		{[]string{"run", "--target", "oracle://scott@127.0.0.1/orcl"}, exitUsage},
 		{[]string{"run", "--target", missing, "--vus", "2", "--duration", "5s"}, exitSchema},
 		{[]string{"check", "--target", missing}, exitSchema},
@@ -315,10 +325,60 @@ func assertRun(t *testing.T, res *driver.Result) {
 
 func TestWorkflowSQLite(t *testing.T) {
 	env := storeEnv(t)
-	res := workflow(t, env, "sqlite:"+filepath.Join(t.TempDir(), "tpcc.db"), 1, "--vus", "4", "--rampup", "1s", "--duration", "5s")
+	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
+	res := workflow(t, env, target, 1, "--vus", "4", "--rampup", "1s", "--duration", "5s")
 	assertRun(t, res)
 	if res.TPMSource != driver.DriverTPMSource {
 		t.Errorf("SQLite TPM source: got %q, want the driver's own label", res.TPMSource)
+	}
+	pacedModes(t, env, target)
+}
+
+// pacedModes runs the two paced modes through the CLI on a built target:
+// tpc-c with more terminals than one warehouse has (so its figure must not
+// be called tpmC) and tproc-c at a rate, and reads them back.
+func pacedModes(t *testing.T, env []string, target string) {
+	t.Helper()
+	r := oltplab(t, env, "run", "--target", target, "--mode", "tpc-c", "--terminals", "30", "--sessions", "3",
+		"--rampup", "0s", "--duration", "3s", "--grace", "1s", "--label", "paced")
+	if r.code != 0 {
+		t.Fatalf("tpc-c run: exit %d", r.code)
+	}
+	for _, want := range []string{"mode tpc-c (keying and think times, deferred Delivery)", "30 terminal(s) sharing 3 session(s)",
+		"NON-CONFORMING: TPC-C 4.2.2 runs 10", "NOT tpmC: failed terminals", "tpc-c checks", "deferred Delivery (TPC-C 2.7.2)", "bytes per terminal"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("tpc-c run output lacks %q", want)
+		}
+	}
+	if strings.Contains(r.out, "tpmC ") && !strings.Contains(r.out, "NOT tpmC") {
+		t.Errorf("a non-conforming run calls its figure tpmC")
+	}
+	r = oltplab(t, env, "results", "list", "--label", "paced", "--json")
+	var runs []struct {
+		ID int64 `json:"ID"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &runs); err != nil || len(runs) != 1 {
+		t.Fatalf("results list --label paced: %v, %d runs", err, len(runs))
+	}
+	r = oltplab(t, env, "results", "show", fmt.Sprint(runs[0].ID))
+	for _, want := range []string{"mode     tpc-c", "30 terminal(s)", "not tpmC", "tpc-c checks", "response_time_p90_stock_level"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("results show lacks %q", want)
+		}
+	}
+
+	r = oltplab(t, env, "run", "--target", target, "--vus", "2", "--rate", "20", "--rampup", "0s", "--duration", "2s", "--json")
+	if r.code != 0 {
+		t.Fatalf("run at a rate: exit %d", r.code)
+	}
+	var got struct {
+		Result *driver.Result `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
+		t.Fatalf("run --json: %v", err)
+	}
+	if p := got.Result.Pacing; p == nil || p.OfferedTPM != 2400 || got.Result.Options.Mode != driver.ModeTPROCC {
+		t.Errorf("run at 20/s for 2 users: pacing %+v, want offered TPM 2400 in tproc-c", p)
 	}
 }
 

@@ -142,8 +142,8 @@ func TestExperimentKilledAndResumed(t *testing.T) {
 	if rep.code != 0 {
 		t.Fatalf("report: exit %d", rep.code)
 	}
-	// The profile's row: target file, 3 repeats at its one step, 0 partial.
-	if !regexp.MustCompile(`\| 1 \| file \| sqlite:\S+tpcc\.db \| sqlite \| 1 \| 3 \| 0 \|`).MatchString(rep.out) {
+	// The profile's row: target file, its mode, 3 repeats at its one step, 0 partial.
+	if !regexp.MustCompile(`\| 1 \| file \| sqlite:\S+tpcc\.db \| sqlite \| tproc-c \(no keying or think time\) \| 1 \| 3 \| 0 \|`).MatchString(rep.out) {
 		t.Errorf("report does not count 3 complete repeats of one step:\n%s", rep.out)
 	}
 	if !strings.Contains(rep.out, "| 2 | file | profile | done | 2 |") {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/results"
@@ -37,6 +38,11 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 	setDefault(fs, "duration", "10s")
 	setDefault(fs, "grace", "5s")
 	setDefault(fs, "label", "quickstart")
+	// The demonstration runs the tproc-c mode only: the tpc-c mode's
+	// terminals take minutes per cycle.
+	for _, name := range []string{"mode", "terminals", "sessions", "delivery-sessions"} {
+		_ = fs.MarkHidden(name)
+	}
 	if err := a.parseFlags(fs, quickstartSynopsis, args); err != nil {
 		return helpOK(err)
 	}
@@ -44,6 +50,9 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 		return usageErrorf("quickstart: it always uses embedded SQLite (--db PATH); use build and run for other targets")
 	}
 	o.target.target = "sqlite:" + dbPath
+	if o.mode != driver.ModeTPROCC.String() {
+		return usageErrorf("quickstart: it runs the tproc-c mode only, not %q; for tpc-c terminals use build and run --mode tpc-c", o.mode)
+	}
 	if err := o.validate(); err != nil {
 		return err
 	}

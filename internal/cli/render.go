@@ -20,17 +20,31 @@ import (
 // printRunResult renders one run's measurements as readable tables.
 func (a *app) printRunResult(r *driver.Result, id int64, tg dialect.Target) {
 	w := a.out()
+	o := r.Options
 	state := ""
 	if r.Partial {
 		state = "  (PARTIAL: interrupted before the window ended)"
 	}
-	fmt.Fprintf(w, "\nrun %d: %s, %d virtual user(s), %s, %d warehouse(s), seed %d%s\n",
-		id, tg, r.Options.VUs, r.Options.Style, r.Warehouses, r.Options.Seed, state)
-	fmt.Fprintf(w, "measured %.1f s (ramp-up %s and grace excluded); mode tproc-c (no keying or think time)\n\n",
-		r.Window.Seconds, r.Options.Rampup)
+	users := fmt.Sprintf("%d virtual user(s)", o.VUs)
+	if o.Mode == driver.ModeTPCC {
+		users = fmt.Sprintf("%d terminal(s) sharing %d session(s), %d more for deferred Delivery", o.Terminals, o.Sessions, o.DeliverySessions)
+		if want := tpcc.TerminalsPerWarehouse * r.Warehouses; o.Terminals != want {
+			users += fmt.Sprintf(" (NON-CONFORMING: TPC-C 4.2.2 runs %d, 10 per warehouse)", want)
+		}
+	}
+	fmt.Fprintf(w, "\nrun %d: %s, %s, %s, %d warehouse(s), seed %d%s\n",
+		id, tg, users, o.Style, r.Warehouses, o.Seed, state)
+	fmt.Fprintf(w, "measured %.1f s (ramp-up %s and grace excluded); mode %s\n\n",
+		r.Window.Seconds, o.Rampup, o.ModeLabel())
+	if r.Spec != nil {
+		printSpecHeadline(w, r.Spec)
+	}
 	fmt.Fprintf(w, "  NOPM %12s   from %s\n", thousands(r.NOPM), r.NOPMSource)
 	fmt.Fprintf(w, "  TPM  %12s   from %s\n", thousands(r.TPM), r.TPMSource)
 	fmt.Fprintf(w, "  driver's own counts: NOPM %s, TPM %s%s\n", thousands(r.DriverNOPM), thousands(r.DriverTPM), agreement(r))
+	if p := r.Pacing; p != nil && p.OfferedTPM > 0 {
+		fmt.Fprintf(w, "  offered TPM %s (%g transactions/s for each of %d virtual users)\n", thousands(p.OfferedTPM), p.RatePerVU, o.VUs)
+	}
 	for _, reason := range r.Suspect {
 		fmt.Fprintln(w, a.red("  SUSPECT: "+reason))
 	}
@@ -50,6 +64,12 @@ func (a *app) printRunResult(r *driver.Result, id int64, tg dialect.Target) {
 		}
 		fmt.Fprintf(w, "\nerrors by class: %s\n", strings.Join(parts, ", "))
 	}
+	if d := r.Deferred; d != nil {
+		printDeferred(w, d)
+	}
+	if r.Spec != nil {
+		printSpecChecks(w, r.Spec, a.red)
+	}
 
 	fmt.Fprintf(w, "\naudit figures (TPC-C 9.2 and 5.2.3):\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -61,8 +81,11 @@ func (a *app) printRunResult(r *driver.Result, id int64, tg dialect.Target) {
 		fmt.Fprintf(tw, "  %s\t%.3f\t[%g, %g]\t%d samples\t%s\n", f.Name, f.Value, f.Lo, f.Hi, f.Samples, verdict)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\ndriver: %.2f CPU s, %.1f µs CPU per database transaction; scheduling lag max %.1f ms, mean %.2f ms\n",
-		r.DriverCPUSeconds, r.DriverCPUMicrosPerTx, r.SchedLagMaxMillis, r.SchedLagMeanMillis)
+	fmt.Fprintf(w, "\ndriver: %.2f CPU s (%.3f of a core), %.1f µs CPU per database transaction; scheduling lag max %.1f ms, mean %.2f ms\n",
+		r.DriverCPUSeconds, r.DriverCPUCores, r.DriverCPUMicrosPerTx, r.SchedLagMaxMillis, r.SchedLagMeanMillis)
+	if p := r.Pacing; p != nil {
+		printPacing(w, p, o)
+	}
 	if r.EmbeddedDatabase {
 		fmt.Fprintf(w, "        (embedded SQLite runs inside oltplab: its CPU includes the database's work)\n")
 	}
@@ -95,20 +118,118 @@ func auditVerdict(f tpcc.Figure) string {
 }
 
 // printKindsTable prints each transaction kind's counts, share of the
-// mix and latency percentiles.
+// mix and latency percentiles; in a paced mode the latency counts from
+// each transaction's intended start, and the service time beside it from
+// the moment its session was asked.
 func printKindsTable(w io.Writer, r *driver.Result) {
+	paced := r.Options.Paced()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "transaction\tcompleted\trolled back\tretried\tfailed\tmix %\tp50 ms\tp90 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\t")
+	head := "transaction\tcompleted\trolled back\tretried\tfailed\tmix %\tp50 ms\tp90 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\t"
+	if paced {
+		head += "service p50\tservice p90\tservice p99\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, k := range r.Kinds {
 		var failed int64
 		for _, n := range k.Failed {
 			failed += n
 		}
 		l := k.LatencyMicros
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", k.Kind, k.Completed, k.RolledBack, k.Retried,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t", k.Kind, k.Completed, k.RolledBack, k.Retried,
 			failed, r.MixPct[k.Kind], ms(l.P50), ms(l.P90), ms(l.P95), ms(l.P99), ms(l.P999), ms(l.Max))
+		if paced {
+			s := k.ServiceMicros
+			fmt.Fprintf(tw, "%s\t%s\t%s\t", ms(s.P50), ms(s.P90), ms(s.P99))
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	if paced {
+		fmt.Fprintf(w, "(response time from each transaction's intended start; service time from the moment its session was asked)\n")
+	}
+}
+
+// printSpecHeadline prints the tpc-c mode's figure: tpmC only when every
+// check passed, otherwise the New-Order rate and what kept it from tpmC.
+func printSpecHeadline(w io.Writer, s *driver.Spec) {
+	of := fmt.Sprintf("%.1f%% of the %s the %d terminal(s) can submit (%.2f per warehouse of 10 terminals)",
+		s.EfficiencyPct, thousands(s.MaxNewOrdersPerMinute), s.Terminals, tpcc.MaxNewOrdersPerMinute(tpcc.TerminalsPerWarehouse))
+	if s.TpmC != nil {
+		fmt.Fprintf(w, "  tpmC %12s   %s; every check below passed\n", thousands(*s.TpmC), of)
+		return
+	}
+	var failed []string
+	for _, c := range s.Checks {
+		if !c.Pass {
+			failed = append(failed, c.Name)
+		}
+	}
+	fmt.Fprintf(w, "  New-Orders per minute %s   %s\n", thousands(s.NewOrdersPerMinute), of)
+	fmt.Fprintf(w, "  NOT tpmC: failed %s\n", strings.Join(failed, ", "))
+}
+
+// printSpecChecks prints the checks of the tpc-c mode, a failed one
+// through red.
+func printSpecChecks(w io.Writer, s *driver.Spec, red func(string) string) {
+	fmt.Fprintf(w, "\ntpc-c checks (90th percentiles from the intended start):\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range s.Checks {
+		verdict := "pass"
+		if !c.Pass {
+			verdict = red("FAIL")
+		}
+		value := fmt.Sprintf("%.3f %s", c.Value, c.Unit)
+		limit := fmt.Sprintf("%g %s", c.Limit, c.Unit)
+		switch {
+		case c.Unit == "terminals":
+			value, limit = fmt.Sprintf("%.0f", c.Value), fmt.Sprintf("want %.0f", c.Limit)
+		case c.Unit == "%":
+			limit = fmt.Sprintf("at least %g%%", c.Limit)
+		case c.Name == "figures_agree":
+			value, limit = "no", "cross-check"
+			if c.Pass {
+				value = "yes"
+			}
+		case c.Name == "window_complete":
+			value, limit = fmt.Sprintf("%.1f s", c.Value), fmt.Sprintf("of %g s", c.Limit)
+		default:
+			limit = "limit " + limit
+		}
+		clause := ""
+		if c.Clause != "" {
+			clause = "TPC-C " + c.Clause
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", c.Name, value, limit, clause, verdict, c.Note)
+	}
+	tw.Flush()
+}
+
+// printDeferred prints the deferred Deliveries of a tpc-c run.
+func printDeferred(w io.Writer, d *driver.DeferredDelivery) {
+	var failed int64
+	for _, n := range d.Failed {
+		failed += n
+	}
+	fmt.Fprintf(w, "\ndeferred Delivery (TPC-C 2.7.2): %d completed, %d failed on %d session(s); queue p50 %s ms, p90 %s ms; "+
+		"queued to completed p90 %s ms, max %s ms; %d districts skipped in %d Deliveries; %d still queued at the end\n",
+		d.Completed, failed, d.Sessions, ms(d.QueueMicros.P50), ms(d.QueueMicros.P90),
+		ms(d.CompletionMicros.P90), ms(d.CompletionMicros.Max), d.SkippedDistricts, d.WithSkipped, d.BacklogAtEnd)
+}
+
+// printPacing prints how late paced transactions started.
+func printPacing(w io.Writer, p *driver.Pacing, o driver.Options) {
+	l := p.StartLagMicros
+	fmt.Fprintf(w, "pacing: start lag against the schedule p50 %s ms, p99 %s ms, max %s ms", ms(l.P50), ms(l.P99), ms(l.Max))
+	if d := p.DispatchLagMicros; d != nil {
+		fmt.Fprintf(w, "; of it, the driver's dispatch lag p99 %s ms, max %s ms", ms(d.P99), ms(d.Max))
+	}
+	if sw := p.SessionWaitMicros; sw != nil {
+		fmt.Fprintf(w, ", the wait for one of %d pooled session(s) p99 %s ms", p.Sessions, ms(sw.P99))
+	}
+	fmt.Fprintln(w)
+	if o.Mode == driver.ModeTPCC {
+		fmt.Fprintf(w, "        %.1f µs CPU per terminal per second, %.0f bytes per terminal\n", p.CPUMicrosPerUserSecond, p.TerminalBytes)
+	}
 }
 
 // agreement says how the database's figures compare with the driver's
@@ -162,8 +283,15 @@ func printProfileTable(w io.Writer, p report.Profile, red func(string) string) {
 		name = fmt.Sprintf("profile %d", p.ID)
 	}
 	fmt.Fprintf(w, "\n%s (profile %d): %s\n", name, p.ID, p.Target)
+	if p.Mode != "" {
+		fmt.Fprintf(w, "mode %s\n", p.Mode)
+	}
+	users := "VUs"
+	if strings.HasPrefix(p.Mode, driver.ModeTPCC.String()+" ") {
+		users = "terminals"
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "VUs\tn\tNOPM mean\tsd\t95% CI\tTPM mean\tsd\t95% CI\tTPM/VU\tCV\t\t")
+	fmt.Fprintln(tw, users+"\tn\tNOPM mean\tsd\t95% CI\tTPM mean\tsd\t95% CI\tTPM/user\tCV\t\t")
 	tooFew := false
 	for _, s := range p.Steps {
 		ci := func(sum profile.Summary) string {

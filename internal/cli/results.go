@@ -182,12 +182,13 @@ func headline(r store.Run) string {
 		return cpuHeadline(r.Summary)
 	}
 	var s struct {
-		NOPM       *float64 `json:"nopm"`
-		TPM        float64  `json:"tpm"`
-		TotalRows  *int64   `json:"total_rows"`
-		TotalSecs  float64  `json:"total_seconds"`
-		Passed     *bool    `json:"passed"`
-		Warehouses int      `json:"warehouses"`
+		NOPM       *float64     `json:"nopm"`
+		TPM        float64      `json:"tpm"`
+		TotalRows  *int64       `json:"total_rows"`
+		TotalSecs  float64      `json:"total_seconds"`
+		Passed     *bool        `json:"passed"`
+		Warehouses int          `json:"warehouses"`
+		Spec       *driver.Spec `json:"spec"`
 		Backup     *struct {
 			Seconds struct {
 				N    int
@@ -215,6 +216,12 @@ func headline(r store.Run) string {
 		return ""
 	}
 	switch {
+	case s.Spec != nil && s.Spec.TpmC != nil && s.NOPM != nil:
+		return fmt.Sprintf("tpmC %s (%.1f%% of %s), NOPM %s, TPM %s", thousands(*s.Spec.TpmC), s.Spec.EfficiencyPct,
+			thousands(s.Spec.MaxNewOrdersPerMinute), thousands(*s.NOPM), thousands(s.TPM))
+	case s.Spec != nil && s.NOPM != nil:
+		return fmt.Sprintf("New-Orders/min %s (not tpmC: checks failed, %.1f%% of %s), NOPM %s, TPM %s", thousands(s.Spec.NewOrdersPerMinute),
+			s.Spec.EfficiencyPct, thousands(s.Spec.MaxNewOrdersPerMinute), thousands(*s.NOPM), thousands(s.TPM))
 	case s.NOPM != nil:
 		return fmt.Sprintf("NOPM %s, TPM %s", thousands(*s.NOPM), thousands(s.TPM))
 	case s.TotalRows != nil:
@@ -304,8 +311,19 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 	if r.Label != "" {
 		fmt.Fprintf(w, "  label    %s\n", printable(r.Label))
 	}
+	var withOptions struct {
+		Options *driver.Options `json:"options"`
+	}
+	var opts *driver.Options
+	if r.Kind == store.KindRun && len(r.Summary) > 0 && json.Unmarshal(r.Summary, &withOptions) == nil {
+		opts = withOptions.Options
+	}
 	if r.ProfileID != 0 {
-		fmt.Fprintf(w, "  profile  %d, step %d, repeat %d, %d virtual user(s)\n", r.ProfileID, r.Step, r.Repeat, r.VUs)
+		users := "virtual user(s)"
+		if opts != nil && opts.Mode == driver.ModeTPCC {
+			users = "terminal(s)"
+		}
+		fmt.Fprintf(w, "  profile  %d, step %d, repeat %d, %d %s\n", r.ProfileID, r.Step, r.Repeat, r.VUs, users)
 	}
 	if r.Seed != nil {
 		fmt.Fprintf(w, "  seed     %d\n", *r.Seed)
@@ -321,6 +339,9 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 	if h := headline(r); h != "" {
 		fmt.Fprintf(w, "  result   %s\n", h)
 	}
+	if opts != nil {
+		fmt.Fprintf(w, "  mode     %s\n", opts.ModeLabel())
+	}
 	if r.Kind == store.KindRun && len(r.Summary) > 0 {
 		var res driver.Result
 		if err := json.Unmarshal(r.Summary, &res); err == nil && len(res.Kinds) > 0 {
@@ -332,6 +353,12 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 			}
 			fmt.Fprintln(w)
 			printKindsTable(w, &res)
+			if res.Deferred != nil {
+				printDeferred(w, res.Deferred)
+			}
+			if res.Spec != nil {
+				printSpecChecks(w, res.Spec, a.red)
+			}
 		}
 	}
 	switch r.Kind {

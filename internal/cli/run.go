@@ -15,13 +15,19 @@ import (
 	"github.com/oltplab/oltplab/internal/store"
 )
 
-const runSynopsis = "run --target URL [--vus N|LIST|fib:N|pow2:N|geo:FROM:TO:F] [--rampup D] [--duration D] [--repeat N] [--label L] [--client-sql] [--json]"
+const runSynopsis = "run --target URL [--mode tproc-c|tpc-c] [--vus N|LIST|fib:N|pow2:N|geo:FROM:TO:F] [--rate R] [--terminals N|LIST] [--sessions N] [--rampup D] [--duration D] [--repeat N] [--label L] [--client-sql] [--json]"
+
+// defaultVUs is the virtual users of a tproc-c run without --vus.
+const defaultVUs = "4"
 
 // runOptions are the flags of `oltplab run`.
 type runOptions struct {
 	target     targetFlags
 	results    storeFlags
+	mode       string
 	vus        string
+	terminals  string
+	vusGiven   bool // --vus was given, not defaulted
 	steps      []int
 	repeat     int
 	interleave bool
@@ -42,7 +48,12 @@ func (o *runOptions) register(fs *pflag.FlagSet, a *app) {
 	o.driver = d
 	o.target.register(fs, a.env)
 	o.results.register(fs, a.env)
-	fs.StringVar(&o.vus, "vus", "4", "`VUS`: a number, a list 1,2,4 or a sequence fib:89, pow2:128, geo:256:1024:1.41 of virtual users (each is one step)")
+	fs.StringVar(&o.mode, "mode", driver.ModeTPROCC.String(), "`MODE`: tproc-c, virtual users back to back (or at --rate), NOPM and TPM; or tpc-c, terminals with the specification's keying and think times, deferred Delivery, response-time constraints, tpmC")
+	fs.StringVar(&o.vus, "vus", defaultVUs, "`VUS` (tproc-c): a number, a list 1,2,4 or a sequence fib:89, pow2:128, geo:256:1024:1.41 of virtual users (each is one step)")
+	fs.Float64Var(&o.driver.Rate, "rate", 0, "`RATE` (tproc-c): pace each virtual user at RATE transactions per second (latency counts from each scheduled start); 0: back to back")
+	fs.StringVar(&o.terminals, "terminals", "", "`TERMINALS` (tpc-c): a number or a sequence as --vus (default: 10 per warehouse, the only count whose figure may be called tpmC; any other is labelled non-conforming)")
+	fs.IntVar(&o.driver.Sessions, "sessions", 0, fmt.Sprintf("`N` (tpc-c): sessions the terminals share, each held only while a transaction runs (default: one per terminal, at most %d)", driver.DefaultSessionsMax))
+	fs.IntVar(&o.driver.DeliverySessions, "delivery-sessions", 0, fmt.Sprintf("`N` (tpc-c): sessions that execute the deferred Deliveries (default: one per %d terminals)", driver.DeliveryTerminalsPerSession))
 	fs.DurationVar(&o.driver.Rampup, "rampup", d.Rampup, "`DURATION` of the ramp-up before each measured window (executed, not measured)")
 	fs.DurationVar(&o.driver.Duration, "duration", d.Duration, "`DURATION` of the measured window of each step")
 	fs.DurationVar(&o.driver.Grace, "grace", d.Grace, "`DURATION` in-flight transactions get to finish after the window (not measured)")
@@ -73,11 +84,13 @@ func registerAgent(fs *pflag.FlagSet, v *string) {
 }
 
 func (o *runOptions) validate() error {
-	steps, err := profile.ParseVUs(o.vus)
-	if err != nil {
-		return usageErrorf("run: --vus: %v", err)
+	if err := o.driver.Mode.UnmarshalText([]byte(o.mode)); err != nil {
+		return usageErrorf("run: --mode: %v", err)
 	}
-	o.steps = steps
+	if err := o.parseSteps(); err != nil {
+		return err
+	}
+	steps := o.steps
 	if o.repeat < 1 {
 		return usageErrorf("run: --repeat must be at least 1, got %d", o.repeat)
 	}
@@ -94,9 +107,40 @@ func (o *runOptions) validate() error {
 		o.driver.Style = dialect.StyleClientSQL
 	}
 	d := o.driver
-	d.VUs = steps[0]
+	if d.Mode == driver.ModeTPCC {
+		d.Terminals = steps[0]
+	} else {
+		d.VUs = steps[0]
+	}
 	if err := d.Validate(); err != nil {
 		return usageErrorf("run: %v", err)
+	}
+	return nil
+}
+
+// parseSteps reads the users of each step: virtual users (tproc-c) or
+// terminals (tpc-c, 0 for ten per warehouse), refusing the flags of the
+// other mode.
+func (o *runOptions) parseSteps() error {
+	var err error
+	if o.driver.Mode == driver.ModeTPCC {
+		if o.vusGiven {
+			return usageErrorf("run: --vus belongs to the tproc-c mode; tpc-c runs --terminals (default 10 per warehouse)")
+		}
+		if o.terminals == "" {
+			o.steps = []int{0}
+			return nil
+		}
+		if o.steps, err = profile.ParseVUs(o.terminals); err != nil {
+			return usageErrorf("run: --terminals: %v", err)
+		}
+		return nil
+	}
+	if o.terminals != "" || o.driver.Sessions != 0 || o.driver.DeliverySessions != 0 {
+		return usageErrorf("run: --terminals, --sessions and --delivery-sessions belong to --mode tpc-c")
+	}
+	if o.steps, err = profile.ParseVUs(o.vus); err != nil {
+		return usageErrorf("run: --vus: %v", err)
 	}
 	return nil
 }
@@ -108,6 +152,7 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	if err := a.parseFlags(fs, runSynopsis, args); err != nil {
 		return helpOK(err)
 	}
+	o.vusGiven = fs.Changed("vus")
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -119,8 +164,12 @@ func runRun(ctx context.Context, a *app, args []string) error {
 
 // scenarioOptions turns the flags into the profile scenario's options.
 func (o runOptions) scenarioOptions() scenario.ProfileOptions {
+	spec := o.vus
+	if o.driver.Mode == driver.ModeTPCC {
+		spec = o.terminals
+	}
 	return scenario.ProfileOptions{
-		Label: o.label, Steps: o.steps, VUsSpec: o.vus, Repeat: o.repeat, Interleave: o.interleave,
+		Label: o.label, Steps: o.steps, VUsSpec: spec, Repeat: o.repeat, Interleave: o.interleave,
 		Checkpoint: o.checkpoint, Reset: o.reset, TerminateSessions: o.terminateSessions, Driver: o.driver,
 	}
 }

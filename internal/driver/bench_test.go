@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
@@ -34,14 +35,15 @@ func BenchmarkTxBookkeeping(b *testing.B) {
 			o.VUs, o.AllWarehouses = 1, c.all
 			load := tpcc.NewLoadConstants(tpcc.NewRand(1, tpcc.ConstantsStream))
 			run := tpcc.NewRunConstants(tpcc.NewRand(2, tpcc.ConstantsStream), load)
-			var g gate
+			g := newGate()
 			g.measuring.Store(true)
-			v := newVU(0, nil, o, run, 10, realClock{}, &g)
+			v := newVU(0, nil, o, 10, realClock{}, g)
+			v.own = newTerminal(0, o.VUs, o.Seed, run, 10, o.AllWarehouses)
 			v.sess = nullSession{}
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := v.transaction(ctx, ctx); err != nil {
+				if _, err := v.transaction(ctx, ctx, v.own, v.own.term.NextKind(), time.Time{}); err != nil {
 					b.Fatal(err)
 				}
 			}

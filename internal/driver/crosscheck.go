@@ -115,7 +115,26 @@ func (r *Result) CheckCounters(observerStatements int64) {
 			noFailed = f
 		}
 	}
+	// The transactions that may be in flight at an edge: one per virtual
+	// user; in the tpc-c mode one per pooled or delivery session (the
+	// terminals keying and thinking run none).
 	vus := int64(r.Options.VUs)
+	if d := r.Deferred; d != nil {
+		vus = int64(r.Options.Sessions + r.Options.DeliverySessions)
+		// A deferred Delivery is a database transaction when a delivery
+		// session executes it (TPC-C 2.7.2), not when its terminal queued
+		// it: count the executions in place of the requests.
+		for _, k := range r.Kinds {
+			if k.Kind == tpcc.DeliveryTx.String() {
+				completed -= k.Completed
+			}
+		}
+		completed += d.Completed
+		retried += d.Retried
+		for _, n := range d.Failed {
+			failed += n
+		}
+	}
 	// The rate at the edges is taken as the busiest second's, at least
 	// the window's mean.
 	var peakTx, peakNO float64
@@ -161,6 +180,9 @@ func (r *Result) CheckCounters(observerStatements int64) {
 		}
 	}
 	r.Check = c
+	if r.Spec != nil {
+		r.Spec.setAgreement(!r.IsSuspect(), r.Suspect)
+	}
 }
 
 // IsSuspect reports whether the cross-check found the database's figures

@@ -1,8 +1,12 @@
 // Package driver owns a timed run of the TPC-C workload: the virtual users
-// (one session, one terminal and one random stream each), their pacing
-// (none: TPROC-C mode, as HammerDB), the ramp-up, measured and grace
+// (one session, one terminal and one random stream each) of the tproc-c
+// mode, back to back as HammerDB or at a fixed rate, and the terminals of
+// the tpc-c mode (keying and think times, a shared session pool, deferred
+// Delivery, the response-time constraints and tpmC); latency counted from
+// each transaction's intended start; the ramp-up, measured and grace
 // windows (timed from the run's own start, or from a start shared with
-// runs on other targets: Barrier), retries of serialization and deadlock failures, reconnection,
+// runs on other targets: Barrier), retries of serialization and deadlock
+// failures, reconnection,
 // per-kind HDR latency histograms, the per-second series of the measured
 // window, the database counters read at the window's edges (NOPM, TPM)
 // and their cross-check against its own counts (crosscheck.go), and the
@@ -18,15 +22,37 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
 // Options are the parameters of one run.
 type Options struct {
-	// VUs is the number of virtual users, each with its own session.
+	// Mode chooses the pacing: ModeTPROCC (virtual users) or ModeTPCC
+	// (terminals with keying and think times).
+	Mode Mode
+	// VUs is the number of virtual users of ModeTPROCC, each with its own
+	// session.
 	VUs int
+	// Rate paces each virtual user of ModeTPROCC at this many transactions
+	// per second on a fixed schedule, so that the offered load is VUs ×
+	// Rate whatever the server does; a transaction's latency counts from
+	// its scheduled start. 0: back to back.
+	Rate float64
+	// Terminals is the number of terminals of ModeTPCC; 0 means ten per
+	// warehouse (TPC-C 4.2.2), the only count that conforms.
+	Terminals int
+	// Sessions is the size of the session pool that the terminals of
+	// ModeTPCC share; a terminal holds a session only while its
+	// transaction runs. 0: one per terminal, at most DefaultSessionsMax.
+	Sessions int
+	// DeliverySessions is the number of sessions that execute the
+	// deferred Deliveries of ModeTPCC (TPC-C 2.7.2), beside the pool. 0:
+	// one per DeliveryTerminalsPerSession terminals, at least one.
+	DeliverySessions int
 	// Rampup runs transactions without measuring them, so the measured
 	// window starts on a warm cache.
 	Rampup time.Duration
@@ -76,6 +102,15 @@ func Defaults() Options {
 	}
 }
 
+// DefaultSessionsMax bounds the default session pool of ModeTPCC: a
+// server rarely takes thousands of connections, and terminals that key
+// and think hold none.
+const DefaultSessionsMax = 64
+
+// DeliveryTerminalsPerSession sizes the default deferred-Delivery
+// sessions: 1,000 terminals queue about two Deliveries a second.
+const DeliveryTerminalsPerSession = 1000
+
 // MaxSchedule bounds ramp-up plus measured window plus grace: longer is
 // a typing mistake, and far longer would overflow the schedule's clock.
 const MaxSchedule = 366 * 24 * time.Hour
@@ -83,8 +118,30 @@ const MaxSchedule = 366 * 24 * time.Hour
 // Validate checks the options.
 func (o Options) Validate() error {
 	var errs []error
-	if o.VUs < 1 {
-		errs = append(errs, fmt.Errorf("virtual users must be at least 1, got %d", o.VUs))
+	switch o.Mode {
+	case ModeTPROCC:
+		if o.VUs < 1 {
+			errs = append(errs, fmt.Errorf("virtual users must be at least 1, got %d", o.VUs))
+		}
+		if o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) {
+			errs = append(errs, fmt.Errorf("rate must be a positive number of transactions per second (or 0: none), got %v", o.Rate))
+		}
+		if o.Terminals != 0 || o.Sessions != 0 || o.DeliverySessions != 0 {
+			errs = append(errs, errors.New("terminals, sessions and delivery sessions belong to the tpc-c mode"))
+		}
+	case ModeTPCC:
+		if o.Terminals < 0 || o.Sessions < 0 || o.DeliverySessions < 0 {
+			errs = append(errs, fmt.Errorf("terminals (%d), sessions (%d) and delivery sessions (%d) must not be negative",
+				o.Terminals, o.Sessions, o.DeliverySessions))
+		}
+		if o.Rate != 0 {
+			errs = append(errs, errors.New("a rate paces the tproc-c mode; tpc-c terminals are paced by keying and think times (TPC-C 5.2.5)"))
+		}
+		if o.AllWarehouses {
+			errs = append(errs, errors.New("all-warehouses belongs to the tproc-c mode; a tpc-c terminal keeps its home warehouse (TPC-C 2.4.1.1)"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("unknown mode %d", int(o.Mode)))
 	}
 	if o.Rampup < 0 {
 		errs = append(errs, fmt.Errorf("ramp-up must not be negative, got %s", o.Rampup))
@@ -112,51 +169,114 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
+// ForWarehouses returns o with the defaults that depend on the database
+// filled in: ten terminals per warehouse, the session pool and the
+// deferred-Delivery sessions (ModeTPCC only, which has no virtual users;
+// a pool larger than the terminals is cut to them).
+func (o Options) ForWarehouses(warehouses int) Options {
+	if o.Mode != ModeTPCC {
+		return o
+	}
+	o.VUs = 0
+	if o.Terminals == 0 {
+		o.Terminals = tpcc.TerminalsPerWarehouse * warehouses
+	}
+	if o.Sessions == 0 {
+		o.Sessions = DefaultSessionsMax
+	}
+	o.Sessions = min(o.Sessions, o.Terminals)
+	if o.DeliverySessions == 0 {
+		o.DeliverySessions = max(1, (o.Terminals+DeliveryTerminalsPerSession-1)/DeliveryTerminalsPerSession)
+	}
+	return o
+}
+
+// Users is the number of emulated users of a run: virtual users
+// (ModeTPROCC) or terminals (ModeTPCC).
+func (o Options) Users() int {
+	if o.Mode == ModeTPCC {
+		return o.Terminals
+	}
+	return o.VUs
+}
+
+// Paced reports whether transactions have scheduled starts (a rate or
+// the terminals' keying and think times), from which latency counts.
+func (o Options) Paced() bool { return o.Mode == ModeTPCC || o.Rate > 0 }
+
+// ModeLabel says in words how the run paced its users; every figure of
+// the run carries it.
+func (o Options) ModeLabel() string {
+	switch {
+	case o.Mode == ModeTPCC:
+		return "tpc-c (keying and think times, deferred Delivery)"
+	case o.Rate > 0:
+		return fmt.Sprintf("tproc-c (paced at %g transactions/s per virtual user, no keying or think time)", o.Rate)
+	}
+	return "tproc-c (no keying or think time)"
+}
+
 // optionsJSON is the stored form of Options: durations in seconds, the
 // style by name.
 type optionsJSON struct {
-	VUs             int     `json:"vus"`
-	RampupSeconds   float64 `json:"rampup_seconds"`
-	DurationSeconds float64 `json:"duration_seconds"`
-	GraceSeconds    float64 `json:"grace_seconds"`
-	Seed            uint64  `json:"seed"`
-	AllWarehouses   bool    `json:"all_warehouses"`
-	Style           string  `json:"style"`
-	MaxRetries      int     `json:"max_retries"`
-	LiveEverySecs   float64 `json:"live_every_seconds"`
+	Mode             Mode    `json:"mode"`
+	VUs              int     `json:"vus"`
+	RatePerVU        float64 `json:"rate_per_vu,omitempty"`
+	Terminals        int     `json:"terminals,omitempty"`
+	Sessions         int     `json:"sessions,omitempty"`
+	DeliverySessions int     `json:"delivery_sessions,omitempty"`
+	RampupSeconds    float64 `json:"rampup_seconds"`
+	DurationSeconds  float64 `json:"duration_seconds"`
+	GraceSeconds     float64 `json:"grace_seconds"`
+	Seed             uint64  `json:"seed"`
+	AllWarehouses    bool    `json:"all_warehouses"`
+	Style            string  `json:"style"`
+	MaxRetries       int     `json:"max_retries"`
+	LiveEverySecs    float64 `json:"live_every_seconds"`
 }
 
 // MarshalJSON writes durations in seconds and the style by name.
 func (o Options) MarshalJSON() ([]byte, error) {
 	return json.Marshal(optionsJSON{
-		VUs:             o.VUs,
-		RampupSeconds:   o.Rampup.Seconds(),
-		DurationSeconds: o.Duration.Seconds(),
-		GraceSeconds:    o.Grace.Seconds(),
-		Seed:            o.Seed,
-		AllWarehouses:   o.AllWarehouses,
-		Style:           o.Style.String(),
-		MaxRetries:      o.MaxRetries,
-		LiveEverySecs:   o.LiveEvery.Seconds(),
+		Mode:             o.Mode,
+		VUs:              o.VUs,
+		RatePerVU:        o.Rate,
+		Terminals:        o.Terminals,
+		Sessions:         o.Sessions,
+		DeliverySessions: o.DeliverySessions,
+		RampupSeconds:    o.Rampup.Seconds(),
+		DurationSeconds:  o.Duration.Seconds(),
+		GraceSeconds:     o.Grace.Seconds(),
+		Seed:             o.Seed,
+		AllWarehouses:    o.AllWarehouses,
+		Style:            o.Style.String(),
+		MaxRetries:       o.MaxRetries,
+		LiveEverySecs:    o.LiveEvery.Seconds(),
 	})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
 func (o *Options) UnmarshalJSON(b []byte) error {
-	var j optionsJSON
+	// Results stored before modes existed have none: tproc-c.
+	j := optionsJSON{Mode: ModeTPROCC}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
 	secs := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 	*o = Options{
-		VUs:           j.VUs,
-		Rampup:        secs(j.RampupSeconds),
-		Duration:      secs(j.DurationSeconds),
-		Grace:         secs(j.GraceSeconds),
-		Seed:          j.Seed,
-		AllWarehouses: j.AllWarehouses,
-		MaxRetries:    j.MaxRetries,
-		LiveEvery:     secs(j.LiveEverySecs),
+		Mode:             j.Mode,
+		Rate:             j.RatePerVU,
+		Terminals:        j.Terminals,
+		Sessions:         j.Sessions,
+		DeliverySessions: j.DeliverySessions,
+		VUs:              j.VUs,
+		Rampup:           secs(j.RampupSeconds),
+		Duration:         secs(j.DurationSeconds),
+		Grace:            secs(j.GraceSeconds),
+		Seed:             j.Seed,
+		AllWarehouses:    j.AllWarehouses,
+		MaxRetries:       j.MaxRetries,
+		LiveEvery:        secs(j.LiveEverySecs),
 	}
 	switch j.Style {
 	case dialect.StyleProcedures.String(), "":

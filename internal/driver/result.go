@@ -67,6 +67,19 @@ type Result struct {
 	// fired during the window.
 	SchedLagMaxMillis  float64 `json:"sched_lag_max_millis"`
 	SchedLagMeanMillis float64 `json:"sched_lag_mean_millis"`
+	// DriverCPUCores is DriverCPUSeconds over the window: the share of one
+	// core the driver used.
+	DriverCPUCores float64 `json:"driver_cpu_cores"`
+
+	// Pacing: a paced run's schedule and how late transactions started
+	// against it (a rate, or the tpc-c terminals); nil when unpaced.
+	Pacing *Pacing `json:"pacing,omitempty"`
+	// Deferred: the deferred Deliveries of the tpc-c mode.
+	Deferred *DeferredDelivery `json:"deferred_delivery,omitempty"`
+	// Spec: the tpc-c mode's checks (response-time constraints, terminals,
+	// mix) and its New-Order rate against the maximum; tpmC only when
+	// every check passed.
+	Spec *Spec `json:"spec,omitempty"`
 
 	// Partial: the run was interrupted (or failed) before the measured
 	// window ended; everything measured so far is kept.
@@ -94,7 +107,8 @@ type Result struct {
 	// Series is one sample per second of the measured window.
 	Series []SecondSample `json:"series"`
 
-	hists [tpcc.NumTxKinds]*hdrhistogram.Histogram
+	hists              [tpcc.NumTxKinds]*hdrhistogram.Histogram
+	deferredCompletion *hdrhistogram.Histogram
 	// countersRead: both edges' counters were read, so the database's
 	// figures exist and can be cross-checked.
 	countersRead bool
@@ -118,8 +132,15 @@ type KindResult struct {
 	// Retried counts retries (not transactions) after retryable failures.
 	Retried int64 `json:"retried"`
 	// Failed counts transactions that ended in an error, by class.
-	Failed        map[string]int64 `json:"failed"`
-	LatencyMicros Latency          `json:"latency_micros"`
+	Failed map[string]int64 `json:"failed"`
+	// LatencyMicros is the response time, from the transaction's intended
+	// start (paced modes: its schedule, so a stall of the server or the
+	// driver is not hidden) to its end; unpaced, the intended start is
+	// the actual one.
+	LatencyMicros Latency `json:"latency_micros"`
+	// ServiceMicros is from the moment the session was asked to the end
+	// (2 significant digits).
+	ServiceMicros Latency `json:"service_micros"`
 }
 
 // Latency summarises a histogram, in microseconds.
@@ -184,7 +205,7 @@ func (r *Result) merge(stats []*vuStats, warehouses int) {
 	var completed, newOrders int64
 	r.Kinds = make([]KindResult, tpcc.NumTxKinds)
 	for k := range tpcc.NumTxKinds {
-		h := newLatencyHistogram()
+		h, svc := newLatencyHistogram(), newSecondHistogram()
 		kr := KindResult{Kind: tpcc.TxKind(k).String(), Failed: map[string]int64{}}
 		for _, s := range stats {
 			ks := &s.kinds[k]
@@ -198,8 +219,10 @@ func (r *Result) merge(stats []*vuStats, warehouses int) {
 				}
 			}
 			h.Merge(ks.latency)
+			svc.Merge(ks.service)
 		}
 		kr.LatencyMicros = summarise(h)
+		kr.ServiceMicros = summarise(svc)
 		r.hists[k] = h
 		r.Kinds[k] = kr
 		completed += kr.Completed

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -62,8 +63,9 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 		return nil, fmt.Errorf("draw run-time NURand constants: %w", err)
 	}
 
+	o = o.ForWarehouses(meta.Warehouses)
 	r := &runner{
-		db: db, o: o, clk: clk, liveFn: live,
+		db: db, o: o, clk: clk, liveFn: live, gate: newGate(),
 		res: &Result{
 			Options: o, Dialect: db.Name(), EmbeddedDatabase: db.Caps().Embedded, Warehouses: meta.Warehouses, RunConstants: rc,
 			NOPMSource: NOPMSource, TPMSource: DriverTPMSource,
@@ -83,9 +85,18 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	r.conn = conn
 	defer func() { _ = r.conn.Close() }()
 
-	r.vus = make([]*vu, o.VUs)
-	for i := range r.vus {
-		r.vus[i] = newVU(i, db, o, rc, meta.Warehouses, clk, &r.gate)
+	if o.Mode == ModeTPCC {
+		r.setupTerminals(rc, meta.Warehouses)
+	} else {
+		r.vus = make([]*vu, o.VUs)
+		for i := range r.vus {
+			v := newVU(i, db, o, meta.Warehouses, clk, r.gate)
+			v.own = newTerminal(i, o.VUs, o.Seed, rc, meta.Warehouses, o.AllWarehouses)
+			if o.Rate > 0 {
+				v.interval = time.Duration(float64(time.Second) / o.Rate)
+			}
+			r.vus[i] = v
+		}
 	}
 	if err := r.openSessions(ctx); err != nil {
 		return nil, err
@@ -101,6 +112,10 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 		}
 		windowAt = released.Add(o.Rampup)
 	}
+	if o.Mode == ModeTPCC {
+		// The terminals' first cycles start now, after any shared start.
+		r.pacer = newPacer(clk, r.gate, r.terminals, clk.Now())
+	}
 
 	// vuCtx ends in-flight transactions: canceled by Ctrl-C (ctx), at the
 	// end of the grace period (abandon) or when a virtual user fails.
@@ -111,12 +126,26 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	for _, v := range r.vus {
 		g.Go(func() error {
 			defer v.close()
-			err := v.loop(gctx)
+			var err error
+			switch {
+			case v.stats.deferred != nil:
+				err = v.deliver(gctx, r.queue)
+			case r.pacer != nil:
+				err = v.serve(gctx, r.pacer)
+			default:
+				err = v.loop(gctx)
+			}
 			if err != nil {
 				// The others' calls may not watch gctx (dialect.Interrupter).
 				r.stopVUs()
 			}
 			return err
+		})
+	}
+	if r.pacer != nil {
+		g.Go(func() error {
+			r.pacer.run(gctx)
+			return nil
 		})
 	}
 	vusDone := make(chan struct{})
@@ -151,6 +180,12 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	if res.DBTransactions > 0 {
 		res.DriverCPUMicrosPerTx = res.DriverCPUSeconds * 1e6 / float64(res.DBTransactions)
 	}
+	if o.Paced() {
+		res.mergePacing(r.stats(), r.pacer, r.terminalBytes)
+	}
+	if o.Mode == ModeTPCC {
+		res.mergeDeferred(r.stats(), r.backlog, r.lateBacklog)
+	}
 	res.Partial = !r.windowComplete
 	if w := lagWarning(res); w != "" {
 		res.Warnings = append(res.Warnings, w)
@@ -165,6 +200,11 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	}
 	if len(errs) > 0 {
 		res.Partial = true
+	}
+	if o.Mode == ModeTPCC {
+		res.judgeSpec()
+	}
+	if len(errs) > 0 {
 		return res, errors.Join(errs...)
 	}
 	return res, nil
@@ -180,7 +220,16 @@ type runner struct {
 	res    *Result
 
 	vus  []*vu
-	gate gate
+	gate *gate
+
+	// The tpc-c mode: the terminals, the pacer that schedules them, the
+	// queue of deferred Deliveries, the memory set aside per terminal, and
+	// the queue's backlog when the window ended.
+	terminals            []*terminal
+	pacer                *pacer
+	queue                *deliveryQueue
+	terminalBytes        float64
+	backlog, lateBacklog int64
 
 	conn        dialect.Conn
 	txc         dialect.TxCounter
@@ -213,6 +262,38 @@ func (r *runner) stats() []*vuStats {
 	return s
 }
 
+// setupTerminals creates the terminals of the tpc-c mode (ten per
+// warehouse unless told otherwise, each with its home warehouse and
+// district, TPC-C 4.2.2), measuring the memory they take, the sessions of
+// the pool they share and the deferred-Delivery sessions.
+func (r *runner) setupTerminals(rc tpcc.Constants, warehouses int) {
+	o := r.o
+	before := allocatedBytes()
+	r.terminals = make([]*terminal, o.Terminals)
+	for i := range r.terminals {
+		r.terminals[i] = newTerminal(i, o.Terminals, o.Seed, rc, warehouses, false)
+	}
+	r.terminalBytes = float64(allocatedBytes()-before) / float64(o.Terminals)
+	r.queue = newDeliveryQueue()
+	for i := range o.Sessions {
+		v := newVU(i, r.db, o, warehouses, r.clk, r.gate)
+		v.role, v.queue = "session", r.queue
+		r.vus = append(r.vus, v)
+	}
+	for i := range o.DeliverySessions {
+		v := newVU(i, r.db, o, warehouses, r.clk, r.gate)
+		v.role, v.stats.deferred = "delivery session", newDeferredStats()
+		r.vus = append(r.vus, v)
+	}
+}
+
+// allocatedBytes is the heap allocated by the process so far.
+func allocatedBytes() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.TotalAlloc
+}
+
 // openSessions opens every virtual user's session before the clock
 // starts; on failure it closes those opened.
 func (r *runner) openSessions(ctx context.Context) error {
@@ -222,7 +303,7 @@ func (r *runner) openSessions(ctx context.Context) error {
 		g.Go(func() error {
 			s, err := r.db.NewSession(ctx, r.o.Style)
 			if err != nil {
-				return fmt.Errorf("open the session of virtual user %d (%s): %w", v.id+1, r.o.Style, err)
+				return fmt.Errorf("open the session of %s %d (%s): %w", v.role, v.id+1, r.o.Style, err)
 			}
 			v.setSession(s)
 			return nil
@@ -326,6 +407,12 @@ func (r *runner) endWindow(_ time.Time, complete bool) {
 	w.Seconds = now.Sub(w.Start).Seconds()
 	r.windowComplete = complete
 	r.res.DriverCPUSeconds = cpu - r.startCPU
+	if w.Seconds > 0 {
+		r.res.DriverCPUCores = r.res.DriverCPUSeconds / w.Seconds
+	}
+	if r.queue != nil {
+		r.backlog, r.lateBacklog = r.queue.backlog(now, tpcc.DeferredDeliveryLimit)
+	}
 	r.res.SchedLagMaxMillis = r.lag.maxMillis()
 	r.res.SchedLagMeanMillis = r.lag.meanMillis()
 
@@ -445,7 +532,7 @@ func (r *runner) live(now time.Time, p Phase) {
 	}
 }
 
-func (r *runner) stopStarting() { r.gate.stopping.Store(true) }
+func (r *runner) stopStarting() { r.gate.stop() }
 
 func (r *runner) abandon() { r.stopVUs() }
 

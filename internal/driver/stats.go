@@ -14,12 +14,16 @@ import (
 // Latency histograms record microseconds from 1 us to 60 s with 3
 // significant digits (0.1% resolution); longer transactions are recorded
 // as 60 s. The per-second histograms behind the series need only p50 and
-// p99 and use 2 digits (1%), a seventh of the memory.
+// p99 and use 2 digits (1%), a seventh of the memory; so do the service
+// time and the lateness of paced starts, secondary figures. Deferred
+// Deliveries wait in a queue whose limit is 80 s: their histograms reach
+// an hour.
 const (
 	latencyMinMicros   = 1
 	latencyMaxMicros   = 60_000_000
 	latencyDigits      = 3
 	secondLatencyDigit = 2
+	deferredMaxMicros  = 3_600_000_000
 )
 
 func newLatencyHistogram() *hdrhistogram.Histogram {
@@ -30,10 +34,19 @@ func newSecondHistogram() *hdrhistogram.Histogram {
 	return hdrhistogram.New(latencyMinMicros, latencyMaxMicros, secondLatencyDigit)
 }
 
+func newDeferredHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(latencyMinMicros, deferredMaxMicros, latencyDigits)
+}
+
 // micros converts a latency to histogram units, clamped to the range.
 func micros(d time.Duration) int64 {
 	us := d.Microseconds()
 	return min(max(us, latencyMinMicros), latencyMaxMicros)
+}
+
+// deferredMicros converts a deferred Delivery's wait to histogram units.
+func deferredMicros(d time.Duration) int64 {
+	return min(max(d.Microseconds(), latencyMinMicros), deferredMaxMicros)
 }
 
 // kindStats are the measured figures of one transaction kind for one
@@ -44,7 +57,11 @@ type kindStats struct {
 	rolledBack int64 // New-Order rollbacks on the unused item (2.4.2.3)
 	retried    int64 // retries after a retryable failure
 	failed     [dialect.NumErrClasses]int64
-	latency    *hdrhistogram.Histogram
+	// latency is the response time, from the intended start (the end of
+	// keying, the rate's schedule, or the actual start when unpaced);
+	// service is from the moment the session was asked.
+	latency *hdrhistogram.Histogram
+	service *hdrhistogram.Histogram
 }
 
 // liveCounts are every transaction's outcome since the run started, for
@@ -100,20 +117,67 @@ func (s *secondStats) take() (secondCounts, *hdrhistogram.Histogram) {
 	return c, h
 }
 
-// vuStats is everything one virtual user measures.
+// vuStats is everything one virtual user (or pooled session) measures.
 type vuStats struct {
 	kinds  [tpcc.NumTxKinds]kindStats
 	audit  tpcc.Audit
 	live   liveCounts
 	second secondStats
+
+	// Paced modes: how late transactions started against their schedule
+	// (startLag), and in the tpc-c pool, of that, how long a due terminal
+	// waited for a session (sessionWait).
+	startLag    *hdrhistogram.Histogram
+	sessionWait *hdrhistogram.Histogram
+
+	// deferred is what a deferred-Delivery session measures; nil otherwise.
+	deferred *deferredStats
 }
 
 func newVUStats(warehouses int) *vuStats {
 	s := &vuStats{audit: tpcc.NewAudit(warehouses)}
 	for k := range s.kinds {
 		s.kinds[k].latency = newLatencyHistogram()
+		s.kinds[k].service = newSecondHistogram()
 	}
 	s.second.latency = newSecondHistogram()
 	s.second.spare = newSecondHistogram()
+	s.startLag = newSecondHistogram()
+	s.sessionWait = newSecondHistogram()
 	return s
 }
+
+// deferredStats are the deferred Deliveries (TPC-C 2.7.2) one delivery
+// session executed inside the measured window.
+type deferredStats struct {
+	completed   int64
+	retried     int64
+	failed      [dialect.NumErrClasses]int64
+	skipped     int64 // districts skipped: no undelivered order (2.7.4.2)
+	withSkipped int64 // Deliveries that skipped at least one district
+	late        int64 // completed more than tpcc.DeferredDeliveryLimit after queued
+	// queue is from queued to the start of execution; completion from
+	// queued to completed (the 80 s constraint).
+	queue      *hdrhistogram.Histogram
+	completion *hdrhistogram.Histogram
+	records    []deliveryRecord
+	dropped    int64 // records beyond maxDeliveryRecords
+}
+
+func newDeferredStats() *deferredStats {
+	return &deferredStats{queue: newDeferredHistogram(), completion: newDeferredHistogram()}
+}
+
+// deliveryRecord is one deferred Delivery's line of the result file of
+// TPC-C 2.7.2.3: when it was queued, its warehouse and carrier, when it
+// started and completed, and how many districts it skipped.
+type deliveryRecord struct {
+	queued, started, ended time.Time
+	wID, carrierID         int
+	skipped                int
+}
+
+// maxDeliveryRecords bounds the deliveries kept one by one per session,
+// so that a long run with many terminals keeps a result of sane size;
+// the counts and histograms cover them all.
+const maxDeliveryRecords = 100_000

@@ -24,14 +24,30 @@ const (
 type gate struct {
 	stopping  atomic.Bool // set at the end of the window: start no new transaction
 	measuring atomic.Bool // set between the window's start and end counter reads
+	// stopC is closed with stopping, to wake users waiting for their
+	// schedule, a due terminal or a queued Delivery.
+	stopC    chan struct{}
+	stopOnce sync.Once
 }
 
-// vu is one virtual user: a session, a terminal (deck and inputs, TPC-C
-// 5.2.4.2) and what it measured. Everything in it belongs to the goroutine
-// that runs it, except stats.live and stats.second (see stats.go) and the
-// session, which the runner may interrupt (see interrupt).
+func newGate() *gate { return &gate{stopC: make(chan struct{})} }
+
+// stop sets stopping and closes stopC; it may be called more than once.
+func (g *gate) stop() {
+	g.stopping.Store(true)
+	g.stopOnce.Do(func() { close(g.stopC) })
+}
+
+// vu is one session and what it measured: a virtual user of the tproc-c
+// mode, which drives its own terminal (deck and inputs, TPC-C 5.2.4.2),
+// or one session of the tpc-c mode's pool, which runs the transaction of
+// whichever terminal is due, or a session that executes deferred
+// Deliveries. Everything in it belongs to the goroutine that runs it,
+// except stats.live and stats.second (see stats.go) and the session,
+// which the runner may interrupt (see interrupt).
 type vu struct {
 	id    int
+	role  string // in messages: "virtual user", "session", "delivery session"
 	db    dialect.Database
 	style dialect.Style
 	clk   clock
@@ -44,10 +60,17 @@ type vu struct {
 	sess        dialect.Session
 	interrupted bool // under mu: a session set from now on is interrupted at once
 
-	rand       *tpcc.Rand
-	term       *tpcc.Terminal
-	warehouses []int // AllWarehouses: the warehouses this user moves across; nil when bound to home
 	maxRetries int
+	// paced: transactions have scheduled starts, whose lateness is measured.
+	paced bool
+
+	// own is the terminal of a tproc-c virtual user; interval the time
+	// between its scheduled starts at a rate (0: back to back).
+	own      *terminal
+	interval time.Duration
+	// queue, for a session of the tpc-c pool: Deliveries are queued there
+	// for deferred execution (TPC-C 2.7.2) instead of run.
+	queue *deliveryQueue
 
 	no tpcc.NewOrder
 	pa tpcc.Payment
@@ -58,35 +81,16 @@ type vu struct {
 	stats *vuStats
 }
 
-// assignment returns the home warehouse, the fixed Stock-Level district
-// (TPC-C 2.8.1.1) and, with all, the warehouses of virtual user i (from 0)
-// of vus over a database of w warehouses. Users sharing a home warehouse
-// get different districts, as HammerDB does.
-func assignment(i, vus, w int, all bool) (home, district int, list []int) {
-	home = i%w + 1
-	district = (i/w)%tpcc.DistrictsPerWarehouse + 1
-	if all && vus < w {
-		// HammerDB "use all warehouses": user i drives w' with (w'-1) % vus == i.
-		for wh := i + 1; wh <= w; wh += vus {
-			list = append(list, wh)
-		}
-	}
-	return home, district, list
-}
-
-func newVU(i int, db dialect.Database, o Options, run tpcc.Constants, warehouses int, clk clock, g *gate) *vu {
-	r := tpcc.NewRand(o.Seed, tpcc.TerminalStream(i))
-	home, district, list := assignment(i, o.VUs, warehouses, o.AllWarehouses)
+func newVU(i int, db dialect.Database, o Options, warehouses int, clk clock, g *gate) *vu {
 	v := &vu{
 		id:         i,
+		role:       "virtual user",
 		db:         db,
 		style:      o.Style,
 		clk:        clk,
 		gate:       g,
-		rand:       r,
-		term:       tpcc.NewTerminal(r, run, warehouses, home, district),
-		warehouses: list,
 		maxRetries: o.MaxRetries,
+		paced:      o.Paced(),
 		stats:      newVUStats(warehouses),
 	}
 	v.no.Lines = make([]tpcc.OrderLineInput, 0, 15) // 2.4.1.3: at most 15 lines
@@ -97,17 +101,78 @@ func newVU(i int, db dialect.Database, o Options, run tpcc.Constants, warehouses
 // go on (lost connection that would not come back, schema missing).
 var errVUFatal = errors.New("virtual user stopped")
 
-// loop runs transactions until the window's end (gate.stopping) or until
-// ctx is canceled (Ctrl-C, or the end of the grace period). It returns nil
-// in both cases, and an error only when the virtual user cannot go on.
+// loop runs the virtual user's own terminal until the window's end
+// (gate.stopping) or until ctx is canceled (Ctrl-C, or the end of the
+// grace period). It returns nil in both cases, and an error only when the
+// virtual user cannot go on. At a rate, each transaction is scheduled one
+// interval after the previous one's schedule, whenever that one ended: a
+// user behind its schedule starts at once, and its latency still counts
+// from the schedule (no coordinated omission).
 func (v *vu) loop(ctx context.Context) error {
 	calls := v.callContext(ctx)
+	t := v.own
+	var next time.Time
+	if v.interval > 0 {
+		// Each user starts at its own phase of the interval, so that the
+		// users do not fire together.
+		next = v.clk.Now().Add(time.Duration(t.rand.Uint64() % uint64(v.interval)))
+	}
 	for !v.gate.stopping.Load() && ctx.Err() == nil {
-		if err := v.transaction(ctx, calls); err != nil {
+		var intended time.Time // zero: now
+		if v.interval > 0 {
+			if !v.waitUntil(ctx, next) {
+				return nil
+			}
+			intended = next
+			next = next.Add(v.interval)
+		}
+		if _, err := v.transaction(ctx, calls, t, t.term.NextKind(), intended); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// serve runs, for one session of the tpc-c pool, the transaction of each
+// terminal the pacer hands over, and gives the terminal back to keying and
+// thinking, until the window's end or ctx is canceled.
+func (v *vu) serve(ctx context.Context, p *pacer) error {
+	calls := v.callContext(ctx)
+	for {
+		var t *terminal
+		select {
+		case t = <-p.ready:
+		case <-v.gate.stopC:
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+		if v.gate.stopping.Load() {
+			return nil
+		}
+		end, err := v.transaction(ctx, calls, t, t.kind, t.due)
+		if err != nil || ctx.Err() != nil {
+			return err
+		}
+		p.again(t, end)
+	}
+}
+
+// waitUntil waits until at; it reports false when the window ended or
+// ctx was canceled first.
+func (v *vu) waitUntil(ctx context.Context, at time.Time) bool {
+	if d := at.Sub(v.clk.Now()); d > 0 {
+		c, stop := v.clk.NewTimer(d)
+		defer stop()
+		select {
+		case <-c:
+		case <-v.gate.stopC:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return !v.gate.stopping.Load() && ctx.Err() == nil
 }
 
 // outcome of one transaction, after retries.
@@ -116,9 +181,17 @@ type txOutcome int
 const (
 	txCommitted txOutcome = iota
 	txRolledBack
+	txQueued // a Delivery queued for deferred execution: complete for its terminal
 	txFailed
 	txCanceled // ended by shutdown: not counted anywhere
 )
+
+// txTimes are the moments of one transaction: intended (the schedule; the
+// start when unpaced), dispatched (tpc-c: handed to the session pool;
+// zero otherwise), start (the session is asked) and end.
+type txTimes struct {
+	intended, dispatched, start, end time.Time
+}
 
 // callContext returns the context the session's calls get. A session that
 // is a dialect.Interrupter gets one that is never canceled, which spares
@@ -160,41 +233,49 @@ func interruptSession(s dialect.Session) {
 	}
 }
 
-// transaction draws, fills, executes (with retries) and records one
-// transaction. ctx ends the virtual user's waits; calls is the context of
-// the session's calls (callContext).
-func (v *vu) transaction(ctx, calls context.Context) error {
-	kind := v.term.NextKind()
-	if len(v.warehouses) > 1 {
-		v.term.SetWarehouse(v.warehouses[v.rand.Uniform(0, len(v.warehouses)-1)])
-	} else if len(v.warehouses) == 1 {
-		v.term.SetWarehouse(v.warehouses[0])
+// transaction fills, executes (with retries) and records one transaction
+// of kind for terminal t, intended to start at intended (zero: at once).
+// ctx ends the waits; calls is the context of the session's calls
+// (callContext). It returns the moment the transaction ended.
+func (v *vu) transaction(ctx, calls context.Context, t *terminal, kind tpcc.TxKind, intended time.Time) (time.Time, error) {
+	t.pickWarehouse()
+	tm := txTimes{intended: intended, dispatched: t.dispatched, start: v.clk.Now()}
+	if tm.intended.IsZero() {
+		tm.intended = tm.start
 	}
-	start := v.clk.Now()
-	v.fill(kind, start)
+	v.fill(t.term, kind, tm.start)
 
-	out, class, retries, fatal := v.execute(ctx, calls, kind)
-	end := v.clk.Now()
-	if out == txCanceled {
-		return fatal
+	if kind == tpcc.DeliveryTx && v.queue != nil {
+		// TPC-C 2.7.2: the terminal's Delivery is queued for deferred
+		// execution and the terminal is answered at once.
+		v.queue.push(deliveryRequest{wID: v.de.WID, carrierID: v.de.CarrierID, queued: tm.start})
+		tm.end = v.clk.Now()
+		v.record(kind, txQueued, dialect.ClassNone, 0, tm)
+		return tm.end, nil
 	}
-	v.record(kind, out, class, retries, end.Sub(start))
-	return fatal
+	out, class, retries, fatal := v.execute(ctx, calls, kind)
+	tm.end = v.clk.Now()
+	if out == txCanceled {
+		return tm.end, fatal
+	}
+	v.record(kind, out, class, retries, tm)
+	return tm.end, fatal
 }
 
-// fill draws the input of kind (TPC-C 2.4.1, 2.5.1, 2.6.1, 2.7.1, 2.8.1).
-func (v *vu) fill(kind tpcc.TxKind, now time.Time) {
+// fill draws the input of kind from term (TPC-C 2.4.1, 2.5.1, 2.6.1,
+// 2.7.1, 2.8.1).
+func (v *vu) fill(term *tpcc.Terminal, kind tpcc.TxKind, now time.Time) {
 	switch kind {
 	case tpcc.NewOrderTx:
-		v.term.NewOrder(&v.no, now)
+		term.NewOrder(&v.no, now)
 	case tpcc.PaymentTx:
-		v.term.Payment(&v.pa, now)
+		term.Payment(&v.pa, now)
 	case tpcc.OrderStatusTx:
-		v.term.OrderStatus(&v.os)
+		term.OrderStatus(&v.os)
 	case tpcc.DeliveryTx:
-		v.term.Delivery(&v.de, now)
+		term.Delivery(&v.de, now)
 	case tpcc.StockLevelTx:
-		v.term.StockLevel(&v.sl)
+		term.StockLevel(&v.sl)
 	}
 }
 
@@ -255,7 +336,7 @@ func (v *vu) execute(ctx, calls context.Context, kind tpcc.TxKind) (out txOutcom
 				return txFailed, class, retries, err
 			}
 		case class == dialect.ClassUndefinedObject || class == dialect.ClassAuth:
-			return txFailed, class, retries, fmt.Errorf("%w: virtual user %d: %s: %s error: %w", errVUFatal, v.id+1, kind, class, err)
+			return txFailed, class, retries, fmt.Errorf("%w: %s %d: %s: %s error: %w", errVUFatal, v.role, v.id+1, kind, class, err)
 		}
 		return txFailed, class, retries, nil
 	}
@@ -289,14 +370,14 @@ func (v *vu) reconnect(ctx context.Context) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: virtual user %d lost its connection and could not reconnect after %d tries: %w", errVUFatal, v.id+1, reconnectTries, err)
+	return fmt.Errorf("%w: %s %d lost its connection and could not reconnect after %d tries: %w", errVUFatal, v.role, v.id+1, reconnectTries, err)
 }
 
 // record counts one transaction that ended. Everything measured is counted
 // only when it ended inside the measured window.
-func (v *vu) record(kind tpcc.TxKind, out txOutcome, class dialect.ErrClass, retries int, lat time.Duration) {
+func (v *vu) record(kind tpcc.TxKind, out txOutcome, class dialect.ErrClass, retries int, tm txTimes) {
 	s := v.stats
-	done := out == txCommitted || out == txRolledBack
+	done := out == txCommitted || out == txRolledBack || out == txQueued
 	newOrder := out == txCommitted && kind == tpcc.NewOrderTx
 	switch {
 	case done:
@@ -312,32 +393,46 @@ func (v *vu) record(kind tpcc.TxKind, out txOutcome, class dialect.ErrClass, ret
 	}
 	k := &s.kinds[kind]
 	k.retried += int64(retries)
-	us := micros(lat)
+	// The response time counts from the intended start: a server that
+	// stalls delays the schedule's later transactions, and their waiting
+	// shows here (no coordinated omission).
+	us := micros(tm.end.Sub(tm.intended))
 	if done {
 		k.completed++
 		_ = k.latency.RecordValue(us)
-		v.audit(kind, out == txRolledBack)
+		_ = k.service.RecordValue(micros(tm.end.Sub(tm.start)))
+		v.audit(kind, out)
 		if out == txRolledBack {
 			k.rolledBack++
 		}
 	} else {
 		k.failed[class]++
 	}
+	if v.paced {
+		_ = s.startLag.RecordValue(micros(tm.start.Sub(tm.intended)))
+		if !tm.dispatched.IsZero() {
+			_ = s.sessionWait.RecordValue(micros(tm.start.Sub(tm.dispatched)))
+		}
+	}
 	s.second.record(done, newOrder, !done, us)
 }
 
 // audit records a completed transaction's input for the clause 9.2 figures.
-func (v *vu) audit(kind tpcc.TxKind, rolledBack bool) {
+func (v *vu) audit(kind tpcc.TxKind, out txOutcome) {
 	a := &v.stats.audit
 	switch kind {
 	case tpcc.NewOrderTx:
-		a.RecordNewOrder(&v.no, rolledBack)
+		a.RecordNewOrder(&v.no, out == txRolledBack)
 	case tpcc.PaymentTx:
 		a.RecordPayment(&v.pa)
 	case tpcc.OrderStatusTx:
 		a.RecordOrderStatus(&v.os)
 	case tpcc.DeliveryTx:
-		a.RecordDelivery(&v.de)
+		if out == txQueued {
+			a.RecordDeliveryQueued() // executed later: deferred.go
+		} else {
+			a.RecordDelivery(&v.de)
+		}
 	case tpcc.StockLevelTx:
 		a.RecordStockLevel(&v.sl)
 	}

@@ -29,7 +29,7 @@ func fixture() Input {
 		suspect []rep
 	}
 	mk := func(id int64, label, target string, ctx map[string]string, firstRun int64, data []stepData) Profile {
-		p := Profile{ID: id, Label: label, Target: target, Dialect: "postgres", Context: ctx}
+		p := Profile{ID: id, Label: label, Target: target, Dialect: "postgres", Mode: "tproc-c (no keying or think time)", Context: ctx}
 		run := firstRun
 		for _, d := range data {
 			var rs []Repeat

@@ -139,6 +139,10 @@ type Profile struct {
 	// any URL password they still find, as a last line of defence.
 	Target  string `json:"target"`
 	Dialect string `json:"dialect"`
+	// Mode labels how the profile paced its users ("tproc-c (no keying
+	// or think time)", "tpc-c (keying and think times, ...)"): figures of
+	// different modes measure different things.
+	Mode string `json:"mode,omitempty"`
 	// Context is the profile's context flattened to key/value (host.*,
 	// db.*, param.*): the keys whose values differ between profiles are
 	// highlighted. It must hold no secrets.
@@ -154,7 +158,8 @@ type Profile struct {
 	Limits map[string]float64 `json:"limits,omitempty"`
 }
 
-// Step is one virtual-user count of a profile with its repeats.
+// Step is one virtual-user (or tpc-c terminal) count of a profile with
+// its repeats.
 type Step struct {
 	VUs     int      `json:"vus"`
 	Repeats []Repeat `json:"repeats"`
@@ -187,6 +192,31 @@ type Repeat struct {
 	Reasons []string `json:"suspect_reasons,omitempty"`
 	// Counted marks a suspect repeat the caller chose to summarise.
 	Counted bool `json:"counted,omitempty"`
+	// TPCC is the verdict of a run of the tpc-c mode; nil otherwise.
+	TPCC *TPCC `json:"tpcc,omitempty"`
+}
+
+// TPCC is the verdict of one run of the tpc-c mode: its New-Order rate
+// against the most its terminals could submit, and the checks a figure
+// must pass to be called tpmC (TpmC is set only when every one passed).
+type TPCC struct {
+	Terminals             int         `json:"terminals"`
+	NewOrdersPerMinute    float64     `json:"new_orders_per_minute"`
+	MaxNewOrdersPerMinute float64     `json:"max_new_orders_per_minute"`
+	EfficiencyPct         float64     `json:"efficiency_pct"`
+	TpmC                  *float64    `json:"tpmc,omitempty"`
+	Checks                []TPCCCheck `json:"checks"`
+}
+
+// TPCCCheck is one check of a tpc-c run: what was measured against its
+// limit, in Unit, from TPC-C clause Clause.
+type TPCCCheck struct {
+	Name   string  `json:"name"`
+	Clause string  `json:"clause,omitempty"`
+	Value  float64 `json:"value"`
+	Limit  float64 `json:"limit"`
+	Unit   string  `json:"unit,omitempty"`
+	Pass   bool    `json:"pass"`
 }
 
 // LatencyFigures are the latency percentiles of one transaction kind.

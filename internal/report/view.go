@@ -132,8 +132,8 @@ func texts(ss ...string) []cell {
 
 func (v *view) profilesTable() table {
 	t := table{ID: "profiles", Title: "Profiles",
-		Header: []string{"#", "Profile", "Target", "Dialect", "Virtual users", "Repeats", "Partial", "Suspect"},
-		Right:  []bool{true, false, false, false, false, true, true, true}}
+		Header: []string{"#", "Profile", "Target", "Dialect", "Mode", "Users", "Repeats", "Partial", "Suspect"},
+		Right:  []bool{true, false, false, false, false, false, true, true, true}}
 	for _, p := range v.profiles {
 		var vus []string
 		minRep, maxRep, partial, suspect := -1, 0, 0, 0
@@ -161,9 +161,13 @@ func (v *view) profilesTable() table {
 		default:
 			reps = fmt.Sprintf("%d–%d", minRep, maxRep)
 		}
-		cells := texts(strconv.FormatInt(p.ID, 10), p.Name, p.Target, p.Dialect, strings.Join(vus, ","), reps, strconv.Itoa(partial), strconv.Itoa(suspect))
-		cells[6].Warn = partial > 0
-		cells[7].Bad = suspect > 0
+		mode := p.Mode
+		if mode == "" {
+			mode = dash
+		}
+		cells := texts(strconv.FormatInt(p.ID, 10), p.Name, p.Target, p.Dialect, mode, strings.Join(vus, ","), reps, strconv.Itoa(partial), strconv.Itoa(suspect))
+		cells[7].Warn = partial > 0
+		cells[8].Bad = suspect > 0
 		t.Rows = append(t.Rows, row{Cells: cells})
 	}
 	return t
@@ -193,6 +197,96 @@ func (v *view) suspectTable() table {
 				for i := range cells {
 					cells[i].Bad = true
 				}
+				t.Rows = append(t.Rows, row{Cells: cells})
+			}
+		}
+	}
+	if len(t.Rows) == 0 {
+		return table{}
+	}
+	return t
+}
+
+// tpccPrefix starts the name of each response-time check of a tpc-c run;
+// the rest is the transaction kind.
+const tpccPrefix = "response_time_p90_"
+
+// tpccTable lists every run of the tpc-c mode: its New-Order rate against
+// the most its terminals could submit, tpmC when every check passed, the
+// 90th-percentile response time of each kind (and of the deferred
+// Delivery) with pass or fail, and the checks that failed. It is empty
+// when no run is of that mode.
+func (v *view) tpccTable() table {
+	t := table{ID: "tpcc", Title: "TPC-C checks",
+		Note: "Runs of the tpc-c mode (keying and think times, deferred Delivery). A New-Order rate is called tpmC only " +
+			"when every check passed: 10 terminals per warehouse (4.2.2), the 90th percentile of each transaction's " +
+			"response time, counted from its intended start, within its limit (5 s, Stock-Level 20 s; deferred Delivery " +
+			"80 s from queued to completed; 5.2.5.7, 2.7.2), the minimum mix (5.2.3), a complete window and the " +
+			"database's figures agreeing with the driver's. p90 in seconds; FAIL marks a limit exceeded.",
+		Header: []string{"Profile", "Terminals", "Run", "New-Orders/min", "Maximum", "of maximum", "tpmC"},
+		Right:  []bool{false, true, true, true, true, true, true}}
+	var kinds []string
+	for _, p := range v.profiles {
+		for _, s := range p.Steps {
+			for _, r := range s.Repeats {
+				if r.TPCC == nil {
+					continue
+				}
+				for _, c := range r.TPCC.Checks {
+					if strings.HasPrefix(c.Name, tpccPrefix) || c.Name == "deferred_delivery_p90" {
+						if k := strings.TrimPrefix(c.Name, tpccPrefix); !slices.Contains(kinds, k) {
+							kinds = append(kinds, k)
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, k := range kinds {
+		t.Header = append(t.Header, strings.TrimSuffix(k, "_p90")+" p90")
+		t.Right = append(t.Right, true)
+	}
+	t.Header = append(t.Header, "Failed checks")
+	t.Right = append(t.Right, false)
+	for _, p := range v.profiles {
+		for _, s := range p.Steps {
+			for _, r := range s.Repeats {
+				x := r.TPCC
+				if x == nil {
+					continue
+				}
+				tpmC := "not tpmC"
+				if x.TpmC != nil {
+					tpmC = formatNumber(*x.TpmC)
+				}
+				cells := texts(p.Name, strconv.Itoa(x.Terminals), strconv.FormatInt(r.RunID, 10),
+					formatNumber(x.NewOrdersPerMinute), formatNumber(x.MaxNewOrdersPerMinute),
+					fmt.Sprintf("%.1f%%", x.EfficiencyPct), tpmC)
+				cells[6].Warn = x.TpmC == nil
+				var failed []string
+				for _, k := range kinds {
+					name := tpccPrefix + k
+					if k == "deferred_delivery_p90" {
+						name = k
+					}
+					i := slices.IndexFunc(x.Checks, func(c TPCCCheck) bool { return c.Name == name })
+					if i < 0 {
+						cells = append(cells, cell{Text: dash})
+						continue
+					}
+					c := x.Checks[i]
+					text := fmt.Sprintf("%.3f", c.Value)
+					if !c.Pass {
+						text += " FAIL"
+					}
+					cells = append(cells, cell{Text: text, Bad: !c.Pass})
+				}
+				for _, c := range x.Checks {
+					if !c.Pass {
+						failed = append(failed, c.Name)
+					}
+				}
+				cells = append(cells, cell{Text: strings.Join(failed, ", "), Bad: len(failed) > 0})
 				t.Rows = append(t.Rows, row{Cells: cells})
 			}
 		}
@@ -425,7 +519,7 @@ func (v *view) contextTable() table {
 func (v *view) tables() []table {
 	var all []table
 	if len(v.profiles) > 0 {
-		all = append(all, v.profilesTable(), v.verdictTable(), v.suspectTable(), v.comparisonTable())
+		all = append(all, v.profilesTable(), v.tpccTable(), v.verdictTable(), v.suspectTable(), v.comparisonTable())
 	}
 	all = append(all, v.monitorTable())
 	for i := range v.profiles {

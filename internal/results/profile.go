@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -41,6 +42,11 @@ func Profile(ctx context.Context, st *store.Store, p store.Profile, includeSuspe
 	if params := Flatten(p.Params); true {
 		out.Target = params["target"]
 		out.Dialect = params["dialect"]
+		// Profiles stored before modes were typed hold the label in "mode".
+		out.Mode = params["mode_label"]
+		if out.Mode == "" {
+			out.Mode = params["mode"]
+		}
 		for k, v := range params {
 			out.Context["param."+k] = v
 		}
@@ -69,7 +75,8 @@ func Profile(ctx context.Context, st *store.Store, p store.Profile, includeSuspe
 		}
 		suspect := r.Status == store.StatusSuspect
 		s.repeats = append(s.repeats, report.Repeat{RunID: r.ID, NOPM: res.NOPM, TPM: res.TPM,
-			Partial: res.Partial || (r.Status != store.StatusOK && !suspect), Suspect: suspect, Reasons: res.Suspect})
+			Partial: res.Partial || (r.Status != store.StatusOK && !suspect), Suspect: suspect, Reasons: res.Suspect,
+			TPCC: tpccVerdict(res.Spec)})
 		s.ids = append(s.ids, r.ID)
 		if !res.Partial && (r.Status == store.StatusOK || suspect && includeSuspect) {
 			s.monitors = append(s.monitors, sum.Monitor)
@@ -140,4 +147,19 @@ func LoadProfiles(ctx context.Context, st *store.Store, refs []string, includeSu
 		ps = append(ps, p)
 	}
 	return ps, nil
+}
+
+// tpccVerdict is the report's form of a tpc-c run's verdict; nil for a
+// run of another mode.
+func tpccVerdict(s *driver.Spec) *report.TPCC {
+	if s == nil {
+		return nil
+	}
+	out := &report.TPCC{Terminals: s.Terminals, NewOrdersPerMinute: s.NewOrdersPerMinute,
+		MaxNewOrdersPerMinute: s.MaxNewOrdersPerMinute, EfficiencyPct: s.EfficiencyPct, TpmC: s.TpmC}
+	for _, c := range s.Checks {
+		out.Checks = append(out.Checks, report.TPCCCheck{Name: c.Name, Clause: c.Clause, Value: c.Value,
+			Limit: c.Limit, Unit: c.Unit, Pass: c.Pass})
+	}
+	return out
 }

@@ -285,7 +285,7 @@ func (e *Env) Neighbours(ctx context.Context, ns []Neighbour, o NeighboursOption
 	rc := e.GatherContext(ctx, nil, dialect.Target{}, nil)
 	params := map[string]any{"driver": o.Driver, "baseline_seconds": o.Baseline.Seconds(), "cycles": o.Cycles,
 		"interval_seconds": o.Interval.Seconds(), "noise": o.Noise, "noisy": sum.Noisy, "victims": sum.Victims,
-		"skew_tolerance_seconds": o.SkewTolerance.Seconds(), "dirs": dirs, "mode": Mode}
+		"skew_tolerance_seconds": o.SkewTolerance.Seconds(), "dirs": dirs, "mode": o.Driver.Mode.String(), "mode_label": o.Driver.ModeLabel()}
 	expID, expSeq := e.link()
 	id, err := e.Store.CreateRun(ctx, store.Run{Kind: store.KindNeighbours, Label: o.Label, VUs: o.Driver.VUs,
 		ToolVersion: e.ToolVersion, ExperimentID: expID, ExperimentSeq: expSeq, Params: JSON(params), Context: JSON(rc)})

@@ -170,7 +170,7 @@ func (e *Env) Window(ctx context.Context, targets []ParallelTarget, o WindowOpti
 
 	d := o.Driver
 	params := map[string]any{"driver": d, "targets": names, "phase": o.Phase, "repeat": o.Repeat,
-		"skew_tolerance_seconds": o.SkewTolerance.Seconds(), "mode": Mode}
+		"skew_tolerance_seconds": o.SkewTolerance.Seconds(), "mode": d.Mode.String(), "mode_label": d.ModeLabel()}
 	expID, expSeq := e.link()
 	id, err := e.Store.CreateRun(ctx, store.Run{Kind: store.KindParallel, Label: o.Label, Repeat: o.Repeat, VUs: d.VUs,
 		ToolVersion: e.ToolVersion, ExperimentID: expID, ExperimentSeq: expSeq,

@@ -16,15 +16,13 @@ import (
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
-// Mode labels every profile: oltplab's default workload has no keying or
-// think time (HammerDB's TPROC-C style), so its figures are not tpmC.
-const Mode = "tproc-c (no keying or think time)"
-
 // ProfileOptions describe one performance profile: a sequence of
 // virtual-user steps, each repeated, with optional hygiene before each.
 type ProfileOptions struct {
-	Label      string
-	Steps      []int  // virtual users of each step
+	Label string
+	// Steps are the users of each step: virtual users (tproc-c) or
+	// terminals (tpc-c; 0 means ten per warehouse).
+	Steps      []int
 	VUsSpec    string // the sequence as the user wrote it, recorded
 	Repeat     int
 	Interleave bool
@@ -35,8 +33,9 @@ type ProfileOptions struct {
 	// when its method needs the database to itself; without it none is
 	// ended and a reset fails naming them.
 	TerminateSessions bool
-	// Driver is the template of every run; VUs is set per step and Seed
-	// is the base of each run's seed.
+	// Driver is the template of every run, its Mode the profile's; VUs
+	// (or Terminals) is set per step and Seed is the base of each run's
+	// seed.
 	Driver driver.Options
 	// Continue is the id of a stored profile to continue instead of
 	// starting a new one (a resumed experiment): its slots measured
@@ -90,7 +89,25 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		"grace_seconds": d.Grace.Seconds(), "seed": d.Seed, "style": d.Style.String(),
 		"all_warehouses": d.AllWarehouses, "max_retries": d.MaxRetries,
 		"warehouses": meta.Warehouses, "dialect": db.Name(), "target": tg.String(),
-		"mode": Mode, "deck": tpcc.DeckDescription(),
+		"mode": d.Mode.String(), "mode_label": d.ModeLabel(), "deck": tpcc.DeckDescription(),
+	}
+	switch {
+	case d.Mode == driver.ModeTPCC:
+		// Terminals, sessions and delivery sessions of each step as run
+		// (defaults resolved), in place of virtual users.
+		delete(params, "vus")
+		var terminals, sessions, delivery []int
+		for _, n := range o.Steps {
+			t := d
+			t.Terminals = n
+			t = t.ForWarehouses(meta.Warehouses)
+			terminals = append(terminals, t.Terminals)
+			sessions = append(sessions, t.Sessions)
+			delivery = append(delivery, t.DeliverySessions)
+		}
+		params["terminals"], params["sessions"], params["delivery_sessions"] = terminals, sessions, delivery
+	case d.Rate > 0:
+		params["rate_per_vu"] = d.Rate
 	}
 	pid, done, err := e.startProfile(ctx, o, params, rc)
 	if err != nil {
@@ -112,11 +129,18 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 			continue
 		}
 		rd := o.Driver
-		rd.VUs = o.Steps[slot.Step]
+		users := "virtual user(s)"
+		if rd.Mode == driver.ModeTPCC {
+			rd.Terminals = o.Steps[slot.Step]
+			rd = rd.ForWarehouses(meta.Warehouses)
+			users = "terminal(s)"
+		} else {
+			rd.VUs = o.Steps[slot.Step]
+		}
 		// Each repeat draws its own streams, reproducibly from the seed.
 		rd.Seed = o.Driver.Seed + uint64(i)
 		if len(slots) > 1 {
-			e.note("step %d/%d: %d virtual user(s), repeat %d/%d", i+1, len(slots), rd.VUs, slot.Repeat+1, o.Repeat)
+			e.note("step %d/%d: %d %s, repeat %d/%d", i+1, len(slots), rd.Users(), users, slot.Repeat+1, o.Repeat)
 		}
 		prep, err := h.before(ctx, measured > 0)
 		if err != nil {
@@ -258,7 +282,7 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 	seed := int64(d.Seed)
 	expID, expSeq := e.link()
 	id, err := e.Store.CreateRun(ctx, store.Run{
-		Kind: store.KindRun, Label: label, ProfileID: pid, Step: slot.Step + 1, Repeat: slot.Repeat + 1, VUs: d.VUs,
+		Kind: store.KindRun, Label: label, ProfileID: pid, Step: slot.Step + 1, Repeat: slot.Repeat + 1, VUs: d.Users(),
 		Target: tg.String(), Dialect: db.Name(), ToolVersion: e.ToolVersion, Seed: &seed,
 		ExperimentID: expID, ExperimentSeq: expSeq,
 		Params: JSON(map[string]any{"driver": d, "preparation": prep}), Context: JSON(rc),

@@ -2,9 +2,12 @@ package scenario_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/dialect"
@@ -129,6 +132,57 @@ func TestProfileWithoutSchema(t *testing.T) {
 	if !errors.Is(err, scenario.ErrNoSchema) {
 		t.Errorf("profile on an empty database: got %v, want ErrNoSchema", err)
 	}
+}
+
+// TestProfileTPCCMode runs a tpc-c profile (inside a testing/synctest
+// bubble, so its terminals key and think in fake time) and checks that the
+// mode, the terminals and the spec verdict are recorded with the profile
+// and its run.
+func TestProfileTPCCMode(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		env, db, tg := sqliteEnv(t)
+		d := shortDriver()
+		d.Mode, d.VUs = driver.ModeTPCC, 0
+		d.Rampup, d.Duration, d.Grace = 30*time.Second, 3*time.Minute, 5*time.Second
+		var stored []scenario.RunStored
+		env.Observer = scenario.Observer{RunStored: func(r scenario.RunStored) { stored = append(stored, r) }}
+		ctx := context.Background()
+		out, err := env.Profile(ctx, db, tg, scenario.ProfileOptions{Label: "paced", Steps: []int{0}, VUsSpec: "", Repeat: 1, Driver: d})
+		if err != nil {
+			t.Fatalf("profile: %v", err)
+		}
+		p, err := env.Store.GetProfile(ctx, out.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var params map[string]any
+		if err := json.Unmarshal(p.Params, &params); err != nil {
+			t.Fatal(err)
+		}
+		if params["mode"] != "tpc-c" || fmt.Sprint(params["terminals"]) != "[10]" || params["vus"] != nil {
+			t.Errorf("profile params: mode %v, terminals %v, vus %v; want tpc-c, [10], none", params["mode"], params["terminals"], params["vus"])
+		}
+		if len(stored) != 1 {
+			t.Fatalf("stored runs: got %d, want 1", len(stored))
+		}
+		r, err := env.Store.GetRun(ctx, stored[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.VUs != 10 {
+			t.Errorf("run users: got %d, want the 10 terminals", r.VUs)
+		}
+		var sum struct {
+			Options driver.Options `json:"options"`
+			Spec    *driver.Spec   `json:"spec"`
+		}
+		if err := json.Unmarshal(r.Summary, &sum); err != nil {
+			t.Fatal(err)
+		}
+		if sum.Options.Mode != driver.ModeTPCC || sum.Spec == nil || sum.Spec.Terminals != 10 {
+			t.Errorf("stored summary: mode %v, spec %+v; want tpc-c with a verdict for 10 terminals", sum.Options.Mode, sum.Spec)
+		}
+	})
 }
 
 // TestProfileContinue: continuing an interrupted profile measures only the

@@ -16,15 +16,16 @@ func figureByName(t *testing.T, figs []Figure, name string) Figure {
 // nominalAudit is 10,000 transactions with exactly the nominal distributions.
 func nominalAudit() Audit {
 	return Audit{
-		Warehouses:        10,
-		Count:             [NumTxKinds]int64{4500, 4300, 400, 400, 400},
-		NewOrderRollbacks: 45,    // 1%
-		OrderLines:        45000, // 10 per order
-		RemoteOrderLines:  450,   // 1%
-		PaymentRemote:     645,   // 15%
-		PaymentByName:     2580,  // 60%
-		OrderStatusByName: 240,   // 60%
-		DeliverySkipped:   0,     // of 4,000 districts
+		Warehouses:         10,
+		Count:              [NumTxKinds]int64{4500, 4300, 400, 400, 400},
+		NewOrderRollbacks:  45,    // 1%
+		OrderLines:         45000, // 10 per order
+		RemoteOrderLines:   450,   // 1%
+		PaymentRemote:      645,   // 15%
+		PaymentByName:      2580,  // 60%
+		OrderStatusByName:  240,   // 60%
+		DeliverySkipped:    0,     // of 4,000 districts
+		DeliveriesExecuted: 400,   // all executed
 	}
 }
 
@@ -62,7 +63,7 @@ func TestAuditFigures(t *testing.T) {
 		{"delivery none skipped", nil, "delivery_skipped_pct", 0, true, false},
 		{"delivery 1% skipped", func(a *Audit) { a.DeliverySkipped = 40 }, "delivery_skipped_pct", 1, true, false},
 		{"delivery 1.25% skipped", func(a *Audit) { a.DeliverySkipped = 50 }, "delivery_skipped_pct", 1.25, false, false},
-		{"no deliveries", func(a *Audit) { a.Count[DeliveryTx] = 0 }, "delivery_skipped_pct", 0, false, false},
+		{"no deliveries", func(a *Audit) { a.Count[DeliveryTx], a.DeliveriesExecuted = 0, 0 }, "delivery_skipped_pct", 0, false, false},
 		{"mix new-order 45%", nil, "mix_new_order_pct", 45, true, false},
 		{"mix payment 43%", nil, "mix_payment_pct", 43, true, false},
 		{"mix payment 42.99%", func(a *Audit) { a.Count[PaymentTx]--; a.Count[NewOrderTx]++ }, "mix_payment_pct", 42.99, false, false},
@@ -99,17 +100,42 @@ func TestAuditRecordAndMerge(t *testing.T) {
 	b.RecordStockLevel(&StockLevel{})
 	a.Merge(b)
 	want := Audit{
-		Warehouses:        4,
-		Count:             [NumTxKinds]int64{1, 2, 1, 1, 1},
-		NewOrderRollbacks: 1,
-		OrderLines:        3,
-		RemoteOrderLines:  1,
-		PaymentRemote:     1,
-		PaymentByName:     1,
-		OrderStatusByName: 1,
-		DeliverySkipped:   2,
+		Warehouses:         4,
+		Count:              [NumTxKinds]int64{1, 2, 1, 1, 1},
+		NewOrderRollbacks:  1,
+		OrderLines:         3,
+		RemoteOrderLines:   1,
+		PaymentRemote:      1,
+		PaymentByName:      1,
+		OrderStatusByName:  1,
+		DeliverySkipped:    2,
+		DeliveriesExecuted: 1,
 	}
 	if a != want {
 		t.Errorf("merged audit = %+v, want %+v", a, want)
+	}
+}
+
+// TestAuditDeferredDelivery: a deferred Delivery counts in the mix when a
+// terminal queues it and in the skipped figure when it is executed, so the
+// skipped share is over the executions, whatever is still queued.
+func TestAuditDeferredDelivery(t *testing.T) {
+	a := NewAudit(2)
+	for range 100 {
+		a.RecordDeliveryQueued()
+	}
+	for i := range 80 {
+		in := Delivery{}
+		if i == 0 {
+			in.Skipped = 4
+		}
+		a.RecordDeliveryExecuted(&in)
+	}
+	if got, want := a.Count[DeliveryTx], int64(100); got != want {
+		t.Errorf("deliveries in the mix: got %d, want %d", got, want)
+	}
+	f := figureByName(t, a.Figures(), "delivery_skipped_pct")
+	if got, want := f.Value, 100*4.0/800; got != want || f.Samples != 800 {
+		t.Errorf("delivery_skipped_pct: got %v over %d districts, want %v over 800", got, f.Samples, want)
 	}
 }

@@ -83,11 +83,13 @@ func worstCount(n, c, others int) int {
 }
 
 // Deck selects transaction types as TPC-C 5.2.4.2 describes: a deck of
-// 100 cards with the mix's proportions, drawn in a random order and
-// reshuffled each time it is exhausted. Each terminal has its own deck.
+// DeckSize cards with the mix's proportions (deckCards), drawn in a
+// random order and reshuffled each time it is exhausted. Each terminal
+// has its own deck, in both modes. A card is one byte: a driver may hold
+// thousands of terminals.
 type Deck struct {
 	r     *Rand
-	cards [DeckSize]TxKind
+	cards [DeckSize]uint8
 	next  int
 }
 
@@ -97,7 +99,7 @@ func NewDeck(r *Rand) Deck {
 	i := 0
 	for k, n := range deckCards {
 		for range n {
-			d.cards[i] = TxKind(k)
+			d.cards[i] = uint8(k)
 			i++
 		}
 	}
@@ -116,7 +118,7 @@ func (d *Deck) Next() TxKind {
 	}
 	k := d.cards[d.next]
 	d.next++
-	return k
+	return TxKind(k)
 }
 
 // DeckDescription names the deck in stored parameters, so that results
