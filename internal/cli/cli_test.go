@@ -173,7 +173,7 @@ func TestHelp(t *testing.T) {
 				t.Errorf("--help differs from %s (go test ./internal/cli -update rewrites it):\n got:\n%s\nwant:\n%s", golden, r.out, want)
 			}
 			short := oltplab(t, []string{"HOME=/nonexistent"}, append(c, "-h")...)
-			if short.out = strings.ReplaceAll(short.out, version(), "VERSION"); short.code != 0 || short.out != r.out {
+			if short.out = strings.ReplaceAll(short.out, "oltplab "+version()+":", "oltplab VERSION:"); short.code != 0 || short.out != r.out {
 				t.Errorf("-h: exit %d, output differs from --help:\n%s", short.code, short.out)
 			}
 		})

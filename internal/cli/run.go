@@ -15,7 +15,7 @@ import (
 	"github.com/oltplab/oltplab/internal/store"
 )
 
-const runSynopsis = "run --target URL [--vus N|LIST|fib:N|pow2:N|geo:FROM:TO:F] [--rampup D] [--duration D] [--repeat N] [--label L] [--client-sql] [--json]"
+const runSynopsis = "run --target URL [--vus N|LIST|fib:N|pow2:N|geo:FROM:TO:F] [--rampup D] [--duration D] [--repeat N] [--label L] [--client-sql] [--json] [--metrics-listen ADDR]"
 
 // runOptions are the flags of `oltplab run`.
 type runOptions struct {
@@ -34,6 +34,8 @@ type runOptions struct {
 	// terminateSessions: --terminate-sessions
 	terminateSessions bool
 	agent             string // --agent: oltplab agent on the database's host
+	metricsListen     string // --metrics-listen (run only)
+	metrics           *liveMetrics
 	driver            driver.Options
 }
 
@@ -105,13 +107,24 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	var o runOptions
 	fs := newFlagSet("run")
 	o.register(fs, a)
+	registerMetrics(fs, &o.metricsListen)
 	if err := a.parseFlags(fs, runSynopsis, args); err != nil {
 		return helpOK(err)
 	}
 	if err := o.validate(); err != nil {
 		return err
 	}
+	// A wrong --metrics-listen fails before any database work.
+	lm, err := a.startMetrics("run", o.metricsListen)
+	if err != nil {
+		return err
+	}
+	defer lm.close()
+	o.metrics = lm
 	return a.withTarget(ctx, o.results, o.target, func(st *store.Store, db dialect.Database, tg dialect.Target) error {
+		if lm != nil {
+			lm.m.Profile(o.label, db.Name())
+		}
 		_, err := a.profile(ctx, st, db, tg, o)
 		return err
 	})
@@ -163,6 +176,7 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 				l.Elapsed.Round(time.Second), l.Phase, l.TPM, l.NOPM, l.Errors)
 		}
 	}
+	o.metrics.observe(&obs)
 	env := a.scenarioEnv(st, obs)
 	env.Agent = o.agent
 	out, err := env.Profile(ctx, db, tg, o.scenarioOptions())

@@ -51,6 +51,10 @@ type Options struct {
 	MaxRetries int
 	// LiveEvery is the interval of the live callback.
 	LiveEvery time.Duration
+	// Recorder, when set, sees the run's phases and every transaction as
+	// it ends (live metrics). It is not a parameter of the measurement and
+	// is not stored.
+	Recorder Recorder
 }
 
 // Defaults are HammerDB's timed-run defaults where it has them (2 minutes

@@ -120,8 +120,10 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	r.t0 = clk.Now()
 	r.lastLive = r.t0
 	sched := schedule{clk: clk, rampup: o.Rampup, duration: o.Duration, grace: o.Grace, liveEvery: o.LiveEvery}
+	notifyPhase(o.Recorder, PhaseRampup, o.VUs)
 	sched.run(schedCtx, vusDone, r)
 	<-vusDone
+	notifyPhase(o.Recorder, PhaseDone, o.VUs)
 
 	r.drainSeconds()
 	res := r.res
@@ -290,6 +292,7 @@ func (r *runner) startWindow(time.Time) {
 	r.lastSample = now
 	r.windowStarted = true
 	r.gate.measuring.Store(true)
+	notifyPhase(r.o.Recorder, PhaseMeasure, r.o.VUs)
 	// From before the read to after the gate opened: whatever the virtual
 	// users committed meanwhile may be counted on one side only.
 	r.res.CounterReadSeconds += r.clk.Now().Sub(readStart).Seconds()
@@ -430,7 +433,10 @@ func (r *runner) live(now time.Time, p Phase) {
 	}
 }
 
-func (r *runner) stopStarting() { r.gate.stopping.Store(true) }
+func (r *runner) stopStarting() {
+	r.gate.stopping.Store(true)
+	notifyPhase(r.o.Recorder, PhaseGrace, r.o.VUs)
+}
 
 func (r *runner) abandon() { r.stopVUs() }
 

@@ -48,6 +48,7 @@ type vu struct {
 	term       *tpcc.Terminal
 	warehouses []int // AllWarehouses: the warehouses this user moves across; nil when bound to home
 	maxRetries int
+	rec        Recorder // Options.Recorder, or nil
 
 	no tpcc.NewOrder
 	pa tpcc.Payment
@@ -87,6 +88,7 @@ func newVU(i int, db dialect.Database, o Options, run tpcc.Constants, warehouses
 		term:       tpcc.NewTerminal(r, run, warehouses, home, district),
 		warehouses: list,
 		maxRetries: o.MaxRetries,
+		rec:        o.Recorder,
 		stats:      newVUStats(warehouses),
 	}
 	v.no.Lines = make([]tpcc.OrderLineInput, 0, 15) // 2.4.1.3: at most 15 lines
@@ -307,7 +309,11 @@ func (v *vu) record(kind tpcc.TxKind, out txOutcome, class dialect.ErrClass, ret
 	default:
 		s.live.errors.Add(1)
 	}
-	if !v.gate.measuring.Load() {
+	measured := v.gate.measuring.Load()
+	if v.rec != nil {
+		v.rec.Transaction(Transaction{Kind: kind, Outcome: outcomeOf(out), Class: class, Retries: retries, Latency: lat, Measured: measured})
+	}
+	if !measured {
 		return
 	}
 	k := &s.kinds[kind]
@@ -324,6 +330,16 @@ func (v *vu) record(kind tpcc.TxKind, out txOutcome, class dialect.ErrClass, ret
 		k.failed[class]++
 	}
 	s.second.record(done, newOrder, !done, us)
+}
+
+func outcomeOf(out txOutcome) Outcome {
+	switch out {
+	case txCommitted:
+		return OutcomeCommitted
+	case txRolledBack:
+		return OutcomeRolledBack
+	}
+	return OutcomeFailed
 }
 
 // audit records a completed transaction's input for the clause 9.2 figures.

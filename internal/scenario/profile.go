@@ -267,6 +267,7 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 		return 0, nil, storeErr("record the run", err)
 	}
 	smp := e.StartSampling(ctx, db, tg, rc, time.Second)
+	d.Recorder = e.Observer.Recorder
 	res, rerr := driver.Run(ctx, db, meta, d, e.Observer.Live)
 	var mon *MonitorSummary
 	var hostSamples []store.Sample
