@@ -70,6 +70,7 @@ func commands() []command {
 		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
 		{"storage", "storage micro-benchmarks with fio: IOPS, MB/s and latency percentiles of a directory's device", runStorage},
 		{"results", "list, show and export stored results", runResults},
+		{"serve", "browse a results store in a web browser: profiles, comparisons, experiments, reports, downloads (read-only)", runServe},
 		{"instance", "start, list and stop managed PostgreSQL/MariaDB servers on a chosen data directory", runInstance},
 		{"clean", "remove the database copy --reset-between keeps (left behind when oltplab was killed)", runClean},
 		{"agent", "serve this host's metrics to an oltplab driving a database here from another machine (--agent)", runAgent},
