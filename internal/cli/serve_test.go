@@ -366,4 +366,3 @@ func dumpDOM(t *testing.T, chromium, url string) string {
 	}
 	return stdout.String()
 }
-
