@@ -193,7 +193,7 @@ func TestFlagSyntax(t *testing.T) {
 		{[]string{"results", "list", "--limit=x"}, exitUsage, "--limit"},
 		{[]string{"results", "list", "--limit=0", "--json"}, exitOK, ""},
 		{[]string{"results", "show", "--json", "12345"}, exitUsage, "12345"},
-		{[]string{"compare", "a", "--format", "md", "b"}, exitUsage, `profile "a"`},
+		{[]string{"compare", "a", "--format", "md", "b"}, exitUsage, `"a": names no profile`},
 		{[]string{"compare", "--", "--format"}, exitUsage, "at least two"},
 		{[]string{"version", "extra"}, exitUsage, `unexpected argument "extra"`},
 	}
