@@ -15,7 +15,7 @@ import (
 	"github.com/oltplab/oltplab/internal/store"
 )
 
-const runSynopsis = "run --target URL [--vus N|LIST|fib:N|pow2:N|geo:FROM:TO:F] [--rampup D] [--duration D] [--repeat N] [--label L] [--client-sql] [--json] [--metrics-listen ADDR]"
+const runSynopsis = "run --target URL [--vus N|LIST|fib:N|pow2:N|geo:FROM:TO:F] [--rampup D] [--duration D] [--repeat N] [--label L] [--client-sql] [--json] [--metrics-listen ADDR] [--shard I/N]"
 
 // runOptions are the flags of `oltplab run`.
 type runOptions struct {
@@ -35,6 +35,7 @@ type runOptions struct {
 	terminateSessions bool
 	agent             string // --agent: oltplab agent on the database's host
 	metricsListen     string // --metrics-listen (run only)
+	shard             string // --shard I/N (run only)
 	metrics           *liveMetrics
 	driver            driver.Options
 }
@@ -97,6 +98,7 @@ func (o *runOptions) validate() error {
 	}
 	d := o.driver
 	d.VUs = steps[0]
+	d.Shard = driver.Shard{} // split per step, once the warehouses are known
 	if err := d.Validate(); err != nil {
 		return usageErrorf("run: %v", err)
 	}
@@ -108,8 +110,22 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	fs := newFlagSet("run")
 	o.register(fs, a)
 	registerMetrics(fs, &o.metricsListen)
+	fs.StringVar(&o.shard, "shard", "", "`I/N`: be shard I (from 0) of N drivers sharing the run, e.g. on N hosts or as a Kubernetes Indexed Job "+
+		"(JOB_COMPLETION_INDEX): drive 1/N of each step's virtual users with home warehouses in the I-th of N ranges; "+
+		"NOPM counts those warehouses' New-Orders, TPM this driver's own transactions. Each shard stores its own result "+
+		"(start them together; merging them into one is not done)")
 	if err := a.parseFlags(fs, runSynopsis, args); err != nil {
 		return helpOK(err)
+	}
+	if o.shard != "" {
+		sh, err := driver.ParseShard(o.shard)
+		if err != nil {
+			return usageErrorf("run: --shard: %v", err)
+		}
+		if o.reset {
+			return usageErrorf("run: --shard and --reset-between do not go together: each shard would reset the database under the others")
+		}
+		o.driver.Shard = sh
 	}
 	if err := o.validate(); err != nil {
 		return err

@@ -51,6 +51,10 @@ type Options struct {
 	MaxRetries int
 	// LiveEvery is the interval of the live callback.
 	LiveEvery time.Duration
+	// Shard, when active, makes this run one driver's part of a run
+	// several drivers share (see Shard); VUs is then this shard's own
+	// virtual users, from Shard.Split.
+	Shard Shard
 	// Recorder, when set, sees the run's phases and every transaction as
 	// it ends (live metrics). It is not a parameter of the measurement and
 	// is not stored.
@@ -104,6 +108,9 @@ func (o Options) Validate() error {
 	if o.LiveEvery <= 0 {
 		errs = append(errs, fmt.Errorf("live interval must be positive, got %s", o.LiveEvery))
 	}
+	if sh := o.Shard; sh.Active() && (sh.Index < 0 || sh.Index >= sh.Count || sh.FirstWarehouse < 1 || sh.LastWarehouse < sh.FirstWarehouse) {
+		errs = append(errs, fmt.Errorf("shard %s was not split over the step (Shard.Split)", sh))
+	}
 	if o.Style != dialect.StyleProcedures && o.Style != dialect.StyleClientSQL {
 		errs = append(errs, fmt.Errorf("unknown execution style %d", o.Style))
 	}
@@ -122,11 +129,17 @@ type optionsJSON struct {
 	Style           string  `json:"style"`
 	MaxRetries      int     `json:"max_retries"`
 	LiveEverySecs   float64 `json:"live_every_seconds"`
+	Shard           *Shard  `json:"shard,omitempty"`
 }
 
 // MarshalJSON writes durations in seconds and the style by name.
 func (o Options) MarshalJSON() ([]byte, error) {
+	var shard *Shard
+	if o.Shard.Active() {
+		shard = &o.Shard
+	}
 	return json.Marshal(optionsJSON{
+		Shard:           shard,
 		VUs:             o.VUs,
 		RampupSeconds:   o.Rampup.Seconds(),
 		DurationSeconds: o.Duration.Seconds(),
@@ -155,6 +168,9 @@ func (o *Options) UnmarshalJSON(b []byte) error {
 		AllWarehouses: j.AllWarehouses,
 		MaxRetries:    j.MaxRetries,
 		LiveEvery:     secs(j.LiveEverySecs),
+	}
+	if j.Shard != nil {
+		o.Shard = *j.Shard
 	}
 	switch j.Style {
 	case dialect.StyleProcedures.String(), "":

@@ -67,7 +67,18 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 		lag:          lagMeter{clk: clk},
 		secondMerged: newSecondHistogram(),
 	}
-	if tc, ok := db.(dialect.TxCounter); ok {
+	if sh := o.Shard; sh.Active() {
+		if sh.LastWarehouse > meta.Warehouses {
+			return nil, fmt.Errorf("shard %s: warehouses %d-%d, but the database holds %d", sh, sh.FirstWarehouse, sh.LastWarehouse, meta.Warehouses)
+		}
+		r.nopmWhere = fmt.Sprintf(" WHERE d_w_id BETWEEN %d AND %d", sh.FirstWarehouse, sh.LastWarehouse)
+		r.res.Warnings = append(r.res.Warnings, fmt.Sprintf("shard %s: %d of %d virtual users on warehouses %d-%d; NOPM counts these "+
+			"warehouses' New-Orders, TPM this driver's own transactions; this is one shard's result, not merged with the others",
+			sh, o.VUs, sh.TotalVUs, sh.FirstWarehouse, sh.LastWarehouse))
+	}
+	if tc, ok := db.(dialect.TxCounter); ok && !o.Shard.Active() {
+		// A shard's TPM is its own count: the database's counter covers
+		// every shard.
 		r.txc = tc
 		r.res.TPMSource = tc.TxCountSource()
 		r.res.TxCountLagSeconds = db.Caps().TxCountLag.Seconds()
@@ -190,6 +201,9 @@ type runner struct {
 
 	lastLive                     time.Time
 	liveDone, liveNO, liveErrors int64
+
+	// nopmWhere restricts the NOPM source to a shard's warehouses.
+	nopmWhere string
 }
 
 func (r *runner) stats() []*vuStats {
@@ -269,8 +283,8 @@ func (r *runner) lostConnection(ctx context.Context, err error) bool {
 // one per committed New-Order.
 func (r *runner) readNOPM(ctx context.Context) (int64, error) {
 	var n int64
-	if err := r.conn.QueryRow(ctx, "SELECT SUM(d_next_o_id) FROM district").Scan(&n); err != nil {
-		return 0, fmt.Errorf("read SUM(d_next_o_id): %w", err)
+	if err := r.conn.QueryRow(ctx, "SELECT SUM(d_next_o_id) FROM district"+r.nopmWhere).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read SUM(d_next_o_id)%s: %w", r.nopmWhere, err)
 	}
 	return n, nil
 }

@@ -76,8 +76,18 @@ func assignment(i, vus, w int, all bool) (home, district int, list []int) {
 }
 
 func newVU(i int, db dialect.Database, o Options, run tpcc.Constants, warehouses int, clk clock, g *gate) *vu {
-	r := tpcc.NewRand(o.Seed, tpcc.TerminalStream(i))
-	home, district, list := assignment(i, o.VUs, warehouses, o.AllWarehouses)
+	// A shard's users are users FirstVU.. of the whole run: their own
+	// streams, homes in the shard's warehouses.
+	r := tpcc.NewRand(o.Seed, tpcc.TerminalStream(o.Shard.FirstVU+i))
+	homes, first := warehouses, 1
+	if o.Shard.Active() {
+		homes, first = o.Shard.warehouses(), o.Shard.FirstWarehouse
+	}
+	home, district, list := assignment(i, o.VUs, homes, o.AllWarehouses)
+	home += first - 1
+	for k := range list {
+		list[k] += first - 1
+	}
 	v := &vu{
 		id:         i,
 		db:         db,

@@ -83,6 +83,14 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		return ProfileOutcome{}, err
 	}
 	d := o.Driver
+	if d.Shard.Active() {
+		// Every step must split before anything runs.
+		for _, vus := range o.Steps {
+			if _, _, err := d.Shard.Split(vus, meta.Warehouses); err != nil {
+				return ProfileOutcome{}, &ShardError{Err: err}
+			}
+		}
+	}
 	params := map[string]any{
 		"checkpoint_before": o.Checkpoint, "reset_between": o.Reset, "terminate_sessions": o.TerminateSessions,
 		"vus": o.Steps, "vus_spec": o.VUsSpec, "repeat": o.Repeat, "interleave": o.Interleave,
@@ -91,6 +99,9 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		"all_warehouses": d.AllWarehouses, "max_retries": d.MaxRetries,
 		"warehouses": meta.Warehouses, "dialect": db.Name(), "target": tg.String(),
 		"mode": Mode, "deck": tpcc.DeckDescription(),
+	}
+	if d.Shard.Active() {
+		params["shard"] = d.Shard.String()
 	}
 	pid, done, err := e.startProfile(ctx, o, params, rc)
 	if err != nil {
@@ -113,6 +124,9 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		}
 		rd := o.Driver
 		rd.VUs = o.Steps[slot.Step]
+		if rd.Shard.Active() {
+			rd.Shard, rd.VUs, _ = rd.Shard.Split(rd.VUs, meta.Warehouses) // checked above
+		}
 		// Each repeat draws its own streams, reproducibly from the seed.
 		rd.Seed = o.Driver.Seed + uint64(i)
 		if len(slots) > 1 {
@@ -354,3 +368,10 @@ func WorkloadSamples(res *driver.Result) []store.Sample {
 	}
 	return out
 }
+
+// ShardError is a --shard that cannot split a profile's steps or the
+// database's warehouses: bad input, found before anything ran.
+type ShardError struct{ Err error }
+
+func (e *ShardError) Error() string { return e.Err.Error() }
+func (e *ShardError) Unwrap() error { return e.Err }
