@@ -73,6 +73,7 @@ func commands() []command {
 		{"serve", "browse a results store in a web browser: profiles, comparisons, experiments, reports, downloads (read-only)", runServe},
 		{"instance", "start, list and stop managed PostgreSQL/MariaDB servers on a chosen data directory", runInstance},
 		{"clean", "remove the database copy --reset-between keeps (left behind when oltplab was killed)", runClean},
+		{"k8s", "write a Kubernetes Indexed Job running oltplab run as N shards (manifest)", runK8s},
 		{"agent", "serve this host's metrics to an oltplab driving a database here from another machine (--agent)", runAgent},
 		{"version", "print the version", runVersion},
 	}
