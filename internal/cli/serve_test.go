@@ -98,9 +98,16 @@ func get(t *testing.T, url string, header http.Header) (int, string, http.Header
 }
 
 // TestServe: the pages and downloads of a store, answered on loopback
-// without a token, refused to another Host and to writes, labels escaped.
+// without a token, refused to another Host and to writes, labels escaped;
+// then the same store in Chromium (serveInBrowser). One store serves both:
+// building it is the slow part.
 func TestServe(t *testing.T) {
-	_, env := servedStore(t)
+	path, env := servedStore(t)
+	t.Run("pages", func(t *testing.T) { servePages(t, env) })
+	t.Run("browser", func(t *testing.T) { serveInBrowser(t, path) })
+}
+
+func servePages(t *testing.T, env []string) {
 	base := startServe(t, env)
 
 	code, page, hdr := get(t, base+"/", nil)
@@ -267,12 +274,11 @@ func withProbe(h http.Handler) http.Handler {
 	})
 }
 
-// TestServeInBrowser: headless Chromium opens the index, submits the
+// serveInBrowser: headless Chromium opens the index, submits the
 // comparison of two profiles, and on the comparison page every chart
 // drew; the label with markup is text, not markup.
-func TestServeInBrowser(t *testing.T) {
+func serveInBrowser(t *testing.T, path string) {
 	chromium := chromiumPath(t)
-	path, _ := servedStore(t)
 	st, err := store.OpenToRead(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
