@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/store"
 
 	// Dialects register their URL schemes.
 	_ "github.com/oltplab/oltplab/internal/dialect/mysql"
@@ -67,8 +68,13 @@ func commands() []command {
 		{"cost", "price the targets of a prices file: total cost, cost per 1,000 NOPM/TPM, savings", runCost},
 		{"report", "render profiles and monitor results as one self-contained HTML (or Markdown) report", runReport},
 		{"experiment", "run a plan file: whole infrastructures compared on instances oltplab starts itself (run, resume, list, show)", runExperiment},
+		{"parallel", "drive several targets at once with one synchronised measured window: per-target and total NOPM/TPM", runParallel},
+		{"neighbours", "noisy neighbours: instances on shared storage, some backing up while the others run the load; each victim's loss", runNeighbours},
 		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
+		{"backup", "timed backup and restore cycles with the engine's own tools, each restored copy checked", runBackup},
 		{"storage", "storage micro-benchmarks with fio: IOPS, MB/s and latency percentiles of a directory's device", runStorage},
+		{"rebuild", "rebuild the largest index of ORDER-LINE with a cold and a warm cache: elapsed vs server CPU time", runRebuild},
+		{"cpu", "time a fixed single-threaded CPU loop in the database server and in oltplab, to compare hosts", runCPU},
 		{"results", "list, show and export stored results", runResults},
 		{"serve", "browse a results store in a web browser: profiles, comparisons, experiments, reports, downloads (read-only)", runServe},
 		{"instance", "start, list and stop managed PostgreSQL/MariaDB servers on a chosen data directory", runInstance},
@@ -94,6 +100,9 @@ func mainWith(ctx context.Context, args []string, environ []string, stdio Stdio,
 		if v := a.env[k]; v != "" {
 			a.secrets = append(a.secrets, dialect.Secret(v))
 		}
+	}
+	if v := a.env["OLTPLAB_RESULTS"]; store.IsPostgresURL(v) {
+		a.addURLSecret(v)
 	}
 	level := slog.LevelInfo
 	if a.env["OLTPLAB_DEBUG"] != "" {
@@ -144,7 +153,8 @@ check evaluates the TPC-C 3.3.2 consistency conditions.
 Targets: postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB, sqlite:PATH.
 Passwords: in the URL, PGPASSWORD or ~/.pgpass (PostgreSQL), MYSQL_PWD (MySQL),
 or --password-file; they never appear in output, logs or results.
-Results are stored in %s (override with --results or OLTPLAB_RESULTS).
+Results are stored in %s (override with --results or OLTPLAB_RESULTS;
+a postgres://USER@HOST:PORT/DB URL keeps them in a PostgreSQL database a team shares).
 A finished result waits up to OLTPLAB_STORE_WAIT (default 10m) for a store another
 process holds locked, then stays in a file that "oltplab results import" loads.
 
@@ -155,7 +165,8 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad flags or values, 3 target unreacha
 this host, 12 no block device for io_limit, 13 control unavailable here (cgroups),
 14 managed server failed, 15 too little free space for a build, 16 result suspect
 (stored, but the database's figures disagree with the driver's own counts),
-17 database privilege missing, 130 interrupted (what was measured is stored, marked partial).
+17 database privilege missing, 18 a backup or restore failed (the source is
+untouched), 130 interrupted (what was measured is stored, marked partial).
 
 Run "oltplab COMMAND --help" for a command's flags.
 `, defaultResultsHint)

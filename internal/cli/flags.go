@@ -198,7 +198,15 @@ const defaultResultsHint = "~/.local/share/oltplab/results.db"
 
 func (s *storeFlags) register(fs *pflag.FlagSet, env Env) {
 	fs.StringVar(&s.path, "results", env["OLTPLAB_RESULTS"],
-		"results store `PATH` (SQLite file; default "+defaultResultsHint+", env OLTPLAB_RESULTS)")
+		"results store: a SQLite file `PATH`, or a postgres://USER@HOST:PORT/DB URL shared by many oltplab processes (default "+defaultResultsHint+", env OLTPLAB_RESULTS)")
+}
+
+// addURLSecret registers the password of a URL (a PostgreSQL results
+// store's) as a secret, so that no output line can hold it.
+func (a *app) addURLSecret(raw string) {
+	if tg, err := dialect.ParseTarget(raw, ""); err == nil && tg.PasswordSet {
+		a.secrets = append(a.secrets, tg.Password)
+	}
 }
 
 func (a *app) openStore(ctx context.Context, s storeFlags) (*store.Store, error) {
@@ -216,6 +224,9 @@ func (a *app) openStoreWith(ctx context.Context, s storeFlags, open func(context
 		return nil, err
 	}
 	path := s.path
+	if path != "" && store.IsPostgresURL(path) {
+		a.addURLSecret(path)
+	}
 	if path == "" {
 		// The default location (also OLTPLAB_RESULTS): its data directory
 		// is created on first use.

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/oltplab/oltplab/internal/store"
 )
 
 // Plan is a decoded plan file: the experiment's name, the scale, the
@@ -120,7 +122,10 @@ func Decode(file string, src []byte) (*Plan, error) {
 		return nil, d.Errorf(orRoot(valueNode(root, "warehouses"), root), "warehouses", "required: the number of warehouses to build, at least 1")
 	}
 	if pf.Results != "" {
-		p.Results = p.resolve(pf.Results)
+		p.Results = pf.Results
+		if !store.IsPostgresURL(pf.Results) { // a file, relative to the plan
+			p.Results = p.resolve(pf.Results)
+		}
 	}
 
 	// Steps, each with its kind's options: the plan's section of that

@@ -157,6 +157,16 @@ func TestDecodeBadPlans(t *testing.T) {
 		{"duplicate key", base("name: u\n"), 7, "name", "given twice"},
 		{"unknown prices field", base("  - name: b\n    url: sqlite:b.db\n    prices:\n      currency: USD\n      colour: red\n"), 11, "targets[1].prices.colour", "unknown field"},
 		{"bad prices", base("  - name: b\n    url: sqlite:b.db\n    prices:\n      currency: USD\n      years: 0\n"), 11, "targets[1].prices.years", "at least 1"},
+		{"parallel on one target", strings.Replace(base(""), "[build]", "[build, parallel]", 1), 3, "steps[1].parallel", "the plan has 1 target"},
+		{"parallel bad tolerance", strings.Replace(base("  - name: b\n    url: sqlite:b.db\nparallel: {skew_tolerance: -1s}\n"), "[build]", "[build, parallel]", 1), 3, "steps[1].parallel", "skew_tolerance must not be negative"},
+		{"parallel unknown option", base("parallel: {vu: 4}\n"), 7, "parallel.vu", "did you mean vus"},
+		{"parallel bad vus", strings.Replace(base("  - name: b\n    url: sqlite:b.db\n"), "[build]", "[build, {parallel: {vus: 0}}]", 1), 3, "steps[1].parallel", "virtual users must be at least 1"},
+		{"neighbours without noisy", strings.Replace(base("  - name: b\n    url: sqlite:b.db\n"), "[build]", "[build, neighbours]", 1), 3, "steps[1].neighbours", "noisy is required"},
+		{"neighbours unknown noisy", strings.Replace(base("  - name: b\n    url: sqlite:b.db\nneighbours: {noisy: [c]}\n"), "[build]", "[build, neighbours]", 1), 3, "steps[1].neighbours", `no target named "c"`},
+		{"neighbours all noisy", strings.Replace(base("  - name: b\n    url: sqlite:b.db\nneighbours: {noisy: [a, b]}\n"), "[build]", "[build, neighbours]", 1), 3, "steps[1].neighbours", "at least one must run the load"},
+		{"neighbours bad interval", strings.Replace(base("  - name: b\n    url: sqlite:b.db\nneighbours: {noisy: [b], interval: 10ms}\n"), "[build]", "[build, neighbours]", 1), 3, "steps[1].neighbours", "interval must be at least 1s"},
+		{"neighbours bad method", base("neighbours: {noisy: [a], backup: {method: rsync}}\n"), 7, "neighbours.backup.method", "want basebackup"},
+		{"neighbours noisy not a list", base("neighbours: {noisy: a b}\n"), 7, "neighbours.noisy", "want a list"},
 		{"matrix bad prices", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes: {memory: [1MB]}\n  prices: {years: 1}\n"), 11, "matrix.prices.currency", "required"},
 	}
 	for _, c := range cases {
@@ -231,7 +241,7 @@ func TestExampleDecodes(t *testing.T) {
 
 // TestExamplesDecode: the plans in examples/ stay valid plans.
 func TestExamplesDecode(t *testing.T) {
-	for _, name := range []string{"storage-tiers.yaml", "memory.yaml", "cores.yaml"} {
+	for _, name := range []string{"storage-tiers.yaml", "memory.yaml", "cores.yaml", "backup-tiers.yaml", "neighbours.yaml", "parallel.yaml", "rebuild.yaml"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("..", "..", "examples", name)
 			src, err := os.ReadFile(path)

@@ -55,6 +55,16 @@ const probeScript = `<script>
           }
           r.series.push({ label: s.label, pixels: n });
         });
+        // Every span colour (phase and event edges) must be on the canvas.
+        var spanColors = {};
+        (spec.spans || []).forEach(function (s) { spanColors[s.color] = true; });
+        r.spans = Object.keys(spanColors).map(function (hex) {
+          var c = rgb(hex), n = 0;
+          for (var i = 0; i < px.length; i += 4) {
+            if (px[i + 3] === 255 && px[i] === c[0] && px[i + 1] === c[1] && px[i + 2] === c[2]) { n++; }
+          }
+          return { color: hex, pixels: n };
+        });
       });
       out.resources = performance.getEntriesByType("resource").map(function (e) { return e.name; });
     } catch (e) {
@@ -78,6 +88,10 @@ type probeResult struct {
 			Label  string `json:"label"`
 			Pixels int    `json:"pixels"`
 		} `json:"series"`
+		Spans []struct {
+			Color  string `json:"color"`
+			Pixels int    `json:"pixels"`
+		} `json:"spans"`
 	} `json:"charts"`
 	Errors     []string `json:"errors"`
 	Violations []string `json:"violations"`
@@ -93,7 +107,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	// (index 0); sata has neither.
 	checkInBrowser(t, fixture(), []string{"chart-nopm", "chart-tpm", "chart-tpm-per-vu", "chart-ratio", "chart-latency-0", "chart-latency-1",
 		"chart-cpu", "chart-disk-latency", "chart-disk-iops", "chart-waits-0",
-		"chart-series-0-throughput", "chart-series-0-cpu", "chart-series-0-disk"})
+		"chart-series-0-throughput", "chart-series-0-cpu", "chart-series-0-disk"}, nil)
 }
 
 // TestExperimentHTMLInBrowser: an experiment's report draws the charts of
@@ -107,7 +121,9 @@ func TestExperimentHTMLInBrowser(t *testing.T) {
 		"chart-series-0-throughput", "chart-series-0-cpu", "chart-series-0-disk"} {
 		want = append(want, "step-2-"+id)
 	}
-	page := checkInBrowser(t, experimentFixture(), want)
+	// The neighbours step's own time series, with its phases and backups.
+	want = append(want, "step-3-chart-time-1")
+	page := checkInBrowser(t, experimentFixture(), want, map[string]int{"step-3-chart-time-1": 2})
 	for _, s := range []string{`id="targets"`, `id="schedule"`, `id="step-1-table-1"`, `id="differences"`, `id="step-2-comparison"`} {
 		if !strings.Contains(page, s) {
 			t.Errorf("experiment report lacks %s", s)
@@ -119,9 +135,11 @@ func TestExperimentHTMLInBrowser(t *testing.T) {
 }
 
 // checkInBrowser renders in as HTML, opens it in Chromium and checks that
-// the charts wantCharts (in page order) drew every value series, with no
-// script error, console line or network request. It returns the page.
-func checkInBrowser(t *testing.T, in Input, wantCharts []string) string {
+// the charts wantCharts (in page order) drew every value series and the
+// marks of their spans (wantSpans: the number of span colours a chart
+// marks, phases and events), with no script error, console line or
+// network request. It returns the page.
+func checkInBrowser(t *testing.T, in Input, wantCharts []string, wantSpans map[string]int) string {
 	t.Helper()
 	chromium := findChromium(t)
 	var buf bytes.Buffer
@@ -146,7 +164,7 @@ func checkInBrowser(t *testing.T, in Input, wantCharts []string) string {
 		t.Fatalf("probe saw %d charts, want %d (%v)", len(got.Charts), len(wantCharts), wantCharts)
 	}
 	for i, c := range got.Charts {
-		t.Logf("chart %s: canvas %dx%d, %d inked pixels, series %+v", c.ID, c.Width, c.Height, c.Inked, c.Series)
+		t.Logf("chart %s: canvas %dx%d, %d inked pixels, series %+v, spans %+v", c.ID, c.Width, c.Height, c.Inked, c.Series, c.Spans)
 		if c.ID != wantCharts[i] {
 			t.Errorf("chart %d is %s, want %s", i, c.ID, wantCharts[i])
 		}
@@ -162,6 +180,14 @@ func checkInBrowser(t *testing.T, in Input, wantCharts []string) string {
 		for _, s := range c.Series {
 			if s.Pixels < 20 {
 				t.Errorf("chart %s series %q left %d pixels of its colour, want its points drawn", c.ID, s.Label, s.Pixels)
+			}
+		}
+		if got, want := len(c.Spans), wantSpans[c.ID]; got != want {
+			t.Errorf("chart %s marks spans in %d colours, want %d", c.ID, got, want)
+		}
+		for _, s := range c.Spans {
+			if s.Pixels < 100 {
+				t.Errorf("chart %s: spans of colour %s left %d pixels, want their edges drawn", c.ID, s.Color, s.Pixels)
 			}
 		}
 	}

@@ -73,6 +73,10 @@ func experimentSection(i int, sec Section) htmlSection {
 		out = htmlSection{ID: prefix, Title: sec.Title, Note: sec.Note, Sub: true}
 	}
 	out.Rest = append(out.Rest, sectionTables(sec, prefix)...)
+	for ci, tc := range sec.Charts {
+		out.TimeCharts = append(out.TimeCharts, timeChart(prefix+"chart-time-"+strconv.Itoa(ci+1), tc))
+	}
+	out.TimeCharts = drawable(out.TimeCharts)
 	return out
 }
 

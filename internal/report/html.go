@@ -67,6 +67,8 @@ type htmlSection struct {
 	// MonitorCharts are the per-second series of monitor results.
 	MonitorCharts []chartSpec
 	Rest          []table
+	// TimeCharts are the time series a step draws itself, after Rest.
+	TimeCharts []chartSpec
 }
 
 // HTML writes the report as one self-contained HTML page: the tables of
@@ -114,7 +116,7 @@ func HTML(w io.Writer, in Input) error {
 		page.Sections = []htmlSection{profileSection(v, "", "", "", false)}
 	}
 	for _, sec := range page.Sections {
-		page.AllCharts = slices.Concat(page.AllCharts, sec.Charts, sec.HostCharts, sec.SeriesCharts, sec.MonitorCharts)
+		page.AllCharts = slices.Concat(page.AllCharts, sec.Charts, sec.HostCharts, sec.SeriesCharts, sec.MonitorCharts, sec.TimeCharts)
 		page.HasHost = page.HasHost || len(sec.HostCharts) > 0
 	}
 	if page.AllCharts == nil {

@@ -7,19 +7,17 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	sqlite "modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Durability says how CompleteDurably treats a store that cannot take a
 // finished run right away. The zero value waits DefaultMaxWait.
 type Durability struct {
-	// MaxWait is how long a busy store (locked by another process) is
-	// retried before the result is left in its file for good.
+	// MaxWait is how long a busy store (locked by another process) or an
+	// unreachable one (its PostgreSQL server is down or the connection was
+	// lost) is retried before the result is left in its file for good.
 	MaxWait time.Duration
-	// AttemptWait bounds SQLite's own wait for the lock in each attempt
-	// (the store's busy timeout otherwise).
+	// AttemptWait bounds the database's own wait for a lock in each
+	// attempt (the store's busy timeout otherwise).
 	AttemptWait time.Duration
 	// Notify receives one-line progress messages for the user; nil drops them.
 	Notify func(msg string)
@@ -56,12 +54,14 @@ func (e *SavedError) Error() string {
 func (e *SavedError) Unwrap() error { return e.Err }
 
 // CompleteDurably is CompleteRun for a measurement that must not be lost.
-// When the store is busy it saves the result to a file next to the store
-// (so a crash or Ctrl-C meanwhile loses nothing), says so through Notify,
-// and retries with backoff for up to d.MaxWait; once stored, the file is
-// removed. When the store stays busy, or fails otherwise (damaged, read
-// only, disk full), it returns a *SavedError naming the file. id must be a
-// run this Store created.
+// When the store is busy (ErrBusy) or its server cannot be reached
+// (ErrUnavailable) it saves the result to a file next to the store, or in
+// oltplab's data directory for a PostgreSQL store (so a crash or Ctrl-C
+// meanwhile loses nothing), says so through Notify, and retries with
+// backoff for up to d.MaxWait; once stored, the file is removed. When the
+// store stays busy or unreachable, or fails otherwise (damaged, read only,
+// disk full), it returns a *SavedError naming the file. id must be a run
+// this Store created.
 func (s *Store) CompleteDurably(ctx context.Context, id int64, o Outcome, d Durability) error {
 	if d.MaxWait <= 0 {
 		d.MaxWait = DefaultMaxWait
@@ -91,7 +91,7 @@ func (s *Store) CompleteDurably(ctx context.Context, id int64, o Outcome, d Dura
 			// ErrFinished after saving: the saved file was imported meanwhile.
 			if saved != "" {
 				os.Remove(saved)
-				notify("stored run %d in %s after %d attempts", id, s.path, attempt)
+				notify("stored run %d in %s after %d attempts", id, s.Path(), attempt)
 			}
 			s.mu.Lock()
 			delete(s.runs, id)
@@ -108,21 +108,26 @@ func (s *Store) CompleteDurably(ctx context.Context, id int64, o Outcome, d Dura
 			}
 			saved = p
 		}
-		busy := isBusy(err)
-		if !busy {
-			return &SavedError{Path: saved, Err: fmt.Errorf("store run %d in %s: %w", id, s.path, err)}
+		err = s.classify(err)
+		unavailable := errors.Is(err, ErrUnavailable)
+		if !errors.Is(err, ErrBusy) && !unavailable {
+			return &SavedError{Path: saved, Err: fmt.Errorf("store run %d in %s: %w", id, s.Path(), err)}
+		}
+		state, stayed, cause := "is locked by another process", "stayed locked", ErrBusy
+		if unavailable {
+			state, stayed, cause = "cannot be reached", "stayed unreachable", ErrUnavailable
 		}
 		waited := d.Now().Sub(start)
 		if attempt == 1 {
-			notify("results store %s is locked by another process; retrying for up to %s (the result is saved in %s meanwhile)",
-				s.path, d.MaxWait, saved)
+			notify("results store %s %s; retrying for up to %s (the result is saved in %s meanwhile)",
+				s.Path(), state, d.MaxWait, saved)
 		}
 		if waited >= d.MaxWait {
-			return &SavedError{Path: saved, Err: fmt.Errorf("store run %d: %s stayed locked for %s: %w",
-				id, s.path, waited.Round(time.Second), ErrBusy)}
+			return &SavedError{Path: saved, Err: fmt.Errorf("store run %d: %s %s for %s: %w",
+				id, s.Path(), stayed, waited.Round(time.Second), cause)}
 		}
 		if err := d.Sleep(ctx, min(backoff, d.MaxWait-waited)); err != nil {
-			return &SavedError{Path: saved, Err: fmt.Errorf("store run %d: stopped waiting for %s: %w", id, s.path, err)}
+			return &SavedError{Path: saved, Err: fmt.Errorf("store run %d: stopped waiting for %s: %w", id, s.Path(), err)}
 		}
 		backoff = min(2*backoff, maxBackoff)
 	}
@@ -134,43 +139,30 @@ func (s *Store) completeAttempt(ctx context.Context, id int64, o Outcome, wait t
 	if wait <= 0 {
 		return s.CompleteRun(ctx, id, o)
 	}
-	// The pool has one connection: setting its busy timeout here holds
-	// for this attempt, and it is put back after.
-	conn, err := s.db.Conn(ctx)
+	// The wait is a setting of the connection: it holds for this attempt,
+	// on the connection pinned for it, and is put back after.
+	c, err := s.db.Conn(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", max(wait.Milliseconds(), 1))); err != nil {
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, s.b.setWait(wait)); err != nil {
 		return err
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout.Milliseconds()))
+	defer c.ExecContext(context.WithoutCancel(ctx), s.b.setWait(busyTimeout))
 	hs, err := encodeHistograms(o.Histograms)
 	if err != nil {
 		return err
 	}
-	tx, err := conn.BeginTx(ctx, nil)
+	t, err := c.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	if err := completeRun(ctx, tx, id, o, hs, StatusRunning); err != nil {
+	defer t.Rollback()
+	if err := completeRun(ctx, t, id, o, hs, StatusRunning); err != nil {
 		return err
 	}
-	return tx.Commit()
-}
-
-// isBusy reports whether err is SQLite's "locked by another connection".
-func isBusy(err error) bool {
-	if errors.Is(err, ErrBusy) {
-		return true
-	}
-	var se *sqlite.Error
-	if !errors.As(err, &se) {
-		return false
-	}
-	c := se.Code() & 0xff
-	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+	return t.Commit()
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -185,8 +177,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // saveOutcome writes the run, its profile and o to a new file next to the
-// store, or in the temporary directory when that fails, and returns its
-// path.
+// store (the backend says where), or in the temporary directory when that
+// fails, and returns its path.
 func (s *Store) saveOutcome(id int64, o Outcome) (string, error) {
 	s.mu.Lock()
 	r, ok := s.runs[id]
@@ -202,10 +194,15 @@ func (s *Store) saveOutcome(id int64, o Outcome) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	name := fmt.Sprintf("%s.run%d-%.8s.unstored.json", filepath.Base(s.path), id, r.UID)
+	dirs, prefix := s.b.savedLocation()
+	name := fmt.Sprintf("%s.run%d-%.8s.unstored.json", prefix, id, r.UID)
 	var errs []error
-	for _, dir := range []string{filepath.Dir(s.path), os.TempDir()} {
+	for _, dir := range dirs {
 		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		if err := writeSaved(path, sv); err != nil {
 			errs = append(errs, err)
 			continue

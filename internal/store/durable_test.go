@@ -36,10 +36,11 @@ func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 	return ctx.Err()
 }
 
-// savedFiles lists the result files saved next to a store.
-func savedFiles(t *testing.T, storePath string) []string {
+// savedFiles lists the result files saved for a store.
+func savedFiles(t *testing.T, s *Store) []string {
 	t.Helper()
-	m, err := filepath.Glob(storePath + ".run*.unstored.json")
+	dirs, prefix := s.b.savedLocation()
+	m, err := filepath.Glob(filepath.Join(dirs[0], prefix+".run*.unstored.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,18 +69,14 @@ func storedRun(t *testing.T, s *Store, id int64, n int) {
 	}
 }
 
-// TestCompleteDurablyWaitsForALock: another process holds the store with
+// testCompleteDurablyWaitsForALock: another process holds the store with
 // an exclusive transaction for a (simulated) half minute after a run
 // ended. The result is saved to a file at once, the user is told, and once
 // the lock is gone the run is stored and the file removed.
-func TestCompleteDurablyWaitsForALock(t *testing.T) {
+func testCompleteDurablyWaitsForALock(t *testing.T, b testBackend) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "results.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	loc := b.location(t)
+	s := openTestAt(t, loc)
 	pid, err := s.CreateProfile(ctx, Profile{Label: "p"})
 	if err != nil {
 		t.Fatal(err)
@@ -88,19 +85,17 @@ func TestCompleteDurablyWaitsForALock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock := startChild(t, "lock "+path)
-	lock.expect(t, "locked")
+	release := b.hold(t, loc)
 
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := &fakeClock{t: start}
 	released := false
 	clock.onSleep = func(now time.Time) {
-		if len(savedFiles(t, path)) != 1 {
-			t.Errorf("while waiting: saved files %v, want one", savedFiles(t, path))
+		if len(savedFiles(t, s)) != 1 {
+			t.Errorf("while waiting: saved files %v, want one", savedFiles(t, s))
 		}
 		if !released && now.Sub(start) > 30*time.Second {
-			lock.stdin.Close()
-			lock.expect(t, "released")
+			release()
 			released = true
 		}
 	}
@@ -118,24 +113,19 @@ func TestCompleteDurablyWaitsForALock(t *testing.T) {
 	if len(notes) == 0 || !strings.Contains(notes[0], "locked by another process") {
 		t.Errorf("user not told about the wait: %q", notes)
 	}
-	if f := savedFiles(t, path); len(f) != 0 {
+	if f := savedFiles(t, s); len(f) != 0 {
 		t.Errorf("saved file left behind after storing: %v", f)
 	}
 	storedRun(t, s, id, 10)
 }
 
-// TestCompleteDurablySavesWhatItCannotStore: the lock outlasts the wait.
+// testCompleteDurablySavesWhatItCannotStore: the lock outlasts the wait.
 // The result is left in a file that Import loads, once, into the store it
 // was meant for or into another.
-func TestCompleteDurablySavesWhatItCannotStore(t *testing.T) {
+func testCompleteDurablySavesWhatItCannotStore(t *testing.T, b testBackend) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "results.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	loc := b.location(t)
+	s := openTestAt(t, loc)
 	pid, err := s.CreateProfile(ctx, Profile{Label: "sata"})
 	if err != nil {
 		t.Fatal(err)
@@ -144,8 +134,7 @@ func TestCompleteDurablySavesWhatItCannotStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock := startChild(t, "lock "+path)
-	lock.expect(t, "locked")
+	release := b.hold(t, loc)
 	clock := &fakeClock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
 	err = s.CompleteDurably(ctx, id, testOutcome(10), Durability{
 		MaxWait: time.Minute, AttemptWait: 20 * time.Millisecond, Now: clock.Now, Sleep: clock.Sleep,
@@ -157,8 +146,7 @@ func TestCompleteDurablySavesWhatItCannotStore(t *testing.T) {
 	if !strings.Contains(err.Error(), "oltplab results import "+se.Path) {
 		t.Errorf("error does not say how to load the file: %v", err)
 	}
-	lock.stdin.Close()
-	lock.expect(t, "released")
+	release()
 
 	importFile := func(s *Store) Imported {
 		t.Helper()
@@ -184,11 +172,7 @@ func TestCompleteDurablySavesWhatItCannotStore(t *testing.T) {
 	storedRun(t, s, id, 10) // no duplicate samples
 
 	// Into another store: the run and its profile are added, once.
-	other, err := Open(ctx, filepath.Join(dir, "other.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := b.open(t)
 	imp := importFile(other)
 	if imp.Already {
 		t.Errorf("import into another store: already there?")
@@ -210,11 +194,11 @@ func TestCompleteDurablySavesWhatItCannotStore(t *testing.T) {
 	}
 }
 
-// TestImportRefusesOtherFiles: a file that is not a saved result, or a
+// testImportRefusesOtherFiles: a file that is not a saved result, or a
 // damaged one, is refused and nothing is stored.
-func TestImportRefusesOtherFiles(t *testing.T) {
+func testImportRefusesOtherFiles(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openTest(t)
+	s := open(t)
 	for _, in := range []string{"", "{}", `{"format":"something else"}`, "not json",
 		`{"format":"` + savedFormat + `","run":{"Kind":"run","UID":"zz"}}`} {
 		if _, err := s.Import(ctx, strings.NewReader(in)); !errors.Is(err, ErrNotSaved) {

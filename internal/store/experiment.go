@@ -87,13 +87,10 @@ func (s *Store) CreateExperiment(ctx context.Context, e Experiment, steps []Expe
 		return 0, fmt.Errorf("create experiment %q: %w", e.Name, err)
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `INSERT INTO experiments (name, status, created_at, plan_file, plan, plan_sha256, params, owner)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, e.Name, string(StatusRunning), formatTime(e.CreatedAt), e.PlanFile, e.Plan,
-		e.PlanSHA256, params, e.Owner)
-	if err != nil {
-		return 0, fmt.Errorf("create experiment %q: %w", e.Name, err)
-	}
-	id, err := res.LastInsertId()
+	var id int64
+	err = tx.QueryRowContext(ctx, `INSERT INTO experiments (name, status, created_at, plan_file, plan, plan_sha256, params, owner)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, e.Name, string(StatusRunning), formatTime(e.CreatedAt), e.PlanFile, e.Plan,
+		e.PlanSHA256, params, e.Owner).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("create experiment %q: %w", e.Name, err)
 	}

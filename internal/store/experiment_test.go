@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
-func TestExperimentLifecycle(t *testing.T) {
+func testExperimentLifecycle(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openTest(t)
+	s := open(t)
 	steps := []ExperimentStep{
 		{Seq: 1, StepIndex: 0, Kind: "build", Target: "tmpfs"},
 		{Seq: 2, StepIndex: 1, Kind: "profile", Target: "tmpfs"},
@@ -85,9 +86,9 @@ func TestExperimentLifecycle(t *testing.T) {
 	}
 }
 
-func TestRunsAndProfilesOfAnExperiment(t *testing.T) {
+func testRunsAndProfilesOfAnExperiment(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openTest(t)
+	s := open(t)
 	id, err := s.CreateExperiment(ctx, Experiment{Name: "e"}, []ExperimentStep{{Seq: 1, Kind: "profile", Target: "a"}})
 	if err != nil {
 		t.Fatal(err)
@@ -167,6 +168,9 @@ func TestMigrationKeepsVersion1Data(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := tx.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`PRAGMA application_id = ` + strconv.Itoa(applicationID)); err != nil {
 		t.Fatal(err)
 	}
 	for _, stmt := range migrations[0].stmts {

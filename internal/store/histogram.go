@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -38,7 +37,7 @@ func (s *Store) PutHistograms(ctx context.Context, runID int64, hs map[string]*h
 
 // putHistograms writes encoded histograms of a run inside tx, replacing
 // those of the same name.
-func putHistograms(ctx context.Context, tx *sql.Tx, runID int64, hs map[string][]byte) error {
+func putHistograms(ctx context.Context, tx *dbTx, runID int64, hs map[string][]byte) error {
 	if len(hs) == 0 {
 		return nil
 	}
@@ -61,7 +60,7 @@ func putHistograms(ctx context.Context, tx *sql.Tx, runID int64, hs map[string][
 func (s *Store) LoadHistograms(ctx context.Context, runID int64) (map[string]*hdrhistogram.Histogram, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT tx, hdr FROM histograms WHERE run_id = ? ORDER BY tx`, runID)
 	if err != nil {
-		return nil, fmt.Errorf("load histograms of run %d: %w", runID, classify(err))
+		return nil, fmt.Errorf("load histograms of run %d: %w", runID, s.classify(err))
 	}
 	defer rows.Close()
 	hs := map[string]*hdrhistogram.Histogram{}
@@ -71,7 +70,7 @@ func (s *Store) LoadHistograms(ctx context.Context, runID int64) (map[string]*hd
 			b    []byte
 		)
 		if err := rows.Scan(&name, &b); err != nil {
-			return nil, fmt.Errorf("load histograms of run %d: %w", runID, classify(err))
+			return nil, fmt.Errorf("load histograms of run %d: %w", runID, s.classify(err))
 		}
 		h, err := hdrhistogram.Decode(b)
 		if err != nil {
@@ -80,7 +79,7 @@ func (s *Store) LoadHistograms(ctx context.Context, runID int64) (map[string]*hd
 		hs[name] = h
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("load histograms of run %d: %w", runID, classify(err))
+		return nil, fmt.Errorf("load histograms of run %d: %w", runID, s.classify(err))
 	}
 	return hs, nil
 }

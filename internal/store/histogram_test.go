@@ -13,9 +13,9 @@ import (
 // significant digits, values in microseconds.
 func newLatencyHistogram() *hdrhistogram.Histogram { return hdrhistogram.New(1, 60_000_000, 3) }
 
-func TestHistogramsMergeExactly(t *testing.T) {
+func testHistogramsMergeExactly(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openTest(t)
+	s := open(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	all := map[string]*hdrhistogram.Histogram{"new_order": newLatencyHistogram(), "payment": newLatencyHistogram()}
 	var runIDs []int64
@@ -78,9 +78,9 @@ func TestHistogramsMergeExactly(t *testing.T) {
 	}
 }
 
-func TestPutHistogramsReplacesAndChecksRun(t *testing.T) {
+func testPutHistogramsReplacesAndChecksRun(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openTest(t)
+	s := open(t)
 	id, err := s.CreateRun(ctx, Run{Kind: KindRun})
 	if err != nil {
 		t.Fatal(err)
@@ -106,9 +106,9 @@ func TestPutHistogramsReplacesAndChecksRun(t *testing.T) {
 	}
 }
 
-func TestMergeHistogramsRefusesDroppedValues(t *testing.T) {
+func testMergeHistogramsRefusesDroppedValues(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openTest(t)
+	s := open(t)
 	narrow, wide := hdrhistogram.New(1, 1000, 3), hdrhistogram.New(1, 1_000_000, 3)
 	narrow.RecordValue(500)
 	wide.RecordValue(900_000)

@@ -4,17 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 )
-
-// applicationID marks the SQLite file as an oltplab results store
-// (PRAGMA application_id; "oltb").
-const applicationID = 0x6f6c7462
 
 // A migration brings the schema from version-1 to version. Migrations are
 // additive only (new tables, columns, indexes): nothing stored is ever
 // dropped or rewritten. They run in order, each recorded in
-// schema_migrations, all in one transaction.
+// schema_migrations, all in one transaction. They are written in SQLite's
+// words; a backend translates them into its own (backend.ddl: PostgreSQL
+// gets BIGINT, BYTEA, DOUBLE PRECISION and identity columns), so both hold
+// the same tables, columns and indexes under the same version numbers.
 type migration struct {
 	version int
 	name    string
@@ -23,7 +21,6 @@ type migration struct {
 
 var migrations = []migration{
 	{version: 1, name: "runs, profiles, histograms, samples", stmts: []string{
-		`PRAGMA application_id = ` + fmt.Sprint(applicationID),
 		`CREATE TABLE profiles (
 			id         INTEGER PRIMARY KEY,
 			label      TEXT NOT NULL,
@@ -140,135 +137,98 @@ var migrations = []migration{
 // SchemaVersion is the newest schema this binary knows.
 func SchemaVersion() int { return migrations[len(migrations)-1].version }
 
-// migrate checks that the file is ours, not newer and not damaged (the
-// last only when it is to be written: see OpenToRead), then
-// applies the missing migrations in one immediate transaction. The checks
-// only read, so a refused file is left exactly as it was.
+// migrate checks that the store is ours, not newer and not damaged (the
+// last only when it is to be written: see OpenToRead), then applies the
+// missing migrations in one transaction, which the backend serializes
+// between processes. The checks only read, so a refused store is left
+// exactly as it was.
 func (s *Store) migrate(ctx context.Context) error {
-	conn, err := s.db.Conn(ctx)
+	c, err := s.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	defer conn.Close()
+	defer c.Close()
 
-	have, err := checkVersion(ctx, conn)
+	have, err := s.b.checkVersion(ctx, c)
 	if err != nil {
 		return err
 	}
 	if !s.toRead || have < SchemaVersion() {
-		if err := quickCheck(ctx, conn); err != nil {
+		if err := s.b.checkIntegrity(ctx, c); err != nil {
 			return err
 		}
 	}
-	// Persistent in the file; a no-op when already WAL. Not allowed inside
-	// a transaction, so it comes before it.
-	var mode string
-	if err := conn.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
-		return fmt.Errorf("set WAL mode: %w", err)
+	if err := s.b.prepare(ctx, c); err != nil {
+		return err
+	}
+	if have == SchemaVersion() {
+		return nil
 	}
 
-	tx, err := conn.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see _txlock in Open)
+	t, err := c.BeginTx(ctx, nil) // SQLite: BEGIN IMMEDIATE (see _txlock in openSQLite)
 	if err != nil {
 		return fmt.Errorf("begin migration: %w", err)
 	}
-	defer tx.Rollback()
+	defer t.Rollback()
+	if err := s.b.lockMigration(ctx, t); err != nil {
+		return err
+	}
 	// Another process may have migrated between the check and the lock.
-	have, err = checkVersion(ctx, tx)
+	have, err = s.b.checkVersion(ctx, t)
 	if err != nil {
 		return err
 	}
 	if have == SchemaVersion() {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    INTEGER PRIMARY KEY,
-		applied_at TEXT NOT NULL
-	)`); err != nil {
+	if _, err := t.ExecContext(ctx, s.b.ddl(schemaMigrationsDDL)); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	if have == 0 {
+		if err := s.b.markStore(ctx, t); err != nil {
+			return err
+		}
 	}
 	for _, m := range migrations {
 		if m.version <= have {
 			continue
 		}
 		for _, stmt := range m.stmts {
-			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			if _, err := t.ExecContext(ctx, s.b.ddl(stmt)); err != nil {
 				return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)`,
+		if _, err := t.ExecContext(ctx, `INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)`,
 			m.version, formatTime(s.now())); err != nil {
 			return fmt.Errorf("record migration %d: %w", m.version, err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := t.Commit(); err != nil {
 		return fmt.Errorf("commit migrations: %w", err)
 	}
 	return nil
 }
 
+// schemaMigrationsDDL is the table that records applied migrations.
+const schemaMigrationsDDL = `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER PRIMARY KEY,
+		applied_at TEXT NOT NULL
+	)`
+
 type queryer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// checkVersion returns the stored schema version (0 for an empty file),
-// ErrNewerSchema for a newer one and ErrNotStore for someone else's file.
-func checkVersion(ctx context.Context, q queryer) (int, error) {
-	var appID int64
-	if err := q.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&appID); err != nil {
-		return 0, fmt.Errorf("read application id: %w", err)
-	}
-	var hasMigrations, otherTables int
-	if err := q.QueryRowContext(ctx, `SELECT
-			count(*) FILTER (WHERE name = 'schema_migrations'),
-			count(*) FILTER (WHERE name <> 'schema_migrations')
-		FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'`).
-		Scan(&hasMigrations, &otherTables); err != nil {
-		return 0, fmt.Errorf("list tables: %w", err)
-	}
-	if appID != applicationID && (appID != 0 || hasMigrations > 0 || otherTables > 0) {
-		return 0, fmt.Errorf("%w: the SQLite file holds other data (application id %#x)", ErrNotStore, appID)
-	}
-	if hasMigrations == 0 {
-		if otherTables > 0 {
-			return 0, fmt.Errorf("%w: tables but no schema_migrations", ErrNotStore)
-		}
-		return 0, nil
-	}
+// storedVersion reads the newest applied migration of a store known to
+// have schema_migrations; ErrNewerSchema when this oltplab does not know it.
+func storedVersion(ctx context.Context, q queryer) (int, error) {
 	var v int
 	if err := q.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
 	if v > SchemaVersion() {
-		return v, fmt.Errorf("%w (schema version %d, this oltplab knows up to %d): upgrade oltplab to read it; the file was not modified",
+		return v, fmt.Errorf("%w (schema version %d, this oltplab knows up to %d): upgrade oltplab to read it; the store was not modified",
 			ErrNewerSchema, v, SchemaVersion())
 	}
 	return v, nil
-}
-
-// quickCheck runs SQLite's quick_check (the structure of every page and
-// index, without comparing index content to tables) and turns a failure
-// into ErrDamaged with the first problems it names.
-func quickCheck(ctx context.Context, conn *sql.Conn) error {
-	rows, err := conn.QueryContext(ctx, `PRAGMA quick_check(3)`)
-	if err != nil {
-		return fmt.Errorf("check integrity: %w", err)
-	}
-	defer rows.Close()
-	var problems []string
-	for rows.Next() {
-		var msg string
-		if err := rows.Scan(&msg); err != nil {
-			return fmt.Errorf("check integrity: %w", err)
-		}
-		if msg != "ok" {
-			problems = append(problems, msg)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("check integrity: %w", err)
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("%w (integrity check: %s)", ErrDamaged, strings.Join(problems, "; "))
-	}
-	return nil
 }

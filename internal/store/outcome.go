@@ -68,9 +68,9 @@ func (s *Store) CompleteRun(ctx context.Context, id int64, o Outcome) error {
 
 // completeRun writes o for run id inside tx, provided the run's status is
 // one of from; otherwise it returns ErrNotFound or ErrFinished.
-func completeRun(ctx context.Context, tx *sql.Tx, id int64, o Outcome, hs map[string][]byte, from ...Status) error {
+func completeRun(ctx context.Context, tx *dbTx, id int64, o Outcome, hs map[string][]byte, from ...Status) error {
 	var status string
-	err := tx.QueryRowContext(ctx, `SELECT status FROM runs WHERE id = ?`, id).Scan(&status)
+	err := tx.QueryRowContext(ctx, `SELECT status FROM runs WHERE id = ?`+tx.b.forUpdate(), id).Scan(&status)
 	if err == sql.ErrNoRows {
 		return ErrNotFound
 	}

@@ -11,32 +11,42 @@ import (
 
 // TestConcurrentCreation: several processes open a store that does not
 // exist yet at the same moment, as `results list` in four shells would;
-// every one of them succeeds and finds a complete store.
+// every one of them succeeds and finds a complete store. In PostgreSQL the
+// database exists and the store's tables do not.
 func TestConcurrentCreation(t *testing.T) {
-	const trials, procs = 8, 4
-	for trial := range trials {
-		path := filepath.Join(t.TempDir(), fmt.Sprintf("new%d.db", trial))
-		var cs []*childProc
-		for range procs {
-			cs = append(cs, startChild(t, "open "+path))
-		}
-		startTogether(t, cs...)
-		for i, c := range cs {
-			if err := c.wait(); err != nil {
-				t.Errorf("trial %d, process %d: %v", trial, i, err)
+	const procs = 4
+	for _, b := range testBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			for trial := range b.creationTrials {
+				location := b.location(t)
+				var cs []*childProc
+				for range procs {
+					cs = append(cs, startChild(t, "open "+location))
+				}
+				startTogether(t, cs...)
+				for i, c := range cs {
+					if err := c.wait(); err != nil {
+						t.Errorf("trial %d, process %d: %v", trial, i, err)
+					}
+				}
 			}
-		}
+		})
 	}
 }
 
 // TestConcurrentWriters: four processes create and complete runs on one
 // new store at the same time; every run is stored whole.
 func TestConcurrentWriters(t *testing.T) {
+	for _, b := range testBackends(t) {
+		t.Run(b.name, func(t *testing.T) { testConcurrentWriters(t, b.location(t)) })
+	}
+}
+
+func testConcurrentWriters(t *testing.T, location string) {
 	const procs, runs = 4, 5
-	path := filepath.Join(t.TempDir(), "results.db")
 	var cs []*childProc
 	for range procs {
-		cs = append(cs, startChild(t, fmt.Sprintf("write %s %d", path, runs)))
+		cs = append(cs, startChild(t, fmt.Sprintf("write %s %d", location, runs)))
 	}
 	startTogether(t, cs...)
 	var ids []int64
@@ -51,7 +61,7 @@ func TestConcurrentWriters(t *testing.T) {
 			t.Errorf("writer %d: %v", i, err)
 		}
 	}
-	s, err := Open(context.Background(), path)
+	s, err := Open(context.Background(), location)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,22 +62,20 @@ func (s *Store) CreateProfile(ctx context.Context, p Profile) (int64, error) {
 }
 
 // insertProfile inserts p as it is and returns its new id.
-func insertProfile(ctx context.Context, db execer, p Profile) (int64, error) {
+func insertProfile(ctx context.Context, db queryer, p Profile) (int64, error) {
 	var ended sql.NullString
 	if !p.EndedAt.IsZero() {
 		ended = sql.NullString{String: formatTime(p.EndedAt), Valid: true}
 	}
-	res, err := db.ExecContext(ctx, `INSERT INTO profiles
+	var id int64
+	err := db.QueryRowContext(ctx, `INSERT INTO profiles
 		(label, status, created_at, ended_at, params, context, experiment_id, experiment_seq,
 		 uid, writer_pid, writer_host, writer_started)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		p.Label, string(p.Status), formatTime(p.CreatedAt), ended, string(p.Params), string(p.Context),
 		nullZero(p.ExperimentID), nullZero(int64(p.ExperimentSeq)),
-		nullString(p.UID), nullZero(int64(p.Writer.PID)), nullString(p.Writer.Host), nullString(p.Writer.Started))
-	if err != nil {
-		return 0, err
-	}
-	return res.LastInsertId()
+		nullString(p.UID), nullZero(int64(p.Writer.PID)), nullString(p.Writer.Host), nullString(p.Writer.Started)).Scan(&id)
+	return id, err
 }
 
 // FinishProfile records how a running profile ended; finishing twice is
@@ -119,7 +117,7 @@ func (s *Store) GetProfile(ctx context.Context, id int64) (Profile, error) {
 		return Profile{}, fmt.Errorf("get profile %d: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return Profile{}, fmt.Errorf("get profile %d: %w", id, classify(err))
+		return Profile{}, fmt.Errorf("get profile %d: %w", id, s.classify(err))
 	}
 	p.Status = s.seenAbandoned(p.Status, p.Writer)
 	return p, nil
@@ -155,20 +153,20 @@ func (s *Store) ListProfiles(ctx context.Context, f ProfileFilter) ([]Profile, e
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list profiles: %w", classify(err))
+		return nil, fmt.Errorf("list profiles: %w", s.classify(err))
 	}
 	defer rows.Close()
 	var ps []Profile
 	for rows.Next() {
 		p, err := scanProfile(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list profiles: %w", classify(err))
+			return nil, fmt.Errorf("list profiles: %w", s.classify(err))
 		}
 		p.Status = s.seenAbandoned(p.Status, p.Writer)
 		ps = append(ps, p)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list profiles: %w", classify(err))
+		return nil, fmt.Errorf("list profiles: %w", s.classify(err))
 	}
 	return ps, nil
 }

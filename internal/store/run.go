@@ -21,12 +21,22 @@ const (
 	KindCheck   Kind = "check"   // consistency checks (TPC-C 3.3.2)
 	KindMonitor Kind = "monitor" // sampling only, no workload
 	KindStorage Kind = "storage" // storage micro-benchmarks (fio), no database
+	KindBackup  Kind = "backup"  // backup and restore cycles with the engine's own tools
+	KindRebuild Kind = "rebuild" // index rebuilds, cold and warm cache
+	KindCPU     Kind = "cpu"     // single-threaded CPU calibration, in the server and the client
+	// KindParallel is one measured window synchronised over several
+	// targets: its summary ties the targets' own runs (kind run) together.
+	KindParallel Kind = "parallel"
+	// KindNeighbours is a noisy-neighbour scenario: its phases, backups
+	// and the shared device's samples; the instances' load runs are runs
+	// of their own.
+	KindNeighbours Kind = "neighbours"
 )
 
 // Valid reports whether k is a kind this store knows.
 func (k Kind) Valid() bool {
 	switch k {
-	case KindBuild, KindRun, KindCheck, KindMonitor, KindStorage:
+	case KindBuild, KindRun, KindCheck, KindMonitor, KindStorage, KindBackup, KindRebuild, KindCPU, KindParallel, KindNeighbours:
 		return true
 	}
 	return false
@@ -133,31 +143,25 @@ func (s *Store) CreateRun(ctx context.Context, r Run) (int64, error) {
 	return id, nil
 }
 
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
 // insertRun inserts r as it is (status, identity and writer included) and
 // returns its new id.
-func insertRun(ctx context.Context, db execer, r Run) (int64, error) {
+func insertRun(ctx context.Context, db queryer, r Run) (int64, error) {
 	var seed sql.NullInt64
 	if r.Seed != nil {
 		seed = sql.NullInt64{Int64: *r.Seed, Valid: true}
 	}
 	w := r.Writer
-	res, err := db.ExecContext(ctx, `INSERT INTO runs
+	var id int64
+	err := db.QueryRowContext(ctx, `INSERT INTO runs
 		(kind, label, profile_id, step, repeat, vus, status, started_at, target, dialect, tool_version, seed, params, context,
 		 experiment_id, experiment_seq, uid, writer_pid, writer_host, writer_started)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		string(r.Kind), r.Label, nullZero(r.ProfileID), nullZero(int64(r.Step)), nullZero(int64(r.Repeat)),
 		nullZero(int64(r.VUs)), string(r.Status), formatTime(r.StartedAt), r.Target, r.Dialect,
 		r.ToolVersion, seed, string(r.Params), string(r.Context),
 		nullZero(r.ExperimentID), nullZero(int64(r.ExperimentSeq)),
-		nullString(r.UID), nullZero(int64(w.PID)), nullString(w.Host), nullString(w.Started))
-	if err != nil {
-		return 0, err
-	}
-	return res.LastInsertId()
+		nullString(r.UID), nullZero(int64(w.PID)), nullString(w.Host), nullString(w.Started)).Scan(&id)
+	return id, err
 }
 
 // newUID is a random 128-bit identity in hex.
@@ -311,20 +315,20 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", classify(err))
+		return nil, fmt.Errorf("list runs: %w", s.classify(err))
 	}
 	defer rows.Close()
 	var runs []Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list runs: %w", classify(err))
+			return nil, fmt.Errorf("list runs: %w", s.classify(err))
 		}
 		s.seenAbandonedRun(&r)
 		runs = append(runs, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list runs: %w", classify(err))
+		return nil, fmt.Errorf("list runs: %w", s.classify(err))
 	}
 	return runs, nil
 }
@@ -336,7 +340,7 @@ func (s *Store) GetRun(ctx context.Context, id int64) (Run, error) {
 		return Run{}, fmt.Errorf("get run %d: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return Run{}, fmt.Errorf("get run %d: %w", id, classify(err))
+		return Run{}, fmt.Errorf("get run %d: %w", id, s.classify(err))
 	}
 	s.seenAbandonedRun(&r)
 	return r, nil

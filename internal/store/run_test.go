@@ -33,9 +33,9 @@ func sameRun(t *testing.T, got, want Run) {
 	}
 }
 
-func TestRunRoundTrip(t *testing.T) {
+func testRunRoundTrip(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openTest(t)
+	s := open(t)
 	pid, err := s.CreateProfile(ctx, Profile{Label: "nvme"})
 	if err != nil {
 		t.Fatal(err)
@@ -102,9 +102,9 @@ func TestRunRoundTrip(t *testing.T) {
 	})
 }
 
-func TestRunErrors(t *testing.T) {
+func testRunErrors(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openTest(t)
+	s := open(t)
 	id, err := s.CreateRun(ctx, Run{Kind: KindBuild})
 	if err != nil {
 		t.Fatal(err)
@@ -149,9 +149,9 @@ func TestRunErrors(t *testing.T) {
 	}
 }
 
-func TestListRuns(t *testing.T) {
+func testListRuns(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openTest(t)
+	s := open(t)
 	pid, err := s.CreateProfile(ctx, Profile{Label: "sweep"})
 	if err != nil {
 		t.Fatal(err)
@@ -205,9 +205,9 @@ func TestListRuns(t *testing.T) {
 	}
 }
 
-func TestProfiles(t *testing.T) {
+func testProfiles(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openTest(t)
+	s := open(t)
 	mk := func(label string) int64 {
 		t.Helper()
 		id, err := s.CreateProfile(ctx, Profile{Label: label, Params: json.RawMessage(`{"vus":[1,2,3,5,8]}`)})
@@ -275,9 +275,9 @@ func TestProfiles(t *testing.T) {
 	}
 }
 
-func TestCreateRunRefusesPasswords(t *testing.T) {
+func testCreateRunRefusesPasswords(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openTest(t)
+	s := open(t)
 	const secret = "hunter2-s3cret"
 	cases := []struct {
 		target string
@@ -322,12 +322,27 @@ func TestCreateRunRefusesPasswords(t *testing.T) {
 	}
 }
 
-// TestCreateProfileRefusesPasswords: a profile's parameters and context
+func TestKindValid(t *testing.T) {
+	for _, tc := range []struct {
+		kind Kind
+		want bool
+	}{
+		{KindBuild, true}, {KindRun, true}, {KindCheck, true}, {KindMonitor, true}, {KindStorage, true},
+		{KindBackup, true}, {KindRebuild, true}, {KindCPU, true}, {KindParallel, true}, {KindNeighbours, true},
+		{"", false}, {"reindex", false},
+	} {
+		if got := tc.kind.Valid(); got != tc.want {
+			t.Errorf("Kind(%q).Valid() = %v, want %v", tc.kind, got, tc.want)
+		}
+	}
+}
+
+// testCreateProfileRefusesPasswords: a profile's parameters and context
 // carry the target too; one that still holds a password is refused before
 // anything is written.
-func TestCreateProfileRefusesPasswords(t *testing.T) {
+func testCreateProfileRefusesPasswords(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openTest(t)
+	s := open(t)
 	const secret = "hunter2-s3cret"
 	bad := []json.RawMessage{
 		json.RawMessage(`{"target": "postgres://bench@db1/tpcc?password=` + secret + `"}`),

@@ -78,7 +78,7 @@ func validateSamples(samples []Sample) error {
 }
 
 // insertSamples writes samples of a run inside tx.
-func insertSamples(ctx context.Context, tx *sql.Tx, runID int64, samples []Sample) error {
+func insertSamples(ctx context.Context, tx *dbTx, runID int64, samples []Sample) error {
 	if len(samples) == 0 {
 		return nil
 	}
@@ -121,7 +121,7 @@ func (s *Store) Samples(ctx context.Context, runID int64, f SampleFilter) ([]Sam
 	rows, err := s.db.QueryContext(ctx, `SELECT t_ms, source, metric, device, value FROM samples WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY source, metric, device, t_ms`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read samples of run %d: %w", runID, classify(err))
+		return nil, fmt.Errorf("read samples of run %d: %w", runID, s.classify(err))
 	}
 	defer rows.Close()
 	var out []Sample
@@ -132,13 +132,13 @@ func (s *Store) Samples(ctx context.Context, runID int64, f SampleFilter) ([]Sam
 			device sql.NullString
 		)
 		if err := rows.Scan(&sm.TMillis, &source, &sm.Metric, &device, &sm.Value); err != nil {
-			return nil, fmt.Errorf("read samples of run %d: %w", runID, classify(err))
+			return nil, fmt.Errorf("read samples of run %d: %w", runID, s.classify(err))
 		}
 		sm.Source, sm.Device = Source(source), device.String
 		out = append(out, sm)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read samples of run %d: %w", runID, classify(err))
+		return nil, fmt.Errorf("read samples of run %d: %w", runID, s.classify(err))
 	}
 	return out, nil
 }

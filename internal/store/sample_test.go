@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-func TestSamplesRoundTrip(t *testing.T) {
+func testSamplesRoundTrip(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openTest(t)
+	s := open(t)
 	id, err := s.CreateRun(ctx, Run{Kind: KindRun})
 	if err != nil {
 		t.Fatal(err)
@@ -79,9 +79,9 @@ func TestSamplesRoundTrip(t *testing.T) {
 	}
 }
 
-func TestAddSamplesRefusesBadBatches(t *testing.T) {
+func testAddSamplesRefusesBadBatches(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openTest(t)
+	s := open(t)
 	id, err := s.CreateRun(ctx, Run{Kind: KindMonitor})
 	if err != nil {
 		t.Fatal(err)

@@ -165,7 +165,7 @@ func (s *Store) Import(ctx context.Context, r io.Reader) (Imported, error) {
 		id     int64
 		status string
 	)
-	err = tx.QueryRowContext(ctx, `SELECT id, status FROM runs WHERE uid = ?`, sv.Run.UID).Scan(&id, &status)
+	err = tx.QueryRowContext(ctx, `SELECT id, status FROM runs WHERE uid = ?`+tx.b.forUpdate(), sv.Run.UID).Scan(&id, &status)
 	switch {
 	case err == nil && Status(status) != StatusRunning && Status(status) != StatusAbandoned:
 		return Imported{RunID: id, Already: true}, nil
@@ -187,7 +187,7 @@ func (s *Store) Import(ctx context.Context, r io.Reader) (Imported, error) {
 
 // insertSavedRun adds the saved run (and its profile, unless present) to
 // a store that never had it, as running, and returns its id.
-func insertSavedRun(ctx context.Context, tx *sql.Tx, sv saved) (int64, error) {
+func insertSavedRun(ctx context.Context, tx *dbTx, sv saved) (int64, error) {
 	r := sv.Run
 	r.ProfileID = 0
 	if p := sv.Profile; p != nil {

@@ -5,26 +5,23 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
-
-	sqlite "modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
 var (
 	// ErrUnwritable: the store file cannot be created or written (missing
-	// directory, no permission, read-only file system).
+	// directory, no permission, read-only file system), or the PostgreSQL
+	// user may not create or write the store's tables.
 	ErrUnwritable = errors.New("results store is not writable")
 	// ErrNewerSchema: the store was written by a newer oltplab. It is left
 	// untouched.
 	ErrNewerSchema = errors.New("results store was written by a newer oltplab")
 	// ErrNotStore: the file is not an oltplab results store (not SQLite, or
-	// a SQLite database of something else, such as a TPC-C database).
+	// a SQLite database of something else, such as a TPC-C database), or
+	// the PostgreSQL schema holds other tables.
 	ErrNotStore = errors.New("not an oltplab results store")
 	// ErrNotFound: no run or profile with that id or label.
 	ErrNotFound = errors.New("not found")
@@ -33,20 +30,25 @@ var (
 	// ErrSecretInTarget: CreateRun got a target that still holds a password.
 	ErrSecretInTarget = errors.New("target holds a password; redact it before storing")
 	// ErrDamaged: the file is a damaged SQLite database (its integrity
-	// check fails, or a stored value is not what was written). Nothing is
-	// written to it.
+	// check fails), PostgreSQL reports damaged data, or a stored value is
+	// not what was written. Nothing is written to it.
 	ErrDamaged = errors.New("results store is damaged")
 	// ErrBusy: another process held the store locked for longer than a
-	// writer waits (SQLITE_BUSY).
+	// writer waits (SQLITE_BUSY; PostgreSQL's lock timeout, deadlock or
+	// serialization failure).
 	ErrBusy = errors.New("results store is locked by another process")
+	// ErrUnavailable: the PostgreSQL server holding the store cannot be
+	// reached, or the connection to it was lost.
+	ErrUnavailable = errors.New("results store server cannot be reached")
 )
 
 // busyTimeout is how long a writer waits for another process's write
-// transaction before giving up with SQLITE_BUSY.
+// transaction (or, in PostgreSQL, for a row or table lock) before giving up
+// with ErrBusy.
 const busyTimeout = 15 * time.Second
 
 // openLockTimeout bounds the wait for another process that is creating or
-// migrating the store (lockDir).
+// migrating the store (lockDir; PostgreSQL's advisory lock).
 const openLockTimeout = 2 * time.Minute
 
 // timeLayout is RFC 3339 in UTC with a fixed nine-digit fraction, so stored
@@ -55,8 +57,8 @@ const timeLayout = "2006-01-02T15:04:05.000000000Z"
 
 // Store is an open results store. It is safe for concurrent use.
 type Store struct {
-	db     *sql.DB
-	path   string
+	db     *db
+	b      backend
 	now    func() time.Time // injected in tests
 	writer Writer           // this process, recorded with what it creates
 	toRead bool             // opened by OpenToRead
@@ -86,18 +88,28 @@ func defaultPath(getenv func(string) string) (path string, ownDir bool, err erro
 	if p := getenv("OLTPLAB_RESULTS"); p != "" {
 		return p, false, nil
 	}
+	d, err := DataDir(getenv)
+	if err != nil {
+		return "", false, fmt.Errorf("locate default results store: no $OLTPLAB_RESULTS, %w", err)
+	}
+	return filepath.Join(d, "results.db"), true, nil
+}
+
+// DataDir is oltplab's data directory: $XDG_DATA_HOME/oltplab, else
+// $HOME/.local/share/oltplab. It may not exist yet.
+func DataDir(getenv func(string) string) (string, error) {
 	if d := getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "oltplab", "results.db"), true, nil
+		return filepath.Join(d, "oltplab"), nil
 	}
 	home := getenv("HOME")
 	if home == "" {
 		h, err := os.UserHomeDir()
 		if err != nil {
-			return "", false, fmt.Errorf("locate default results store: no $OLTPLAB_RESULTS, $XDG_DATA_HOME or home directory: %w", err)
+			return "", fmt.Errorf("$XDG_DATA_HOME or home directory: %w", err)
 		}
 		home = h
 	}
-	return filepath.Join(home, ".local", "share", "oltplab", "results.db"), true, nil
+	return filepath.Join(home, ".local", "share", "oltplab"), nil
 }
 
 // OpenDefault opens (creating if needed) the store at DefaultPath,
@@ -127,14 +139,17 @@ func PrepareDefault(getenv func(string) string) (string, error) {
 }
 
 // Open opens the results store at path, creating the file (never its
-// directory) and bringing its schema up to date. A missing or unwritable
-// directory or file gives an error wrapping ErrUnwritable; a store from a
-// newer oltplab gives ErrNewerSchema and a damaged one ErrDamaged, and
-// neither is modified. Running runs whose process has ended on this host
-// are marked abandoned.
+// directory) and bringing its schema up to date. A path that is a
+// postgres:// or postgresql:// URL opens a store in that PostgreSQL
+// database instead (postgres.go), in the schema the connection's
+// search_path selects. A missing or unwritable directory or file gives an
+// error wrapping ErrUnwritable; a store from a newer oltplab gives
+// ErrNewerSchema and a damaged one ErrDamaged, and neither is modified.
+// Running runs whose process has ended on this host are marked abandoned.
 //
-// Opening is serialized between processes (lockDir): a store that several
-// processes create at once is created once, completely.
+// Opening is serialized between processes (lockDir; an advisory lock in
+// PostgreSQL): a store that several processes create at once is created
+// once, completely.
 func Open(ctx context.Context, path string) (*Store, error) {
 	return open(ctx, path, busyTimeout, false)
 }
@@ -149,119 +164,62 @@ func OpenToRead(ctx context.Context, path string) (*Store, error) {
 	return open(ctx, path, busyTimeout, true)
 }
 
-func open(ctx context.Context, path string, busy time.Duration, toRead bool) (*Store, error) {
-	if path == "" {
+func open(ctx context.Context, location string, busy time.Duration, toRead bool) (*Store, error) {
+	if location == "" {
 		return nil, errors.New("open results store: empty path")
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("open results store %s: %w", path, err)
+	var (
+		b      backend
+		pool   *sql.DB
+		unlock func()
+		err    error
+	)
+	if IsPostgresURL(location) {
+		b, pool, unlock, err = openPostgres(ctx, location, busy)
+	} else {
+		b, pool, unlock, err = openSQLite(ctx, location, busy)
 	}
-	if err := checkDir(abs); err != nil {
+	if err != nil {
 		return nil, err
-	}
-	unlock, err := lockDir(ctx, filepath.Dir(abs), openLockTimeout)
-	if err != nil {
-		return nil, fmt.Errorf("open results store %s: %w", abs, err)
 	}
 	defer unlock()
-	if err := checkWritable(abs); err != nil {
-		return nil, err
-	}
-	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Set("_txlock", "immediate") // writers take the lock up front: no upgrade deadlock
-	dsn := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String() + "?" + q.Encode()
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("open results store %s: %w", abs, err)
-	}
-	// One connection per process: the process's own writers queue in Go
-	// instead of sleeping in SQLite's busy handler; other processes are
-	// what busy_timeout is for. Nothing here holds rows open across calls.
-	db.SetMaxOpenConns(1)
-	s := &Store{db: db, path: abs, now: time.Now, writer: currentWriter(), toRead: toRead,
+	s := &Store{db: &db{pool: pool, b: b}, b: b, now: time.Now, writer: currentWriter(), toRead: toRead,
 		runs: map[int64]Run{}, profiles: map[int64]Profile{}}
 	if err := s.migrate(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open results store %s: %w", abs, classify(err))
+		s.close()
+		return nil, fmt.Errorf("open results store %s: %w", b.location(), s.classify(err))
 	}
 	if toRead {
 		return s, nil
 	}
 	if err := s.markAbandoned(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open results store %s: %w", abs, classify(err))
+		s.close()
+		return nil, fmt.Errorf("open results store %s: %w", b.location(), s.classify(err))
 	}
 	return s, nil
 }
 
-// checkDir gives a clear ErrUnwritable for a missing directory.
-func checkDir(path string) error {
-	dir := filepath.Dir(path)
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("results store %s: directory %s does not exist: %w", path, dir, ErrUnwritable)
-	case err != nil:
-		return fmt.Errorf("results store %s: %w: %w", path, ErrUnwritable, err)
-	case !st.IsDir():
-		return fmt.Errorf("results store %s: %s is not a directory: %w", path, dir, ErrUnwritable)
+// classify maps the backend's errors to this package's sentinels.
+func (s *Store) classify(err error) error {
+	if err == nil {
+		return nil
 	}
-	return nil
+	return s.b.classify(err)
 }
 
-// checkWritable gives a clear ErrUnwritable before SQLite gives an opaque
-// "unable to open database file". WAL mode also needs to create files next
-// to the store, so the directory must be writable too.
-func checkWritable(path string) error {
-	dir := filepath.Dir(path)
-	probe, err := os.CreateTemp(dir, ".oltplab-probe-*")
-	if err != nil {
-		return fmt.Errorf("results store %s: cannot create files in %s: %w: %w", path, dir, ErrUnwritable, err)
-	}
-	probe.Close()
-	os.Remove(probe.Name())
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("results store %s: %w: %w", path, ErrUnwritable, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("results store %s: %w: %w", path, ErrUnwritable, err)
-	}
-	return nil
-}
-
-// classify maps SQLite result codes (never message text) to our sentinels.
-func classify(err error) error {
-	var se *sqlite.Error
-	if !errors.As(err, &se) {
-		return err
-	}
-	switch se.Code() & 0xff { // primary result code
-	case sqlite3.SQLITE_NOTADB:
-		return fmt.Errorf("%w: %w", ErrNotStore, err)
-	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
-		return fmt.Errorf("%w: %w", ErrUnwritable, err)
-	case sqlite3.SQLITE_CORRUPT:
-		return fmt.Errorf("%w: %w", ErrDamaged, err)
-	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-		return fmt.Errorf("%w: %w", ErrBusy, err)
-	}
-	return err
-}
-
-// Path is the absolute path of the store file.
-func (s *Store) Path() string { return s.path }
+// Path is where the store is, as the user may see it: the absolute path of
+// its file, or its PostgreSQL URL without a password.
+func (s *Store) Path() string { return s.b.location() }
 
 // Close closes the store.
 func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("close results store %s: %w", s.path, err)
+	if err := s.close(); err != nil {
+		return fmt.Errorf("close results store %s: %w", s.Path(), s.classify(err))
 	}
 	return nil
 }
+
+func (s *Store) close() error { return s.db.Close() }
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 

@@ -15,11 +15,18 @@ import (
 	"time"
 )
 
-// openTest opens a fresh store in a temporary directory with a clock that
-// advances one second per reading.
+// openTest opens a fresh SQLite store in a temporary directory with a
+// clock that advances one second per reading.
 func openTest(t *testing.T) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "results.db"))
+	return openTestAt(t, filepath.Join(t.TempDir(), "results.db"))
+}
+
+// openTestAt opens the store at location with a clock that advances one
+// second per reading.
+func openTestAt(t *testing.T, location string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), location)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -102,9 +109,9 @@ func TestOpenMigratesEmptyFile(t *testing.T) {
 	}
 }
 
-func TestOpenTwiceIsIdempotent(t *testing.T) {
+func testOpenTwiceIsIdempotent(t *testing.T, b testBackend) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "results.db")
+	path := b.location(t)
 	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -283,11 +290,11 @@ func TestOpenDefault(t *testing.T) {
 	})
 }
 
-// TestTwoWritersShareAStore stands in for two oltplab processes: two
-// independent connection pools on one file, writing at the same time.
-func TestTwoWritersShareAStore(t *testing.T) {
+// testTwoWritersShareAStore stands in for two oltplab processes: two
+// independent connection pools on one store, writing at the same time.
+func testTwoWritersShareAStore(t *testing.T, b testBackend) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "results.db")
+	path := b.location(t)
 	const stores, workers, perWorker = 2, 4, 10
 	var all []*Store
 	for range stores {
@@ -444,7 +451,7 @@ func TestOpenRefusesDamagedStore(t *testing.T) {
 	if rs, err := OpenToRead(ctx, path); err == nil {
 		var n int
 		err = rs.db.QueryRowContext(ctx, `SELECT count(*) FROM samples`).Scan(&n)
-		if err = classify(err); !errors.Is(err, ErrDamaged) {
+		if err = rs.classify(err); !errors.Is(err, ErrDamaged) {
 			t.Errorf("reading a damaged table: got %v, want ErrDamaged", err)
 		}
 		rs.Close()

@@ -25,8 +25,10 @@ type Beginner interface {
 // clean), but never waits on a hung server for longer than this.
 const rollbackTimeout = 5 * time.Second
 
-// ClientSession runs the five transactions from the client, one statement
-// per round trip inside an explicit transaction (dialect.StyleClientSQL).
+// ClientSession runs the five transactions from the client, inside an
+// explicit transaction (dialect.StyleClientSQL): one statement per round
+// trip, or, when the dialect's Tx is a Deferrer, the statements whose
+// results are not read travelling with the next one.
 // It has exactly the method set of dialect.Session. It does not retry: the
 // driver retries whole transactions after classifying the error, which is
 // returned wrapped (errors.Is/As see the driver's own error).
@@ -41,6 +43,11 @@ type ClientSession struct {
 	ids  []int64 // customer ids of one last name (2.5.2.2, 2.6.2.2)
 	buf  []byte  // C_DATA and H_DATA under construction (2.5.2.2)
 	cust paymentCustomer
+	// New-Order's distinct items and stock rows, and statement arguments.
+	items  []orderItem
+	stocks []orderStock
+	args   []any
+	args2  []any
 	// out holds the terminal output of the last New-Order (2.4.3.3); it is
 	// computed as the specification asks but not returned.
 	out newOrderOutput
@@ -50,7 +57,9 @@ type ClientSession struct {
 // runs the statements of st; closeFn, if not nil, is called by Close (it
 // usually closes the connection behind b).
 func NewClientSession(b Beginner, st *Statements, closeFn func() error) *ClientSession {
-	return &ClientSession{b: b, st: st, closeFn: closeFn, ids: make([]int64, 0, 16), buf: make([]byte, 0, 600)}
+	return &ClientSession{b: b, st: st, closeFn: closeFn, ids: make([]int64, 0, 16), buf: make([]byte, 0, 600),
+		items: make([]orderItem, 0, MaxOrderLines), stocks: make([]orderStock, 0, MaxOrderLines),
+		args: make([]any, 0, 9*MaxOrderLines), args2: make([]any, 0, 6*MaxOrderLines)}
 }
 
 // Close releases the session's connection.
@@ -163,6 +172,18 @@ func rollbackTx(ctx context.Context, tx Tx) error {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
 	defer cancel()
 	return tx.Rollback(rctx)
+}
+
+// execDeferred runs sql in tx, or defers it when tx is a Deferrer: its
+// error may then come from the transaction's next statement or commit,
+// which fail the transaction all the same.
+func execDeferred(ctx context.Context, tx Tx, sql string, args ...any) error {
+	if d, ok := tx.(Deferrer); ok {
+		d.Defer(sql, args...)
+		return nil
+	}
+	_, err := tx.Exec(ctx, sql, args...)
+	return err
 }
 
 // isNoRows reports whether err says the query returned no row.

@@ -195,6 +195,7 @@ func TestClientSQLOnSQLite(t *testing.T) {
 func runTransactions(t *testing.T, d dialect.Database, c tpcc.Querier, s dialect.Session) {
 	t.Run("new-order", func(t *testing.T) { testNewOrder(t, d, c, s) })
 	t.Run("new-order rollback", func(t *testing.T) { testNewOrderRollback(t, d, c, s) })
+	t.Run("new-order repeated items", func(t *testing.T) { testNewOrderRepeatedItems(t, d, c, s) })
 	t.Run("payment by id", func(t *testing.T) { testPaymentByID(t, c, s) })
 	t.Run("payment by name", func(t *testing.T) { testPaymentByName(t, c, s) })
 	t.Run("payment bad credit", func(t *testing.T) { testPaymentBadCredit(t, c, s) })
@@ -310,6 +311,54 @@ func testNewOrder(t *testing.T, d dialect.Database, c tpcc.Querier, s dialect.Se
 				if a != want {
 					t.Errorf("stock %d: got %+v, want %+v (before %+v)", l.IID, a, want, b)
 				}
+			}
+		})
+	}
+}
+
+// testNewOrderRepeatedItems places orders of every size from 1 to 15
+// lines, their items in descending order and the first one repeated on
+// the last line, and wants each stock row updated as if line after line
+// (clause 2.4.2.2), and one order line per input line.
+func testNewOrderRepeatedItems(t *testing.T, d dialect.Database, c tpcc.Querier, s dialect.Session) {
+	ctx := context.Background()
+	const did = 7
+	for n := 1; n <= tpcc.MaxOrderLines; n++ {
+		t.Run(fmt.Sprintf("lines=%d", n), func(t *testing.T) {
+			next := scalar[int64](t, c, "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = ?", int64(did))
+			in := &tpcc.NewOrder{WID: 1, DID: did, CID: 11, AllLocal: true, EntryD: txTime}
+			want := map[int]stockState{}
+			for k := range n {
+				iID := 5000 + 100*n - k
+				if k == n-1 && n > 1 {
+					iID = in.Lines[0].IID
+				}
+				l := tpcc.OrderLineInput{IID: iID, SupplyWID: 1, Quantity: 10 - k%10}
+				in.Lines = append(in.Lines, l)
+				st, ok := want[iID]
+				if !ok {
+					st = readStock(t, c, iID)
+				}
+				qty := int64(l.Quantity)
+				if st.qty >= qty+10 {
+					st.qty -= qty
+				} else {
+					st.qty = st.qty - qty + 91
+				}
+				st.ytd += qty
+				st.orderCnt++
+				want[iID] = st
+			}
+			if err := s.NewOrder(ctx, in); err != nil {
+				t.Fatalf("new-order: %v (class %v)", err, d.Classify(err))
+			}
+			for iID, w := range want {
+				if got := readStock(t, c, iID); got != w {
+					t.Errorf("stock %d: got %+v, want %+v", iID, got, w)
+				}
+			}
+			if got := scalar[int64](t, c, "SELECT count(*) FROM order_line WHERE ol_w_id = 1 AND ol_d_id = ? AND ol_o_id = ?", int64(did), next); got != int64(n) {
+				t.Errorf("order lines: got %d, want %d", got, n)
 			}
 		})
 	}

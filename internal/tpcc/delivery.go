@@ -46,12 +46,12 @@ func (s *ClientSession) delivery(ctx context.Context, tx Tx, in *Delivery) error
 		if err := tx.QueryRow(ctx, st.DeliveryOrderCustomer, w, d, oID).Scan(&cID); err != nil {
 			return fmt.Errorf("district %d: read order %d: %w", d, oID, err)
 		}
-		if _, err := tx.Exec(ctx, st.DeliverySetCarrier, carrier, w, d, oID); err != nil {
+		if err := execDeferred(ctx, tx, st.DeliverySetCarrier, carrier, w, d, oID); err != nil {
 			return fmt.Errorf("district %d: set carrier of order %d: %w", d, oID, err)
 		}
 		// TPC-C 2.7.4.2: every order line of the order gets OL_DELIVERY_D,
 		// and the sum of their OL_AMOUNT is retrieved.
-		if _, err := tx.Exec(ctx, st.DeliverySetDeliveryD, in.DeliveryD, w, d, oID); err != nil {
+		if err := execDeferred(ctx, tx, st.DeliverySetDeliveryD, in.DeliveryD, w, d, oID); err != nil {
 			return fmt.Errorf("district %d: set ol_delivery_d of order %d: %w", d, oID, err)
 		}
 		var sum float64
@@ -59,7 +59,7 @@ func (s *ClientSession) delivery(ctx context.Context, tx Tx, in *Delivery) error
 			return fmt.Errorf("district %d: sum ol_amount of order %d: %w", d, oID, err)
 		}
 		// TPC-C 2.7.4.2: C_BALANCE += sum(OL_AMOUNT), C_DELIVERY_CNT += 1.
-		if _, err := tx.Exec(ctx, st.DeliveryUpdateCustomer, moneyFromDB(sum).Float(), w, d, cID); err != nil {
+		if err := execDeferred(ctx, tx, st.DeliveryUpdateCustomer, moneyFromDB(sum).Float(), w, d, cID); err != nil {
 			return fmt.Errorf("district %d: update customer %d: %w", d, cID, err)
 		}
 	}

@@ -32,7 +32,7 @@ func (s *ClientSession) payment(ctx context.Context, tx Tx, in *Payment) error {
 	// TPC-C 2.5.2.2: the warehouse row is selected, W_NAME and the address
 	// retrieved, and W_YTD increased by H_AMOUNT. The update goes first so
 	// the row lock is taken before the read.
-	if _, err := tx.Exec(ctx, st.PaymentWarehouseYTD, amount, w); err != nil {
+	if err := execDeferred(ctx, tx, st.PaymentWarehouseYTD, amount, w); err != nil {
 		return fmt.Errorf("update w_ytd: %w", err)
 	}
 	var wName, wStreet1, wStreet2, wCity, wState, wZip string
@@ -40,7 +40,7 @@ func (s *ClientSession) payment(ctx context.Context, tx Tx, in *Payment) error {
 		return fmt.Errorf("read warehouse: %w", err)
 	}
 	// TPC-C 2.5.2.2: the same for the district and D_YTD.
-	if _, err := tx.Exec(ctx, st.PaymentDistrictYTD, amount, w, d); err != nil {
+	if err := execDeferred(ctx, tx, st.PaymentDistrictYTD, amount, w, d); err != nil {
 		return fmt.Errorf("update d_ytd: %w", err)
 	}
 	var dName, dStreet1, dStreet2, dCity, dState, dZip string
@@ -70,11 +70,11 @@ func (s *ClientSession) payment(ctx context.Context, tx Tx, in *Payment) error {
 			return fmt.Errorf("read c_data of customer %d: %w", cID, err)
 		}
 		s.buf = appendCData(s.buf[:0], cID, cd, cw, d, w, in.Amount, cu.data)
-		if _, err := tx.Exec(ctx, st.PaymentUpdateCustData, amount, amount, string(s.buf), cw, cd, cID); err != nil {
+		if err := execDeferred(ctx, tx, st.PaymentUpdateCustData, amount, amount, string(s.buf), cw, cd, cID); err != nil {
 			return fmt.Errorf("update customer %d: %w", cID, err)
 		}
 	} else {
-		if _, err := tx.Exec(ctx, st.PaymentUpdateCustomer, amount, amount, cw, cd, cID); err != nil {
+		if err := execDeferred(ctx, tx, st.PaymentUpdateCustomer, amount, amount, cw, cd, cID); err != nil {
 			return fmt.Errorf("update customer %d: %w", cID, err)
 		}
 	}
@@ -82,7 +82,7 @@ func (s *ClientSession) payment(ctx context.Context, tx Tx, in *Payment) error {
 	// TPC-C 2.5.2.2: a history row is inserted; H_DATA is W_NAME and
 	// D_NAME separated by 4 spaces.
 	s.buf = append(append(append(s.buf[:0], wName...), "    "...), dName...)
-	if _, err := tx.Exec(ctx, st.PaymentInsertHistory, cID, cd, cw, d, w, in.HDate, amount, string(s.buf)); err != nil {
+	if err := execDeferred(ctx, tx, st.PaymentInsertHistory, cID, cd, cw, d, w, in.HDate, amount, string(s.buf)); err != nil {
 		return fmt.Errorf("insert history: %w", err)
 	}
 	return nil

@@ -15,6 +15,17 @@ type Querier interface {
 	Query(ctx context.Context, sql string, args ...any) (Rows, error)
 }
 
+// Deferrer is an optional ability of a Tx: Defer queues a statement whose
+// result the transaction does not read (an INSERT, or an UPDATE whose row
+// count does not matter) so that it goes to the server together with the
+// transaction's next statement or its commit, in one round trip. An error
+// of a deferred statement is returned by that next statement or by
+// Commit; Rollback discards what is still queued. args must not change
+// until then.
+type Deferrer interface {
+	Defer(sql string, args ...any)
+}
+
 // RowScanner is the single-row result of QueryRow. Scan returns ErrNoRows
 // (wrapped or not) when the query returned no row.
 type RowScanner interface {

@@ -1,6 +1,9 @@
 package tpcc
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // SQLOptions are the few differences between products that the client-side
 // statement text has to carry.
@@ -9,6 +12,14 @@ type SQLOptions struct {
 	// precede an update of the same row: "FOR UPDATE", or "" where the
 	// engine locks the whole database at write time (SQLite).
 	ForUpdate string
+	// IntParam is how a statement names an integer parameter whose type
+	// the server cannot infer (a column of a derived table): "?", or
+	// "CAST(? AS INTEGER)" where an untyped parameter would be text.
+	IntParam string
+	// UpdateJoin selects the multi-table UPDATE form "UPDATE t JOIN s ON
+	// ... SET ..." (MySQL, MariaDB) over "UPDATE t SET ... FROM s WHERE
+	// ..." (PostgreSQL, SQLite).
+	UpdateJoin bool
 }
 
 // Statements holds the text of every statement the client-side
@@ -17,16 +28,21 @@ type SQLOptions struct {
 // field lists its arguments in order.
 type Statements struct {
 	// New-Order, clause 2.4.2.2.
-	NewOrderWarehouse     string     // w_id -> w_tax
-	NewOrderDistrict      string     // d_w_id, d_id -> d_tax, d_next_o_id (locks the district)
-	NewOrderNextOID       string     // d_w_id, d_id: d_next_o_id + 1
-	NewOrderCustomer      string     // c_w_id, c_d_id, c_id -> c_discount, c_last, c_credit
-	NewOrderInsertOrder   string     // o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local
-	NewOrderInsertNew     string     // no_o_id, no_d_id, no_w_id
-	NewOrderItem          string     // i_id -> i_price, i_name, i_data
-	NewOrderStock         [10]string // by district: s_i_id, s_w_id -> s_quantity, s_data, s_dist_DD (locks the row)
-	NewOrderUpdateStock   string     // s_quantity, ol_quantity (s_ytd), remote 0/1 (s_remote_cnt), s_i_id, s_w_id
-	NewOrderInsertOrdLine string     // ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info
+	NewOrderWarehouse   string // w_id -> w_tax
+	NewOrderDistrict    string // d_w_id, d_id -> d_tax, d_next_o_id (locks the district)
+	NewOrderNextOID     string // d_w_id, d_id: d_next_o_id + 1
+	NewOrderCustomer    string // c_w_id, c_d_id, c_id -> c_discount, c_last, c_credit
+	NewOrderInsertOrder string // o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local
+	NewOrderInsertNew   string // no_o_id, no_d_id, no_w_id
+	// The order's items and stocks are read, and its stocks updated, with
+	// one statement each for all lines, and its lines inserted with one
+	// statement: four round trips per order instead of four per line.
+	// Lists of MaxOrderLines entries are padded by repeating their last
+	// entry, so one statement text serves every order size.
+	NewOrderItems          string                    // MaxOrderLines i_id -> i_id, i_price, i_name, i_data (one row per distinct item)
+	NewOrderStocks         [10]string                // by district: MaxOrderLines (s_w_id, s_i_id) -> s_w_id, s_i_id, s_quantity, s_data, s_dist_DD in key order (locks the rows)
+	NewOrderUpdateStocks   string                    // MaxOrderLines (s_w_id, s_i_id, s_quantity, s_ytd +, s_order_cnt +, s_remote_cnt +)
+	NewOrderInsertOrdLines [MaxOrderLines + 1]string // by line count n: n x (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info)
 
 	// Payment, clause 2.5.2.2.
 	PaymentWarehouseYTD   string // h_amount, w_id
@@ -71,17 +87,14 @@ func NewStatements(o SQLOptions) *Statements {
 		return q + " " + o.ForUpdate
 	}
 	st := &Statements{
-		NewOrderWarehouse:   "SELECT w_tax FROM warehouse WHERE w_id = ?",
-		NewOrderDistrict:    lock("SELECT d_tax, d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?"),
-		NewOrderNextOID:     "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ?",
-		NewOrderCustomer:    "SELECT c_discount, c_last, c_credit FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
-		NewOrderInsertOrder: "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, ?, NULL, ?, ?)",
-		NewOrderInsertNew:   "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)",
-		NewOrderItem:        "SELECT i_price, i_name, i_data FROM item WHERE i_id = ?",
-		NewOrderUpdateStock: "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? " +
-			"WHERE s_i_id = ? AND s_w_id = ?",
-		NewOrderInsertOrdLine: "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) " +
-			"VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)",
+		NewOrderWarehouse:    "SELECT w_tax FROM warehouse WHERE w_id = ?",
+		NewOrderDistrict:     lock("SELECT d_tax, d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?"),
+		NewOrderNextOID:      "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ?",
+		NewOrderCustomer:     "SELECT c_discount, c_last, c_credit FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
+		NewOrderInsertOrder:  "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, ?, NULL, ?, ?)",
+		NewOrderInsertNew:    "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)",
+		NewOrderItems:        "SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN (" + list("?", ", ", MaxOrderLines) + ")",
+		NewOrderUpdateStocks: updateStocks(o),
 
 		PaymentWarehouseYTD: "UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?",
 		PaymentWarehouse:    "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM warehouse WHERE w_id = ?",
@@ -118,12 +131,53 @@ func NewStatements(o SQLOptions) *Statements {
 			"WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_quantity < ?",
 	}
 	// TPC-C 2.4.2.2: OL_DIST_INFO is S_DIST_xx, xx = D_ID. One prebuilt
-	// statement per district, so no SQL is built per transaction.
-	for d := range st.NewOrderStock {
+	// statement per district, so no SQL is built per transaction. The rows
+	// are locked in primary-key order whatever the order of the lines, so
+	// that two New-Orders sharing stock rows cannot deadlock on them.
+	keys := list("(s_w_id = ? AND s_i_id = ?)", " OR ", MaxOrderLines)
+	for d := range st.NewOrderStocks {
 		col := fmt.Sprintf("s_dist_%02d", d+1)
-		st.NewOrderStock[d] = lock("SELECT s_quantity, s_data, " + col + " FROM stock WHERE s_i_id = ? AND s_w_id = ?")
+		st.NewOrderStocks[d] = lock("SELECT s_w_id, s_i_id, s_quantity, s_data, " + col + " FROM stock WHERE " + keys +
+			" ORDER BY s_w_id, s_i_id")
+	}
+	for n := 1; n <= MaxOrderLines; n++ {
+		st.NewOrderInsertOrdLines[n] = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) " +
+			"VALUES " + list("(?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)", ", ", n)
 	}
 	return st
+}
+
+// MaxOrderLines is the most lines an order has (TPC-C 2.4.1.3: 5 to 15).
+const MaxOrderLines = 15
+
+// list is n copies of item separated by sep.
+func list(item, sep string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		b.WriteString(item)
+	}
+	return b.String()
+}
+
+// updateStocks is the one UPDATE of every stock row of an order (TPC-C
+// 2.4.2.2): MaxOrderLines rows of new values, joined to STOCK on its key.
+// A stock row that several lines name appears once, with the sums of
+// their increments.
+func updateStocks(o SQLOptions) string {
+	p := o.IntParam
+	if p == "" {
+		p = "?"
+	}
+	first := "SELECT " + p + " AS w, " + p + " AS i, " + p + " AS q, " + p + " AS ytd, " + p + " AS cnt, " + p + " AS remote"
+	src := "(" + first + strings.Repeat(" UNION ALL SELECT ?, ?, ?, ?, ?, ?", MaxOrderLines-1) + ") AS v"
+	set := "s_quantity = v.q, s_ytd = s_ytd + v.ytd, s_order_cnt = s_order_cnt + v.cnt, s_remote_cnt = s_remote_cnt + v.remote"
+	if o.UpdateJoin {
+		return "UPDATE stock JOIN " + src + " ON s_w_id = v.w AND s_i_id = v.i SET " + set
+	}
+	return "UPDATE stock SET " + set + " FROM " + src + " WHERE s_w_id = v.w AND s_i_id = v.i"
 }
 
 // Map returns a copy of st with f applied to every statement, e.g. to
@@ -149,8 +203,7 @@ func (st *Statements) All() []string {
 func (st *Statements) texts() []*string {
 	ps := []*string{
 		&st.NewOrderWarehouse, &st.NewOrderDistrict, &st.NewOrderNextOID, &st.NewOrderCustomer,
-		&st.NewOrderInsertOrder, &st.NewOrderInsertNew, &st.NewOrderItem, &st.NewOrderUpdateStock,
-		&st.NewOrderInsertOrdLine,
+		&st.NewOrderInsertOrder, &st.NewOrderInsertNew, &st.NewOrderItems, &st.NewOrderUpdateStocks,
 		&st.PaymentWarehouseYTD, &st.PaymentWarehouse, &st.PaymentDistrictYTD, &st.PaymentDistrict,
 		&st.PaymentCustomer, &st.PaymentCustomerData, &st.PaymentUpdateCustomer, &st.PaymentUpdateCustData,
 		&st.PaymentInsertHistory,
@@ -160,8 +213,11 @@ func (st *Statements) texts() []*string {
 		&st.DeliverySetDeliveryD, &st.DeliverySumAmount, &st.DeliveryUpdateCustomer,
 		&st.StockLevelNextOID, &st.StockLevelLowStock,
 	}
-	for d := range st.NewOrderStock {
-		ps = append(ps, &st.NewOrderStock[d])
+	for d := range st.NewOrderStocks {
+		ps = append(ps, &st.NewOrderStocks[d])
+	}
+	for n := 1; n <= MaxOrderLines; n++ {
+		ps = append(ps, &st.NewOrderInsertOrdLines[n])
 	}
 	return ps
 }

@@ -23,9 +23,8 @@ func TestStatementPlaceholders(t *testing.T) {
 		{"NewOrderCustomer", st.NewOrderCustomer, 3},
 		{"NewOrderInsertOrder", st.NewOrderInsertOrder, 7},
 		{"NewOrderInsertNew", st.NewOrderInsertNew, 3},
-		{"NewOrderItem", st.NewOrderItem, 1},
-		{"NewOrderUpdateStock", st.NewOrderUpdateStock, 5},
-		{"NewOrderInsertOrdLine", st.NewOrderInsertOrdLine, 9},
+		{"NewOrderItems", st.NewOrderItems, MaxOrderLines},
+		{"NewOrderUpdateStocks", st.NewOrderUpdateStocks, 6 * MaxOrderLines},
 		{"PaymentWarehouseYTD", st.PaymentWarehouseYTD, 2},
 		{"PaymentWarehouse", st.PaymentWarehouse, 1},
 		{"PaymentDistrictYTD", st.PaymentDistrictYTD, 3},
@@ -49,12 +48,19 @@ func TestStatementPlaceholders(t *testing.T) {
 		{"StockLevelNextOID", st.StockLevelNextOID, 2},
 		{"StockLevelLowStock", st.StockLevelLowStock, 6},
 	}
-	for d := range st.NewOrderStock {
+	for d := range st.NewOrderStocks {
 		cases = append(cases, struct {
 			name string
 			sql  string
 			want int
-		}{fmt.Sprintf("NewOrderStock[%d]", d), st.NewOrderStock[d], 2})
+		}{fmt.Sprintf("NewOrderStocks[%d]", d), st.NewOrderStocks[d], 2 * MaxOrderLines})
+	}
+	for n := 1; n <= MaxOrderLines; n++ {
+		cases = append(cases, struct {
+			name string
+			sql  string
+			want int
+		}{fmt.Sprintf("NewOrderInsertOrdLines[%d]", n), st.NewOrderInsertOrdLines[n], 9 * n})
 	}
 	if got, want := len(cases), len(st.All()); got != want {
 		t.Errorf("test covers %d statements, Statements has %d", got, want)
@@ -71,7 +77,7 @@ func TestStatementPlaceholders(t *testing.T) {
 func TestStatementsForUpdate(t *testing.T) {
 	locking := func(st *Statements) []string {
 		s := []string{st.NewOrderDistrict, st.PaymentCustomer, st.DeliveryOldestNewOrder}
-		return append(s, st.NewOrderStock[:]...)
+		return append(s, st.NewOrderStocks[:]...)
 	}
 	cases := []struct {
 		forUpdate string
@@ -108,7 +114,7 @@ func TestStatementsStockDistrict(t *testing.T) {
 	st := NewStatements(SQLOptions{})
 	for d := 1; d <= 10; d++ {
 		t.Run(fmt.Sprintf("d=%d", d), func(t *testing.T) {
-			q := st.NewOrderStock[d-1]
+			q := st.NewOrderStocks[d-1]
 			want := fmt.Sprintf("s_dist_%02d FROM", d)
 			if !strings.Contains(q, want) {
 				t.Errorf("got %q, want it to select %s", q, want)
@@ -148,7 +154,7 @@ func TestStatementsMap(t *testing.T) {
 			t.Errorf("statement %d still has '?': %q", i, after[i])
 		}
 	}
-	if strings.Contains(st.NewOrderStock[3], "$") {
-		t.Errorf("Map changed the original: got %q", st.NewOrderStock[3])
+	if strings.Contains(st.NewOrderStocks[3], "$") {
+		t.Errorf("Map changed the original: got %q", st.NewOrderStocks[3])
 	}
 }

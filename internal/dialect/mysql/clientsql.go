@@ -3,16 +3,20 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"fmt"
 
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
 // clientStatements is the client-side statement text: MySQL's own '?'
-// placeholders, FOR UPDATE on the reads that precede an update.
-var clientStatements = tpcc.NewStatements(tpcc.SQLOptions{ForUpdate: "FOR UPDATE"})
+// placeholders, FOR UPDATE on the reads that precede an update, and
+// MySQL's multi-table UPDATE form.
+var clientStatements = tpcc.NewStatements(tpcc.SQLOptions{ForUpdate: "FOR UPDATE", UpdateJoin: true})
 
 // clientConn is the tpcc.Beginner and tpcc.Tx of a client-side session:
-// one dedicated connection with every statement prepared once.
+// one dedicated connection with every statement prepared on its first use
+// and kept (only the statements a session runs count against the
+// server's max_prepared_stmt_count).
 //
 // The connection runs with autocommit off, so a transaction begins with
 // its first statement and ends with COMMIT or ROLLBACK: the same
@@ -41,15 +45,20 @@ func (d *DB) newClientConn(ctx context.Context) (*clientConn, error) {
 		cc.Close()
 		return nil, d.wrap("set session autocommit", err)
 	}
-	for _, q := range clientStatements.All() {
-		st, err := c.PrepareContext(ctx, q)
-		if err != nil {
-			cc.Close()
-			return nil, d.wrap("prepare client-side statements", err)
-		}
-		cc.stmts[q] = st
-	}
 	return cc, nil
+}
+
+// stmt returns the prepared statement of query, preparing it on first use.
+func (cc *clientConn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st := cc.stmts[query]; st != nil {
+		return st, nil
+	}
+	st, err := cc.c.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	cc.stmts[query] = st
+	return st, nil
 }
 
 // Close closes the prepared statements and the connection; an open
@@ -79,13 +88,11 @@ func (cc *clientConn) Rollback(ctx context.Context) error {
 }
 
 func (cc *clientConn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	var res sql.Result
-	var err error
-	if st := cc.stmts[query]; st != nil {
-		res, err = st.ExecContext(ctx, args...)
-	} else {
-		res, err = cc.c.ExecContext(ctx, query, args...)
+	st, err := cc.stmt(ctx, query)
+	if err != nil {
+		return 0, err
 	}
+	res, err := st.ExecContext(ctx, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -93,22 +100,26 @@ func (cc *clientConn) Exec(ctx context.Context, query string, args ...any) (int6
 }
 
 func (cc *clientConn) QueryRow(ctx context.Context, query string, args ...any) tpcc.RowScanner {
-	if st := cc.stmts[query]; st != nil {
-		return row{st.QueryRowContext(ctx, args...)}
+	st, err := cc.stmt(ctx, query)
+	if err != nil {
+		return errRow{err}
 	}
-	return row{cc.c.QueryRowContext(ctx, query, args...)}
+	return row{st.QueryRowContext(ctx, args...)}
 }
 
 func (cc *clientConn) Query(ctx context.Context, query string, args ...any) (tpcc.Rows, error) {
-	var r *sql.Rows
-	var err error
-	if st := cc.stmts[query]; st != nil {
-		r, err = st.QueryContext(ctx, args...)
-	} else {
-		r, err = cc.c.QueryContext(ctx, query, args...)
+	st, err := cc.stmt(ctx, query)
+	if err != nil {
+		return nil, err
 	}
+	r, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
 	}
 	return rows{r}, nil
 }
+
+// errRow is the result of a QueryRow whose statement could not be prepared.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }

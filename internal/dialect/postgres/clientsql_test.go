@@ -1,7 +1,11 @@
 package postgres
 
 import (
+	"context"
+	"errors"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
@@ -62,5 +66,94 @@ func TestDDL(t *testing.T) {
 	}
 	if got := len(tpcc.Tables); got != numTables {
 		t.Errorf("numTables = %d, tpcc.Tables has %d", numTables, got)
+	}
+}
+
+// TestClientTxDeferred holds the pipelined client-side transaction to
+// tpcc.Deferrer's contract on a real server: deferred statements run in
+// order before the next statement, their error fails that statement and
+// leaves nothing committed after the rollback, and a transaction that
+// sent nothing rolls back without a round trip.
+func TestClientTxDeferred(t *testing.T) {
+	d, _ := openTest(t)
+	ctx := context.Background()
+	c, err := d.connectSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "CREATE TABLE deferred_t (k INTEGER PRIMARY KEY, v INTEGER NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int64 {
+		var n int64
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM deferred_t").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	ct := &clientTx{conn: c}
+
+	// Deferred inserts are visible to the next statement, and committed.
+	tx, _ := ct.Begin(ctx)
+	tx.(tpcc.Deferrer).Defer("INSERT INTO deferred_t VALUES ($1, $2)", int64(1), int64(10))
+	tx.(tpcc.Deferrer).Defer("UPDATE deferred_t SET v = v + 1 WHERE k = $1", int64(1))
+	var v int64
+	if err := tx.QueryRow(ctx, "SELECT v FROM deferred_t WHERE k = $1", int64(1)).Scan(&v); err != nil || v != 11 {
+		t.Fatalf("read after deferred statements: got %d, %v; want 11, nil", v, err)
+	}
+	tx.(tpcc.Deferrer).Defer("INSERT INTO deferred_t VALUES ($1, $2)", int64(2), int64(20))
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	if got := count(); got != 2 {
+		t.Fatalf("rows after commit: got %d, want 2", got)
+	}
+
+	// A failing deferred statement fails the next statement; after the
+	// rollback nothing of the transaction remains.
+	tx, _ = ct.Begin(ctx)
+	tx.(tpcc.Deferrer).Defer("INSERT INTO deferred_t VALUES ($1, $2)", int64(3), int64(30))
+	tx.(tpcc.Deferrer).Defer("INSERT INTO deferred_t VALUES ($1, $2)", int64(1), int64(99)) // duplicate key
+	err = tx.QueryRow(ctx, "SELECT v FROM deferred_t WHERE k = $1", int64(3)).Scan(&v)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "23505" {
+		t.Fatalf("statement after a failing deferred one: got %v, want unique_violation", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatalf("rollback: %v", err)
+	}
+	if got := count(); got != 2 {
+		t.Fatalf("rows after rollback: got %d, want 2", got)
+	}
+
+	// The same failure at commit.
+	tx, _ = ct.Begin(ctx)
+	if _, err := tx.Exec(ctx, "INSERT INTO deferred_t VALUES ($1, $2)", int64(4), int64(40)); err != nil {
+		t.Fatal(err)
+	}
+	tx.(tpcc.Deferrer).Defer("INSERT INTO deferred_t VALUES ($1, $2)", int64(2), int64(99))
+	if err := tx.Commit(ctx); !errors.As(err, &pe) || pe.Code != "23505" {
+		t.Fatalf("commit after a failing deferred statement: got %v, want unique_violation", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatalf("rollback: %v", err)
+	}
+	if got := count(); got != 2 {
+		t.Fatalf("rows after failed commit: got %d, want 2", got)
+	}
+
+	// Nothing sent: the rollback has nothing to do and the connection is
+	// not inside a transaction.
+	tx, _ = ct.Begin(ctx)
+	tx.(tpcc.Deferrer).Defer("INSERT INTO deferred_t VALUES ($1, $2)", int64(5), int64(50))
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatalf("rollback: %v", err)
+	}
+	if got := c.PgConn().TxStatus(); got != 'I' {
+		t.Errorf("transaction status after rollback: got %q, want 'I'", got)
+	}
+	if got := count(); got != 2 {
+		t.Fatalf("rows after rollback of queued statements: got %d, want 2", got)
 	}
 }
