@@ -76,8 +76,10 @@ func commands() []command {
 		{"rebuild", "rebuild the largest index of ORDER-LINE with a cold and a warm cache: elapsed vs server CPU time", runRebuild},
 		{"cpu", "time a fixed single-threaded CPU loop in the database server and in oltplab, to compare hosts", runCPU},
 		{"results", "list, show and export stored results", runResults},
+		{"serve", "browse a results store in a web browser: profiles, comparisons, experiments, reports, downloads (read-only)", runServe},
 		{"instance", "start, list and stop managed PostgreSQL/MariaDB servers on a chosen data directory", runInstance},
 		{"clean", "remove the database copy --reset-between keeps (left behind when oltplab was killed)", runClean},
+		{"k8s", "write a Kubernetes Indexed Job running oltplab run as N shards (manifest)", runK8s},
 		{"agent", "serve this host's metrics to an oltplab driving a database here from another machine (--agent)", runAgent},
 		{"version", "print the version", runVersion},
 	}

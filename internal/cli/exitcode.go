@@ -154,7 +154,8 @@ func exitCode(err error) int {
 		return exitRunFailed
 	}
 	var ue *scenario.UnsupportedError
-	if errors.As(err, &ue) {
+	var she *scenario.ShardError
+	if errors.As(err, &ue) || errors.As(err, &she) {
 		return exitUsage
 	}
 	var u *usageError

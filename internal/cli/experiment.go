@@ -19,7 +19,7 @@ import (
 	"github.com/oltplab/oltplab/internal/store"
 )
 
-const experimentSynopsis = `experiment run PLAN.yaml [--dry-run] [--results PATH]
+const experimentSynopsis = `experiment run PLAN.yaml [--dry-run] [--results PATH] [--metrics-listen ADDR]
        oltplab experiment resume ID [--plan PLAN.yaml] [--results PATH]
        oltplab experiment list [--limit N] [--json]
        oltplab experiment show ID [--json]`
@@ -83,13 +83,15 @@ func (a *app) readPlan(path string) (*experiment.Plan, error) {
 
 func experimentRun(ctx context.Context, a *app, args []string) error {
 	var (
-		sf     storeFlags
-		dryRun bool
+		sf            storeFlags
+		dryRun        bool
+		metricsListen string
 	)
 	fs := newFlagSet("experiment run")
 	sf.register(fs, a.env)
 	fs.BoolVar(&dryRun, "dry-run", false, "check the plan and the host and print the schedule with its estimated duration; run nothing")
-	pos, err := a.parseWithArgs(fs, "experiment run PLAN.yaml [--dry-run] [--results PATH]", args)
+	registerMetrics(fs, &metricsListen)
+	pos, err := a.parseWithArgs(fs, "experiment run PLAN.yaml [--dry-run] [--results PATH] [--metrics-listen ADDR]", args)
 	if err != nil {
 		return helpOK(err)
 	}
@@ -115,7 +117,13 @@ func experimentRun(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer st.Close()
+	lm, err := a.startMetrics("experiment run", metricsListen)
+	if err != nil {
+		return err
+	}
+	defer lm.close()
 	r := a.experimentRunner(st)
+	lm.observe(&r.Observer.Scenario)
 	id, err := r.Run(ctx, p)
 	return a.experimentEnded(ctx, st, id, err)
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/oltplab/oltplab/internal/store"
 )
 
-const runSynopsis = "run --target URL [--mode tproc-c|tpc-c] [--vus N|LIST|fib:N|pow2:N|geo:FROM:TO:F] [--rate R] [--terminals N|LIST] [--sessions N] [--rampup D] [--duration D] [--repeat N] [--label L] [--client-sql] [--json]"
+const runSynopsis = "run --target URL [--mode tproc-c|tpc-c] [--vus N|LIST|fib:N|pow2:N|geo:FROM:TO:F] [--rate R] [--terminals N|LIST] [--sessions N] [--rampup D] [--duration D] [--repeat N] [--label L] [--client-sql] [--json] [--metrics-listen ADDR] [--shard I/N]"
 
 // defaultVUs is the virtual users of a tproc-c run without --vus.
 const defaultVUs = "4"
@@ -40,6 +40,9 @@ type runOptions struct {
 	// terminateSessions: --terminate-sessions
 	terminateSessions bool
 	agent             string // --agent: oltplab agent on the database's host
+	metricsListen     string // --metrics-listen (run only)
+	shard             string // --shard I/N (run only)
+	metrics           *liveMetrics
 	driver            driver.Options
 }
 
@@ -112,6 +115,7 @@ func (o *runOptions) validate() error {
 	} else {
 		d.VUs = steps[0]
 	}
+	d.Shard = driver.Shard{} // split per step, once the warehouses are known
 	if err := d.Validate(); err != nil {
 		return usageErrorf("run: %v", err)
 	}
@@ -149,14 +153,42 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	var o runOptions
 	fs := newFlagSet("run")
 	o.register(fs, a)
+	registerMetrics(fs, &o.metricsListen)
+	fs.StringVar(&o.shard, "shard", "", "`I/N`: be shard I (from 0) of N drivers sharing the run, e.g. on N hosts or as a Kubernetes Indexed Job "+
+		"(JOB_COMPLETION_INDEX): drive 1/N of each step's virtual users with home warehouses in the I-th of N ranges; "+
+		"NOPM counts those warehouses' New-Orders, TPM this driver's own transactions. Each shard stores its own result "+
+		"(start them together; merging them into one is not done)")
 	if err := a.parseFlags(fs, runSynopsis, args); err != nil {
 		return helpOK(err)
 	}
 	o.vusGiven = fs.Changed("vus")
+	if o.shard != "" {
+		sh, err := driver.ParseShard(o.shard)
+		if err != nil {
+			return usageErrorf("run: --shard: %v", err)
+		}
+		if o.reset {
+			return usageErrorf("run: --shard and --reset-between do not go together: each shard would reset the database under the others")
+		}
+		if o.driver.Mode == driver.ModeTPCC {
+			return usageErrorf("run: --shard splits the virtual users of the tproc-c mode; it does not split tpc-c terminals yet")
+		}
+		o.driver.Shard = sh
+	}
 	if err := o.validate(); err != nil {
 		return err
 	}
+	// A wrong --metrics-listen fails before any database work.
+	lm, err := a.startMetrics("run", o.metricsListen)
+	if err != nil {
+		return err
+	}
+	defer lm.close()
+	o.metrics = lm
 	return a.withTarget(ctx, o.results, o.target, func(st *store.Store, db dialect.Database, tg dialect.Target) error {
+		if lm != nil {
+			lm.m.Profile(o.label, db.Name())
+		}
 		_, err := a.profile(ctx, st, db, tg, o)
 		return err
 	})
@@ -212,6 +244,7 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 				l.Elapsed.Round(time.Second), l.Phase, l.TPM, l.NOPM, l.Errors)
 		}
 	}
+	o.metrics.observe(&obs)
 	env := a.scenarioEnv(st, obs)
 	env.Agent = o.agent
 	out, err := env.Profile(ctx, db, tg, o.scenarioOptions())

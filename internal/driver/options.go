@@ -78,6 +78,14 @@ type Options struct {
 	MaxRetries int
 	// LiveEvery is the interval of the live callback.
 	LiveEvery time.Duration
+	// Shard, when active, makes this run one driver's part of a run
+	// several drivers share (see Shard); VUs is then this shard's own
+	// virtual users, from Shard.Split.
+	Shard Shard
+	// Recorder, when set, sees the run's phases and every transaction as
+	// it ends (live metrics). It is not a parameter of the measurement and
+	// is not stored.
+	Recorder Recorder
 	// Start, when set, synchronises this run with the others sharing it
 	// (targets driven at once): the run opens its sessions, waits there
 	// for all of them, and its ramp-up and measured window are timed from
@@ -163,6 +171,9 @@ func (o Options) Validate() error {
 	if o.LiveEvery <= 0 {
 		errs = append(errs, fmt.Errorf("live interval must be positive, got %s", o.LiveEvery))
 	}
+	if sh := o.Shard; sh.Active() && (sh.Index < 0 || sh.Index >= sh.Count || sh.FirstWarehouse < 1 || sh.LastWarehouse < sh.FirstWarehouse) {
+		errs = append(errs, fmt.Errorf("shard %s was not split over the step (Shard.Split)", sh))
+	}
 	if o.Style != dialect.StyleProcedures && o.Style != dialect.StyleClientSQL {
 		errs = append(errs, fmt.Errorf("unknown execution style %d", o.Style))
 	}
@@ -233,11 +244,17 @@ type optionsJSON struct {
 	Style            string  `json:"style"`
 	MaxRetries       int     `json:"max_retries"`
 	LiveEverySecs    float64 `json:"live_every_seconds"`
+	Shard            *Shard  `json:"shard,omitempty"`
 }
 
 // MarshalJSON writes durations in seconds and the style by name.
 func (o Options) MarshalJSON() ([]byte, error) {
+	var shard *Shard
+	if o.Shard.Active() {
+		shard = &o.Shard
+	}
 	return json.Marshal(optionsJSON{
+		Shard:            shard,
 		Mode:             o.Mode,
 		VUs:              o.VUs,
 		RatePerVU:        o.Rate,
@@ -277,6 +294,9 @@ func (o *Options) UnmarshalJSON(b []byte) error {
 		AllWarehouses:    j.AllWarehouses,
 		MaxRetries:       j.MaxRetries,
 		LiveEvery:        secs(j.LiveEverySecs),
+	}
+	if j.Shard != nil {
+		o.Shard = *j.Shard
 	}
 	switch j.Style {
 	case dialect.StyleProcedures.String(), "":

@@ -73,7 +73,18 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 		lag:          lagMeter{clk: clk},
 		secondMerged: newSecondHistogram(),
 	}
-	if tc, ok := db.(dialect.TxCounter); ok {
+	if sh := o.Shard; sh.Active() {
+		if sh.LastWarehouse > meta.Warehouses {
+			return nil, fmt.Errorf("shard %s: warehouses %d-%d, but the database holds %d", sh, sh.FirstWarehouse, sh.LastWarehouse, meta.Warehouses)
+		}
+		r.nopmWhere = fmt.Sprintf(" WHERE d_w_id BETWEEN %d AND %d", sh.FirstWarehouse, sh.LastWarehouse)
+		r.res.Warnings = append(r.res.Warnings, fmt.Sprintf("shard %s: %d of %d virtual users on warehouses %d-%d; NOPM counts these "+
+			"warehouses' New-Orders, TPM this driver's own transactions; this is one shard's result, not merged with the others",
+			sh, o.VUs, sh.TotalVUs, sh.FirstWarehouse, sh.LastWarehouse))
+	}
+	if tc, ok := db.(dialect.TxCounter); ok && !o.Shard.Active() {
+		// A shard's TPM is its own count: the database's counter covers
+		// every shard.
 		r.txc = tc
 		r.res.TPMSource = tc.TxCountSource()
 		r.res.TxCountLagSeconds = db.Caps().TxCountLag.Seconds()
@@ -91,7 +102,7 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 		r.vus = make([]*vu, o.VUs)
 		for i := range r.vus {
 			v := newVU(i, db, o, meta.Warehouses, clk, r.gate)
-			v.own = newTerminal(i, o.VUs, o.Seed, rc, meta.Warehouses, o.AllWarehouses)
+			v.own = newUserTerminal(i, o, rc, meta.Warehouses)
 			if o.Rate > 0 {
 				v.interval = time.Duration(float64(time.Second) / o.Rate)
 			}
@@ -164,8 +175,10 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	r.t0 = clk.Now()
 	r.lastLive = r.t0
 	sched := schedule{clk: clk, rampup: o.Rampup, duration: o.Duration, grace: o.Grace, liveEvery: o.LiveEvery, at: windowAt}
+	notifyPhase(o.Recorder, PhaseRampup, o.VUs)
 	sched.run(schedCtx, vusDone, r)
 	<-vusDone
+	notifyPhase(o.Recorder, PhaseDone, o.VUs)
 
 	r.drainSeconds()
 	res := r.res
@@ -252,6 +265,9 @@ type runner struct {
 
 	lastLive                     time.Time
 	liveDone, liveNO, liveErrors int64
+
+	// nopmWhere restricts the NOPM source to a shard's warehouses.
+	nopmWhere string
 }
 
 func (r *runner) stats() []*vuStats {
@@ -363,8 +379,8 @@ func (r *runner) lostConnection(ctx context.Context, err error) bool {
 // one per committed New-Order.
 func (r *runner) readNOPM(ctx context.Context) (int64, error) {
 	var n int64
-	if err := r.conn.QueryRow(ctx, "SELECT SUM(d_next_o_id) FROM district").Scan(&n); err != nil {
-		return 0, fmt.Errorf("read SUM(d_next_o_id): %w", err)
+	if err := r.conn.QueryRow(ctx, "SELECT SUM(d_next_o_id) FROM district"+r.nopmWhere).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read SUM(d_next_o_id)%s: %w", r.nopmWhere, err)
 	}
 	return n, nil
 }
@@ -386,6 +402,7 @@ func (r *runner) startWindow(time.Time) {
 	r.lastSample = now
 	r.windowStarted = true
 	r.gate.measuring.Store(true)
+	notifyPhase(r.o.Recorder, PhaseMeasure, r.o.VUs)
 	// From before the read to after the gate opened: whatever the virtual
 	// users committed meanwhile may be counted on one side only.
 	r.res.CounterReadSeconds += r.clk.Now().Sub(readStart).Seconds()
@@ -532,7 +549,10 @@ func (r *runner) live(now time.Time, p Phase) {
 	}
 }
 
-func (r *runner) stopStarting() { r.gate.stop() }
+func (r *runner) stopStarting() {
+	r.gate.stop()
+	notifyPhase(r.o.Recorder, PhaseGrace, r.o.VUs)
+}
 
 func (r *runner) abandon() { r.stopVUs() }
 

@@ -56,6 +56,23 @@ func newTerminal(i, users int, seed uint64, run tpcc.Constants, warehouses int, 
 	}
 }
 
+// newUserTerminal is virtual user i of a tproc-c run. With a shard it is
+// user FirstVU+i of the whole run: its own stream, its home in the
+// shard's warehouses.
+func newUserTerminal(i int, o Options, run tpcc.Constants, warehouses int) *terminal {
+	if !o.Shard.Active() {
+		return newTerminal(i, o.VUs, o.Seed, run, warehouses, o.AllWarehouses)
+	}
+	r := tpcc.NewRand(o.Seed, tpcc.TerminalStream(o.Shard.FirstVU+i))
+	home, district, list := assignment(i, o.VUs, o.Shard.warehouses(), o.AllWarehouses)
+	first := o.Shard.FirstWarehouse
+	home += first - 1
+	for k := range list {
+		list[k] += first - 1
+	}
+	return &terminal{id: i, rand: r, term: tpcc.NewTerminal(r, run, warehouses, home, district), warehouses: list}
+}
+
 // pickWarehouse moves a terminal of AllWarehouses to the warehouse of its
 // next transaction, chosen uniformly among its own.
 func (t *terminal) pickWarehouse() {

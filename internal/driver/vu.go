@@ -71,6 +71,7 @@ type vu struct {
 	// queue, for a session of the tpc-c pool: Deliveries are queued there
 	// for deferred execution (TPC-C 2.7.2) instead of run.
 	queue *deliveryQueue
+	rec   Recorder // Options.Recorder, or nil
 
 	no tpcc.NewOrder
 	pa tpcc.Payment
@@ -91,6 +92,7 @@ func newVU(i int, db dialect.Database, o Options, warehouses int, clk clock, g *
 		gate:       g,
 		maxRetries: o.MaxRetries,
 		paced:      o.Paced(),
+		rec:        o.Recorder,
 		stats:      newVUStats(warehouses),
 	}
 	v.no.Lines = make([]tpcc.OrderLineInput, 0, 15) // 2.4.1.3: at most 15 lines
@@ -388,7 +390,11 @@ func (v *vu) record(kind tpcc.TxKind, out txOutcome, class dialect.ErrClass, ret
 	default:
 		s.live.errors.Add(1)
 	}
-	if !v.gate.measuring.Load() {
+	measured := v.gate.measuring.Load()
+	if v.rec != nil {
+		v.rec.Transaction(Transaction{Kind: kind, Outcome: outcomeOf(out), Class: class, Retries: retries, Latency: tm.end.Sub(tm.intended), Measured: measured})
+	}
+	if !measured {
 		return
 	}
 	k := &s.kinds[kind]
@@ -415,6 +421,18 @@ func (v *vu) record(kind tpcc.TxKind, out txOutcome, class dialect.ErrClass, ret
 		}
 	}
 	s.second.record(done, newOrder, !done, us)
+}
+
+func outcomeOf(out txOutcome) Outcome {
+	switch out {
+	case txCommitted:
+		return OutcomeCommitted
+	case txRolledBack:
+		return OutcomeRolledBack
+	case txQueued:
+		return OutcomeQueued
+	}
+	return OutcomeFailed
 }
 
 // audit records a completed transaction's input for the clause 9.2 figures.

@@ -35,6 +35,8 @@ type htmlPage struct {
 	MinRepeats                                                             int
 	// Lead is the sentence under the title.
 	Lead string
+	// Links are Input.Links.
+	Links []Link
 
 	// Intro are the tables before the sections (an experiment's targets
 	// and schedule); Outro those after them (what differs between its
@@ -93,6 +95,7 @@ func HTML(w io.Writer, in Input) error {
 		JS:           template.JS(reportJS),
 		UPlotCSS:     template.CSS(uPlotCSS),
 		CSS:          template.CSS(reportCSS),
+		Links:        in.Links,
 	}
 	if e := in.Experiment; e != nil {
 		if page.Title == "" {

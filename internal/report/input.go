@@ -21,6 +21,14 @@ type Input struct {
 	// targets and schedule, then one section per step of its plan, then
 	// what differs between its targets. Profiles is then unused.
 	Experiment *Experiment `json:"experiment,omitempty"`
+	// Links, when set, are shown under the title of the HTML report (the
+	// results browser's way back and downloads); a saved report has none.
+	Links []Link `json:"-"`
+}
+
+// Link is a link under an HTML report's title; the template escapes both.
+type Link struct {
+	Text, Href string
 }
 
 // Experiment is one plan run (`oltplab experiment run`).

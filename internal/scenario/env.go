@@ -120,8 +120,11 @@ type Observer struct {
 	Note func(msg string)
 	// BuildProgress reports a running build.
 	BuildProgress func(load.Progress)
-	// Live reports the rates of a running run every second.
+	// Live reports the rates of a running run every driver.Options.LiveEvery.
 	Live func(driver.Live)
+	// Recorder, when set, sees every timed run's phases and transactions
+	// as they happen (live metrics, driver.Recorder).
+	Recorder driver.Recorder
 	// RunMeasured is called once a timed run is measured, before it is
 	// stored; RunStored once it is stored.
 	RunMeasured func(RunStored)

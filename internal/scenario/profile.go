@@ -82,6 +82,14 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		return ProfileOutcome{}, err
 	}
 	d := o.Driver
+	if d.Shard.Active() {
+		// Every step must split before anything runs.
+		for _, vus := range o.Steps {
+			if _, _, err := d.Shard.Split(vus, meta.Warehouses); err != nil {
+				return ProfileOutcome{}, &ShardError{Err: err}
+			}
+		}
+	}
 	params := map[string]any{
 		"checkpoint_before": o.Checkpoint, "reset_between": o.Reset, "terminate_sessions": o.TerminateSessions,
 		"vus": o.Steps, "vus_spec": o.VUsSpec, "repeat": o.Repeat, "interleave": o.Interleave,
@@ -108,6 +116,9 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		params["terminals"], params["sessions"], params["delivery_sessions"] = terminals, sessions, delivery
 	case d.Rate > 0:
 		params["rate_per_vu"] = d.Rate
+	}
+	if d.Shard.Active() {
+		params["shard"] = d.Shard.String()
 	}
 	pid, done, err := e.startProfile(ctx, o, params, rc)
 	if err != nil {
@@ -136,6 +147,9 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 			users = "terminal(s)"
 		} else {
 			rd.VUs = o.Steps[slot.Step]
+			if rd.Shard.Active() {
+				rd.Shard, rd.VUs, _ = rd.Shard.Split(rd.VUs, meta.Warehouses) // checked above
+			}
 		}
 		// Each repeat draws its own streams, reproducibly from the seed.
 		rd.Seed = o.Driver.Seed + uint64(i)
@@ -291,6 +305,7 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 		return 0, nil, storeErr("record the run", err)
 	}
 	smp := e.StartSampling(ctx, db, tg, rc, time.Second)
+	d.Recorder = e.Observer.Recorder
 	res, rerr := driver.Run(ctx, db, meta, d, e.Observer.Live)
 	var mon *MonitorSummary
 	var hostSamples []store.Sample
@@ -377,3 +392,10 @@ func WorkloadSamples(res *driver.Result) []store.Sample {
 	}
 	return out
 }
+
+// ShardError is a --shard that cannot split a profile's steps or the
+// database's warehouses: bad input, found before anything ran.
+type ShardError struct{ Err error }
+
+func (e *ShardError) Error() string { return e.Err.Error() }
+func (e *ShardError) Unwrap() error { return e.Err }

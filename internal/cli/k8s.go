@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/k8s"
+)
+
+const k8sSynopsis = "k8s manifest --image IMAGE --shards N --target URL [--password-secret NAME] [-o FILE] [-- RUN-FLAGS...]"
+
+// runK8s dispatches `oltplab k8s` subcommands.
+func runK8s(ctx context.Context, a *app, args []string) error {
+	if len(args) == 0 {
+		return usageErrorf("k8s: want a subcommand: manifest (see `oltplab k8s --help`)")
+	}
+	switch args[0] {
+	case "manifest":
+		return k8sManifest(ctx, a, args[1:])
+	case "-h", "--help", "help":
+		fmt.Fprintf(a.out(), "Usage: oltplab %s\n\n%s", k8sSynopsis, k8sHelp)
+		return nil
+	}
+	return usageErrorf("k8s: unknown subcommand %q (want manifest)", args[0])
+}
+
+const k8sHelp = `Writes a Kubernetes Indexed Job that runs "oltplab run" as N shards, one pod
+each: pod I runs --shard I/N (I is its completion index), so the N drivers
+share each step's virtual users and the warehouses. The database password
+comes from a Secret mounted as a file (the manifest only names it):
+  kubectl create secret generic oltplab-db --from-literal=password=...
+Flags after "--" go to every shard's "oltplab run" and are checked here.
+Each shard stores its own result (start the pods together; merging the
+shards into one result is not done). See docs/kubernetes.md.
+`
+
+// k8sManifest writes the Job.
+func k8sManifest(_ context.Context, a *app, args []string) error {
+	o := k8s.JobOptions{}
+	var output string
+	fs := newFlagSet("k8s manifest")
+	fs.StringVar(&o.Name, "name", "oltplab", "`NAME` of the Job (lowercase letters, digits and -)")
+	fs.StringVar(&o.Namespace, "namespace", "", "`NAMESPACE` of the Job (default: kubectl's)")
+	fs.StringVar(&o.Image, "image", "", "container `IMAGE` holding the oltplab binary as its entrypoint (required)")
+	fs.IntVar(&o.Shards, "shards", 0, "`N` pods, one per shard (required; each step's virtual users and the warehouses must be at least N)")
+	fs.StringVar(&o.Target, "target", "", "database `URL` as the pods reach it, without a password (required)")
+	fs.StringVar(&o.PasswordSecret, "password-secret", "", "`NAME` of the Secret holding the database password (mounted as a file, passed with --password-file)")
+	fs.StringVar(&o.PasswordKey, "password-key", "password", "`KEY` of the password in that Secret")
+	fs.StringVar(&o.CPU, "cpu", "1", "CPU `QUANTITY` each pod requests (e.g. 500m, 2)")
+	fs.StringVar(&o.Memory, "memory", "512Mi", "memory `QUANTITY` each pod requests and is limited to")
+	fs.IntVar(&o.MetricsPort, "metrics-port", 9464, "`PORT` of each pod's live metrics (run --metrics-listen), annotated for Prometheus; 0: none")
+	fs.StringVarP(&output, "output", "o", "", "write the manifest to `FILE` (default: standard output)")
+	// Everything after "--" is the shards' run flags.
+	runArgs := []string{}
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, runArgs = args[:i], args[i+1:]
+	}
+	if err := a.parseFlags(fs, k8sSynopsis, args); err != nil {
+		return helpOK(err)
+	}
+	if o.Target == "" {
+		return usageErrorf("k8s manifest: --target is required")
+	}
+	tg, err := dialect.ParseTarget(o.Target, "")
+	if err != nil {
+		return usageErrorf("k8s manifest: --target: %v", err)
+	}
+	if tg.PasswordSet {
+		a.secrets = append(a.secrets, tg.Password)
+		return usageErrorf("k8s manifest: --target holds a password: the manifest must not; put it in a Secret and name it with --password-secret")
+	}
+	if err := checkShardRunArgs(a, runArgs, o.Shards); err != nil {
+		return err
+	}
+	o.RunArgs = runArgs
+	if err := o.Validate(); err != nil {
+		return usageErrorf("k8s manifest: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	write := func(w io.Writer) error { return k8s.Write(w, o) }
+	if output == "" {
+		return write(a.out())
+	}
+	if err := writeFileAtomic(output, write); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.errw(), "manifest written to %s: kubectl apply -f %s\n", output, output)
+	return nil
+}
+
+// checkShardRunArgs parses the shards' run flags as `oltplab run` would,
+// refusing those the manifest sets itself.
+func checkShardRunArgs(a *app, args []string, shards int) error {
+	var ro runOptions
+	fs := newFlagSet("run")
+	ro.register(fs, &app{env: Env{}})
+	registerMetrics(fs, &ro.metricsListen)
+	fs.StringVar(&ro.shard, "shard", "", "")
+	if err := fs.Parse(args); err != nil {
+		return usageErrorf("k8s manifest: run flags after --: %v", err)
+	}
+	if len(fs.Args()) > 0 {
+		return usageErrorf("k8s manifest: run flags after --: unexpected argument %q", fs.Args()[0])
+	}
+	for _, own := range []string{"target", "password-file", "shard", "metrics-listen", "help"} {
+		if fs.Changed(own) {
+			return usageErrorf("k8s manifest: --%s after --: the manifest sets it", own)
+		}
+	}
+	if ro.reset {
+		return usageErrorf("k8s manifest: --reset-between does not go with shards: each would reset the database under the others")
+	}
+	ro.target.target = "sqlite:unused"
+	if err := ro.validate(); err != nil {
+		return usageErrorf("k8s manifest: run flags after --: %v", err)
+	}
+	for _, vus := range ro.steps {
+		if shards > 0 && vus < shards {
+			return usageErrorf("k8s manifest: a step of %d virtual user(s) cannot be split over %d shards", vus, shards)
+		}
+	}
+	return nil
+}
