@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -155,7 +153,7 @@ func costTarget(ctx context.Context, st *store.Store, name string, p cost.Prices
 		}
 		t.Steps = append(t.Steps, cost.Step{VUs: s.VUs, NOPM: s.NOPM.Mean, TPM: s.TPM.Mean, NewOrderP90Millis: p90})
 	}
-	t.Cores, t.CoresSource = recordedCores(rp)
+	t.Cores, t.CoresSource = results.RecordedCores(rp)
 	return t, true, nil
 }
 
@@ -180,27 +178,6 @@ func newOrderP90(ctx context.Context, st *store.Store, s report.Step) (float64, 
 	return float64(h.ValueAtQuantile(90)) / 1000, nil
 }
 
-// recordedCores is the recorded host's logical CPUs when the profile's
-// database ran on that host (embedded SQLite, or a server on loopback);
-// 0 otherwise, since the recorded host is then the load generator.
-func recordedCores(p report.Profile) (int, string) {
-	n, err := strconv.Atoi(p.Context["host.LogicalCPUs"])
-	if err != nil || n <= 0 {
-		return 0, ""
-	}
-	local := p.Dialect == "sqlite" || strings.HasPrefix(p.Target, "sqlite:")
-	if u, err := url.Parse(p.Target); err == nil && !local {
-		switch u.Hostname() {
-		case "127.0.0.1", "localhost", "::1":
-			local = true
-		}
-	}
-	if !local {
-		return 0, ""
-	}
-	return n, "the logical CPUs of the host the profile recorded (its database ran there)"
-}
-
 // costView is what `oltplab cost` renders.
 type costView struct {
 	PricesFile string     `json:"prices_file"`
@@ -208,157 +185,6 @@ type costView struct {
 }
 
 func costJSON(w io.Writer, v costView) error { return writeJSON(w, v) }
-
-// costGrid is the cost table as cells, with the formulas as numbered
-// notes that the cells point to.
-type costGrid struct {
-	header []string
-	rows   [][]string
-	notes  []string
-}
-
-// note adds a numbered note and returns its marker.
-func (g *costGrid) note(mark func(int) string, text string) string {
-	g.notes = append(g.notes, text)
-	return mark(len(g.notes))
-}
-
-func buildCostGrid(t cost.Table, mark func(int) string) costGrid {
-	var g costGrid
-	has := func(f func(cost.Row) bool) bool {
-		for _, r := range t.Rows {
-			if f(r) {
-				return true
-			}
-		}
-		return false
-	}
-	licence := func(r cost.Row) *cost.Figure {
-		for i := range r.Components {
-			if strings.HasPrefix(r.Components[i].Name, "db licence") && !strings.HasSuffix(r.Components[i].Name, "support") {
-				return &r.Components[i]
-			}
-		}
-		return nil
-	}
-	withLicence := has(func(r cost.Row) bool { return r.LicensedCores != nil })
-	perCore := has(func(r cost.Row) bool { return r.NOPMPerCore != nil })
-	obj := t.ObjectiveP90Millis > 0
-	base := t.Baseline != ""
-
-	g.header = []string{"target", "cores"}
-	if withLicence {
-		g.header = append(g.header, "licensed cores", "db licence")
-	}
-	g.header = append(g.header, "total cost", "peak VUs", "NOPM", "per 1,000 NOPM", "per 1,000 TPM †")
-	if obj {
-		p := strconv.FormatFloat(t.ObjectiveP90Millis, 'f', -1, 64)
-		g.header = append(g.header, "p90 ≤ "+p+" ms: VUs", "NOPM", "p90 ms", "per 1,000 NOPM")
-	}
-	if perCore {
-		g.header = append(g.header, "NOPM per core")
-		if t.TargetNOPM > 0 {
-			g.header = append(g.header, "cores for "+thousands(t.TargetNOPM)+" NOPM")
-		}
-	}
-	if base {
-		g.header = append(g.header, "saving vs "+t.Baseline)
-	}
-
-	for _, r := range t.Rows {
-		cell := func(f *cost.Figure, text string) string {
-			if f == nil {
-				return "-"
-			}
-			if f.Formula == "" {
-				return text
-			}
-			return text + " " + g.note(mark, r.Target+" "+f.Name+": "+f.Formula)
-		}
-		cores := func(f *cost.Figure) string {
-			if f == nil {
-				return "-"
-			}
-			return cell(f, strconv.Itoa(int(f.Value)))
-		}
-		per := func(f *cost.Figure) string {
-			if f == nil {
-				return "-"
-			}
-			return cell(f, cost.Money(f.Value, r.Currency))
-		}
-		row := []string{r.Target, cores(r.Cores)}
-		if withLicence {
-			row = append(row, cores(r.LicensedCores), cell(licence(r), textOf(licence(r))))
-		}
-		// The total's note spells out the components that have no
-		// column of their own.
-		total := r.Total.Formula
-		for i, c := range r.Components {
-			if withLicence && &r.Components[i] == licence(r) {
-				continue
-			}
-			total += "\n    " + c.Name + ": " + c.Formula
-		}
-		row = append(row, r.Total.Text+" "+g.note(mark, r.Target+" "+r.Total.Name+": "+total))
-		if r.Peak != nil {
-			var tpm *cost.Figure
-			if r.Peak.PerKTPM != nil {
-				tpm = r.Peak.PerKTPM
-			}
-			row = append(row, strconv.Itoa(r.Peak.VUs), thousands(r.Peak.NOPM), per(&r.Peak.PerKNOPM), per(tpm))
-		} else {
-			row = append(row, "- "+g.note(mark, r.Target+": "+r.PeakNote), "-", "-", "-")
-		}
-		if obj {
-			if o := r.Objective; o != nil {
-				row = append(row, strconv.Itoa(o.VUs), thousands(o.NOPM), strconv.FormatFloat(o.NewOrderP90Millis, 'f', 2, 64), per(&o.PerKNOPM))
-			} else {
-				why := r.ObjectiveNote
-				if why == "" {
-					why = r.PeakNote
-				}
-				row = append(row, "none "+g.note(mark, r.Target+": "+why), "-", "-", "-")
-			}
-		}
-		if perCore {
-			row = append(row, cell(r.NOPMPerCore, textOf(r.NOPMPerCore)))
-			if t.TargetNOPM > 0 {
-				row = append(row, cores(r.CoresNeeded))
-			}
-		}
-		if base {
-			switch {
-			case r.Target == t.Baseline:
-				row = append(row, "baseline")
-			case r.Saving != nil:
-				text, formula := r.Saving.Text, r.Saving.Formula
-				if p := r.SavingPct; p != nil {
-					text += " (" + p.Text + ")"
-					formula += "; " + p.Formula
-				}
-				if p := r.PeakPerKNOPMSavingPct; p != nil {
-					formula += "; per 1,000 NOPM at the peaks " + p.Formula
-				}
-				row = append(row, text+" "+g.note(mark, r.Target+" "+r.Saving.Name+": "+formula))
-			default:
-				row = append(row, "-")
-			}
-		}
-		g.rows = append(g.rows, row)
-	}
-	return g
-}
-
-func textOf(f *cost.Figure) string {
-	if f == nil {
-		return "-"
-	}
-	if f.Unit == "NOPM per core" {
-		return strings.TrimSuffix(f.Text, " NOPM per core")
-	}
-	return f.Text
-}
 
 func costHeadline(v costView) string {
 	t := v.Table
@@ -371,19 +197,19 @@ func costHeadline(v costView) string {
 }
 
 func costText(w io.Writer, v costView) error {
-	g := buildCostGrid(v.Table, func(n int) string { return fmt.Sprintf("[%d]", n) })
+	g := report.NewCostGrid(v.Table, func(n int) string { return fmt.Sprintf("[%d]", n) })
 	fmt.Fprintln(w, costHeadline(v))
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(g.header, "\t"))
-	for _, r := range g.rows {
+	fmt.Fprintln(tw, strings.Join(g.Header, "\t"))
+	for _, r := range g.Rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
-	for i, n := range g.notes {
+	for i, n := range g.Notes {
 		fmt.Fprintf(w, "[%d] %s\n", i+1, n)
 	}
 	_, err := fmt.Fprintf(w, "† %s.\n", cost.TPMCaveat)
@@ -391,15 +217,15 @@ func costText(w io.Writer, v costView) error {
 }
 
 func costMarkdown(w io.Writer, v costView) error {
-	g := buildCostGrid(v.Table, func(n int) string { return fmt.Sprintf("[^%d]", n) })
+	g := report.NewCostGrid(v.Table, func(n int) string { return fmt.Sprintf("[^%d]", n) })
 	fmt.Fprintf(w, "## Cost\n\n%s\n\n", costHeadline(v))
 	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
-	fmt.Fprintf(w, "| %s |\n|", strings.Join(g.header, " | "))
-	for range g.header {
+	fmt.Fprintf(w, "| %s |\n|", strings.Join(g.Header, " | "))
+	for range g.Header {
 		fmt.Fprint(w, "---|")
 	}
 	fmt.Fprintln(w)
-	for _, r := range g.rows {
+	for _, r := range g.Rows {
 		cells := make([]string, len(r))
 		for i, c := range r {
 			cells[i] = esc(c)
@@ -407,7 +233,7 @@ func costMarkdown(w io.Writer, v costView) error {
 		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	}
 	fmt.Fprintln(w)
-	for i, n := range g.notes {
+	for i, n := range g.Notes {
 		fmt.Fprintf(w, "[^%d]: %s\n", i+1, strings.ReplaceAll(n, "\n", "\n   "))
 	}
 	_, err := fmt.Fprintf(w, "\n† %s.\n", cost.TPMCaveat)
