@@ -35,6 +35,8 @@ type chartSpec struct {
 	// Sync names a group of charts that share one cursor (the time
 	// series of one run).
 	Sync string `json:"sync,omitempty"`
+	// Marks are vertical lines (plateaus) drawn over the chart.
+	Marks []markSpec `json:"marks,omitempty"`
 	// Note is shown above the chart (not passed to the script).
 	Note string `json:"-"`
 }

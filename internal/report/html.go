@@ -43,6 +43,8 @@ type htmlPage struct {
 	Sections     []htmlSection
 	// HasHost: some section has host charts (the method notes them).
 	HasHost bool
+	// Study: an experiment's report, whose parts include its own method.
+	Study bool
 	// AllCharts is every chart, in page order, for the script.
 	AllCharts []chartSpec
 
@@ -65,6 +67,10 @@ type htmlSection struct {
 	// MonitorCharts are the per-second series of monitor results.
 	MonitorCharts []chartSpec
 	Rest          []table
+	// Part: a part of the study report (a page break before it in
+	// print); its content is Blocks.
+	Part   bool
+	Blocks []block
 }
 
 // HTML writes the report as one self-contained HTML page: the tables of
@@ -97,11 +103,8 @@ func HTML(w io.Writer, in Input) error {
 			page.Title = "Experiment " + e.Name
 		}
 		page.Lead = experimentLead(e)
-		page.Intro = experimentIntro(e)
-		for i, sec := range e.Sections {
-			page.Sections = append(page.Sections, experimentSection(i, sec))
-		}
-		page.Outro = experimentOutro(e)
+		page.Sections = newStudy(e).parts()
+		page.Study = true
 	} else {
 		if page.Title == "" {
 			page.Title = "Performance profiles"
@@ -113,6 +116,11 @@ func HTML(w io.Writer, in Input) error {
 	for _, sec := range page.Sections {
 		page.AllCharts = slices.Concat(page.AllCharts, sec.Charts, sec.HostCharts, sec.SeriesCharts, sec.MonitorCharts)
 		page.HasHost = page.HasHost || len(sec.HostCharts) > 0
+		for _, b := range sec.Blocks {
+			if b.Chart != nil {
+				page.AllCharts = append(page.AllCharts, *b.Chart)
+			}
+		}
 	}
 	if page.AllCharts == nil {
 		page.AllCharts = []chartSpec{}

@@ -88,8 +88,12 @@ type ScheduleEntry struct {
 // target, the baseline first) drawn as the profile report draws them,
 // and tables of its own.
 type Section struct {
-	Title    string    `json:"title"`
-	Kind     string    `json:"kind"`
+	Title string `json:"title"`
+	Kind  string `json:"kind"`
+	// Part is the part of the study report the section belongs in
+	// (storage, backup, rebuild, neighbours: see studyParts); empty for
+	// the part of its Kind.
+	Part     string    `json:"part,omitempty"`
 	Note     string    `json:"note,omitempty"`
 	Profiles []Profile `json:"profiles,omitempty"`
 	Tables   []Table   `json:"tables,omitempty"`
