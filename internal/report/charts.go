@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"html/template"
 	"math"
 	"strconv"
 	"strings"
@@ -39,6 +40,9 @@ type chartSpec struct {
 	Marks []markSpec `json:"marks,omitempty"`
 	// Note is shown above the chart (not passed to the script).
 	Note string `json:"-"`
+	// Bars is the chart drawn as grouped bars (few steps), instead of by
+	// the script.
+	Bars template.HTML `json:"-"`
 }
 
 type seriesSpec struct {

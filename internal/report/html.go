@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/oltplab/oltplab/internal/profile"
 )
@@ -114,7 +115,11 @@ func HTML(w io.Writer, in Input) error {
 		page.Sections = []htmlSection{profileSection(v, "", "", "", false)}
 	}
 	for _, sec := range page.Sections {
-		page.AllCharts = slices.Concat(page.AllCharts, sec.Charts, sec.HostCharts, sec.SeriesCharts, sec.MonitorCharts)
+		for _, c := range slices.Concat(sec.Charts, sec.HostCharts, sec.SeriesCharts, sec.MonitorCharts) {
+			if c.Bars == "" { // grouped bars are drawn already
+				page.AllCharts = append(page.AllCharts, c)
+			}
+		}
 		page.HasHost = page.HasHost || len(sec.HostCharts) > 0
 		for _, b := range sec.Blocks {
 			if b.Chart != nil {
@@ -157,6 +162,14 @@ func profilesLead(v *view) string {
 func profileSection(v *view, prefix, title, note string, sub bool) htmlSection {
 	sec := htmlSection{ID: prefix, Title: title, Note: note, Sub: sub,
 		Charts: v.charts(), HostCharts: v.hostCharts(), SeriesCharts: v.seriesCharts(), MonitorCharts: v.monitorCharts()}
+	for _, cs := range [][]chartSpec{sec.Charts, sec.HostCharts} {
+		for i := range cs {
+			cs[i].Note = strings.TrimSpace(cs[i].Note + " " + valueNotes(cs[i]))
+			if len(cs[i].X) <= maxBarGroups {
+				cs[i].Bars = barsSVG(cs[i])
+			}
+		}
+	}
 	tables := v.tables()
 	if sub {
 		tables = slices.DeleteFunc(tables, func(t table) bool { return t.ID == "context" })
