@@ -38,7 +38,7 @@ func runCost(ctx context.Context, a *app, args []string) error {
 	)
 	fs := newFlagSet("cost")
 	sf.register(fs, a.env)
-	fs.StringVar(&o.prices, "prices", "", "prices `FILE` (YAML): profile labels mapped to their prices (see examples/licences.yaml)")
+	fs.StringVar(&o.prices, "prices", "", "prices `FILE` (YAML): profile labels mapped to their prices (see examples/licence-study.yaml)")
 	fs.StringVar(&o.opts.Baseline, "baseline", "", "show each target's savings against `TARGET`")
 	fs.Float64Var(&o.opts.ObjectiveP90Millis, "objective-p90-ms", 0,
 		"latency objective: also price the best step whose New-Order p90 is at most `MS` milliseconds")
@@ -58,7 +58,7 @@ func runCost(ctx context.Context, a *app, args []string) error {
 		return usageErrorf("cost: unknown --format %q (want text, md or json)", o.format)
 	}
 	if o.prices == "" {
-		return usageErrorf("cost: --prices FILE is required (see examples/licences.yaml)")
+		return usageErrorf("cost: --prices FILE is required (see examples/licence-study.yaml)")
 	}
 	for _, f := range []struct {
 		name string

@@ -17,7 +17,7 @@ import (
 )
 
 // licencesYAML is the SQL Server licence study's prices.
-var licencesYAML = filepath.Join("..", "..", "examples", "licences.yaml")
+var licencesYAML = filepath.Join("..", "..", "examples", "licence-study.yaml")
 
 // fixtureRepeat is one stored run of a step: its NOPM and TPM, its
 // New-Order latencies in microseconds, and whether it completed.
