@@ -106,7 +106,7 @@ func barsSVG(c chartSpec) template.HTML {
 	// Axes, grid and ticks.
 	for v := bottom; v <= top+step/2; v += step {
 		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" class="grid"/>`, left, width-right, y(v), y(v))
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" class="tick" text-anchor="end">%s</text>`, left-6, y(v)+4, esc(minusSign(formatNumber(cleanZero(v)))))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" class="tick" text-anchor="end">%s</text>`, left-6, y(v)+4, esc(minusSign(tickText(cleanZero(v), step))))
 	}
 	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" class="axis"/>`, left, width-right, y(0), y(0))
 	fmt.Fprintf(&b, `<text transform="translate(16 %.1f) rotate(-90)" class="ylabel" text-anchor="middle">%s</text>`, titleH+plotH/2, esc(c.YLabel))
@@ -149,7 +149,8 @@ func barsSVG(c chartSpec) template.HTML {
 				l, h := y(*br.lo[g]), y(*br.hi[g])
 				fmt.Fprintf(&b, `<path class="ci" d="M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f"/>`, cx, l, h, cx-4, l, cx+4, cx-4, h, cx+4)
 			}
-			ty, anchor := y(v)-4, "middle"
+			// Beside the whisker, which runs up the bar's middle.
+			ty, anchor, tx := y(v)-4, "start", bx+4
 			if v < 0 {
 				ty = y(v) + 12
 			}
@@ -157,7 +158,7 @@ func barsSVG(c chartSpec) template.HTML {
 			if barW < 34 {
 				fmt.Fprintf(&b, `<text transform="translate(%.1f %.1f) rotate(-90)" class="value" text-anchor="start">%s</text>`, cx+3, ty, esc(text))
 			} else {
-				fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" class="value" text-anchor="%s">%s</text>`, cx, ty, anchor, esc(text))
+				fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" class="value" text-anchor="%s">%s</text>`, tx, ty, anchor, esc(text))
 			}
 		}
 		for _, r := range refs {
@@ -184,6 +185,15 @@ func seriesOf[T any](xs []T, f func(T) seriesSpec) []seriesSpec {
 		out[i] = f(x)
 	}
 	return out
+}
+
+// tickText writes a tick value with the decimals its step needs.
+func tickText(v, step float64) string {
+	if step >= 1 {
+		return thousands(v)
+	}
+	decimals := int(math.Ceil(-math.Log10(step)))
+	return strconv.FormatFloat(v, 'f', decimals, 64)
 }
 
 // niceStep rounds a raw tick step up to 1, 2 or 5 times a power of ten.

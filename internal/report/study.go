@@ -339,7 +339,7 @@ func orDash(s string) string {
 
 // systemKeys are the recorded facts the system-under-test table always
 // shows (by key prefix); keys that differ between targets are shown too.
-var systemKeys = []string{"host.CPUModel", "host.LogicalCPUs", "host.MemTotal", "host.Kernel", "host.OS",
+var systemKeys = []string{"host.CPUModel", "host.LogicalCPUs", "host.PhysicalCores", "host.MemoryBytes", "host.Kernel", "host.OS",
 	"storage.", "database.version", "instance.spec.", "instance.devices."}
 
 // system shows the targets and, one column per target, what describes
@@ -510,7 +510,7 @@ func (s *study) cost() []block {
 	note := c.Note
 	if len(c.Table.Rows) > 0 {
 		t := c.Table
-		note = strings.TrimSpace(fmt.Sprintf("Prices as the plan gives them, over %s in %s, related to what %s measured. "+
+		note = strings.TrimSpace(fmt.Sprintf("Prices as the plan gives them, over %s in %s, related to the throughput measured in %s. "+
 			"Cost per 1,000 NOPM (or TPM) is the total cost of ownership over the period divided by the throughput in thousands, at the peak step", yearsText(t.Years), t.Currency, c.Step))
 		if t.ObjectiveP90Millis > 0 {
 			note += fmt.Sprintf(" and at the best step whose New-Order p90 is at most %s ms", strconv.FormatFloat(t.ObjectiveP90Millis, 'f', -1, 64))
@@ -527,9 +527,11 @@ func (s *study) cost() []block {
 		for _, r := range g.Rows {
 			cells := texts(r...)
 			for i := range cells {
-				cells[i].Text = minusSign(cells[i].Text)
-				if strings.HasPrefix(cells[i].Text, "−") {
-					cells[i].Bad = true
+				switch {
+				case cells[i].Text == "-": // no such figure
+					cells[i].Text = dash
+				case strings.HasPrefix(cells[i].Text, "-"): // a negative saving
+					cells[i].Text, cells[i].Bad = minusSign(cells[i].Text), true
 				}
 			}
 			tb.Rows = append(tb.Rows, row{Cells: cells})
