@@ -440,3 +440,50 @@ func tail(s string, n int) string {
 	}
 	return "..." + s[len(s)-n:]
 }
+
+// TestStudyPrintsOnePartPerPage prints a short study report to PDF with
+// Chromium: every part starts a page (the print stylesheet), so a report
+// whose parts would all fit on two pages prints on one page per part.
+func TestStudyPrintsOnePartPerPage(t *testing.T) {
+	chromium := findChromium(t)
+	e := experimentFixture().Experiment
+	short := &Experiment{ID: e.ID, Name: "short", Status: "ok", Baseline: "nvme", Targets: e.Targets[:2], Schedule: e.Schedule[:2],
+		Sections: e.Sections[:1], Cost: e.Cost, Method: []string{"Scale: 4 warehouses."}}
+	short.Cost.Table.Rows = short.Cost.Table.Rows[:1]
+	for i := range short.Targets {
+		short.Targets[i].FullContext = map[string]string{"tool.version": "v0.1.0-test"}
+	}
+	var buf bytes.Buffer
+	if err := HTML(&buf, Input{Experiment: short}); err != nil {
+		t.Fatal(err)
+	}
+	parts := len(newStudy(short).parts())
+	dir := t.TempDir()
+	file, pdf := filepath.Join(dir, "report.html"), filepath.Join(dir, "report.pdf")
+	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--virtual-time-budget=3000", "--no-pdf-header-footer",
+		"--print-to-pdf="+pdf, "file://"+file)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("print to pdf: %v\n%s", err, tail(string(out), 3000))
+	}
+	b, err := os.ReadFile(pdf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := len(regexp.MustCompile(`/Type\s*/Page[^s]`).FindAll(b, -1))
+	t.Logf("%d parts, %d pages", parts, pages)
+	if parts < 4 {
+		t.Fatalf("the short report has %d parts, want at least 4 for this test to mean something", parts)
+	}
+	if pages < parts {
+		t.Errorf("printed on %d pages, want at least one per part (%d)", pages, parts)
+	}
+}

@@ -161,7 +161,7 @@ func profilesLead(v *view) string {
 // what differs).
 func profileSection(v *view, prefix, title, note string, sub bool) htmlSection {
 	sec := htmlSection{ID: prefix, Title: title, Note: note, Sub: sub,
-		Charts: v.charts(), HostCharts: v.hostCharts(), SeriesCharts: v.seriesCharts(), MonitorCharts: v.monitorCharts()}
+		Charts: v.charts(), HostCharts: v.hostCharts(), SeriesCharts: slices.Concat(v.overlayCharts(), v.seriesCharts()), MonitorCharts: v.monitorCharts()}
 	for _, cs := range [][]chartSpec{sec.Charts, sec.HostCharts} {
 		for i := range cs {
 			cs[i].Note = strings.TrimSpace(cs[i].Note + " " + valueNotes(cs[i]))

@@ -515,10 +515,14 @@ func (s *study) cost() []block {
 		if t.ObjectiveP90Millis > 0 {
 			note += fmt.Sprintf(" and at the best step whose New-Order p90 is at most %s ms", strconv.FormatFloat(t.ObjectiveP90Millis, 'f', -1, 64))
 		}
-		note += ". Each figure points to a numbered note with its formula and inputs. " + c.Note
-		if len(c.Unpriced) > 0 {
-			note += " No prices for " + strings.Join(c.Unpriced, ", ") + ": left out."
+		parts := []string{note + ". Each figure points to a numbered note with its formula and inputs."}
+		if c.Note != "" {
+			parts = append(parts, c.Note)
 		}
+		if len(c.Unpriced) > 0 {
+			parts = append(parts, "No prices for "+strings.Join(c.Unpriced, ", ")+": left out.")
+		}
+		note = strings.Join(parts, " ")
 		g := NewCostGrid(t, func(n int) string { return "[" + strconv.Itoa(n) + "]" })
 		tb := table{ID: "cost-table", Sub: true, Title: "Cost and price/performance", Header: g.Header, Right: make([]bool, len(g.Header))}
 		for i := 1; i < len(g.Header); i++ {
