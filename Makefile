@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/oltplab/oltplab/internal/cli.Version=$(VERSION)
 BIN := bin/oltplab
 
-.PHONY: build demo test lint bench clean
+.PHONY: build demo test race lint bench clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/oltplab
@@ -20,9 +20,16 @@ demo: build
 test: lint
 	OLTPLAB_REQUIRE_SERVERS=1 scripts/testservers.sh run $(GO) test -count=1 -timeout 25m ./...
 
+# The whole suite under the race detector: several times slower than
+# make test, so not part of it (nor of CI); run it before merging changes
+# to anything concurrent (driver, sampler, load, dialect sessions).
+race: lint
+	OLTPLAB_REQUIRE_SERVERS=1 scripts/testservers.sh run $(GO) test -race -count=1 -timeout 60m ./...
+
 lint:
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 
 # Measures build rate and driver CPU per transaction on private servers
 # configured for measurement; prints JSON.

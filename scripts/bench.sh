@@ -2,9 +2,12 @@
 # make bench: measures, on private servers configured for measurement
 # (fsync on), the build rate of 10 warehouses and the driver's CPU per
 # database transaction with 8 virtual users in both execution styles, on
-# PostgreSQL and MariaDB. Prints one JSON document on stdout; progress on
-# stderr. Environment: BENCH_WAREHOUSES (10), BENCH_VUS (8),
-# BENCH_RAMPUP (30s), BENCH_DURATION (2m), BENCH_WORKERS (4).
+# PostgreSQL and MariaDB, each run once with the sessions' raw-syscall
+# sockets (package rawconn, the default) and once with plain ones
+# (OLTPLAB_RAWCONN=off), so that what rawconn saves is measured again.
+# Prints one JSON document on stdout; progress on stderr. Environment:
+# BENCH_WAREHOUSES (10), BENCH_VUS (8), BENCH_RAMPUP (30s),
+# BENCH_DURATION (2m), BENCH_WORKERS (4), BENCH_SOCKETS ("raw plain").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} != inner ]]; then
@@ -16,6 +19,7 @@ VUS=${BENCH_VUS:-8}
 RAMPUP=${BENCH_RAMPUP:-30s}
 DURATION=${BENCH_DURATION:-2m}
 WORKERS=${BENCH_WORKERS:-4}
+SOCKETS=${BENCH_SOCKETS:-raw plain}
 bin=bin/oltplab
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -39,17 +43,21 @@ for name in postgres mysql; do
 	for style in procedures client-sql; do
 		flag=""
 		[[ $style == client-sql ]] && flag=--client-sql
-		echo "bench: $name: $VUS virtual users, $style, $RAMPUP ramp-up, $DURATION measured" >&2
-		$bin run --target "$target" --vus "$VUS" --rampup "$RAMPUP" --duration "$DURATION" $flag --json \
-			>"$tmp/$name-run-$style.json"
+		for sockets in $SOCKETS; do
+			rawconn=on
+			[[ $sockets == plain ]] && rawconn=off
+			echo "bench: $name: $VUS virtual users, $style, $sockets sockets, $RAMPUP ramp-up, $DURATION measured" >&2
+			OLTPLAB_RAWCONN=$rawconn $bin run --target "$target" --vus "$VUS" --rampup "$RAMPUP" --duration "$DURATION" $flag --json \
+				>"$tmp/$name-run-$style-$sockets.json"
+		done
 	done
 	echo "bench: $name: consistency check after the runs" >&2
 	$bin check --target "$target" --json >"$tmp/$name-check.json" || true
 done
 
-python3 - "$tmp" "$W" <<'PY'
+python3 - "$tmp" "$W" "$SOCKETS" <<'PY'
 import json, os, sys
-tmp, w = sys.argv[1], int(sys.argv[2])
+tmp, w, sockets = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
 out = {"warehouses": w}
 for name in ("postgres", "mysql"):
     b = json.load(open(os.path.join(tmp, f"{name}-build.json")))["result"]
@@ -57,14 +65,16 @@ for name in ("postgres", "mysql"):
                    "index_seconds": round(b["index_seconds"], 1), "rows": b["total_rows"],
                    "rows_per_sec_loading": round(b["rows_per_sec"]), "workers": b["workers"]}}
     for style in ("procedures", "client-sql"):
-        r = json.load(open(os.path.join(tmp, f"{name}-run-{style}.json")))["result"]
-        d[style] = {"vus": r["options"]["vus"], "nopm": round(r["nopm"]), "tpm": round(r["tpm"]),
-                    "tpm_source": r["tpm_source"],
-                    "driver_cpu_us_per_tx": round(r["driver_cpu_micros_per_tx"], 1),
-                    "driver_cpu_seconds": round(r["driver_cpu_seconds"], 2),
-                    "window_seconds": round(r["window"]["seconds"], 1),
-                    "audit_out_of_bounds": [f["Name"] for f in r["audit_figures"]
-                                            if not f["OK"] and not f["Clause"].startswith("5.2.3")]}
+        for sk in sockets:
+            r = json.load(open(os.path.join(tmp, f"{name}-run-{style}-{sk}.json")))["result"]
+            d[f"{style} ({sk} sockets)"] = {
+                "vus": r["options"]["vus"], "nopm": round(r["nopm"]), "tpm": round(r["tpm"]),
+                "tpm_source": r["tpm_source"],
+                "driver_cpu_us_per_tx": round(r["driver_cpu_micros_per_tx"], 1),
+                "driver_cpu_seconds": round(r["driver_cpu_seconds"], 2),
+                "window_seconds": round(r["window"]["seconds"], 1),
+                "audit_out_of_bounds": [f["Name"] for f in r["audit_figures"]
+                                        if not f["OK"] and not f["Clause"].startswith("5.2.3")]}
     c = json.load(open(os.path.join(tmp, f"{name}-check.json")))["result"]
     d["check_after_runs_passed"] = c["passed"]
     out[name] = d

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -29,9 +30,9 @@ func runBuild(ctx context.Context, a *app, args []string) error {
 	o.target.register(fs, a.env)
 	o.results.register(fs, a.env)
 	fs.IntVar(&o.Warehouses, "warehouses", 1, "number of `W`arehouses to build (scale; ~100 MB each)")
-	fs.IntVar(&o.Workers, "workers", 4, "parallel load connections (by warehouse; SQLite uses 1)")
+	fs.IntVar(&o.Workers, "workers", 4, "`N` parallel load connections (by warehouse; SQLite uses 1)")
 	fs.BoolVar(&o.Drop, "drop", false, "drop an existing TPC-C schema first (without it an existing schema is an error)")
-	fs.Uint64Var(&o.Seed, "seed", 0, "random seed of the population (default: drawn and recorded)")
+	fs.Uint64Var(&o.Seed, "seed", 0, "random `SEED` of the population (default: drawn and recorded)")
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON")
 	if err := a.parseFlags(fs, buildSynopsis, args); err != nil {
 		return helpOK(err)
@@ -59,17 +60,22 @@ func (a *app) build(ctx context.Context, st *store.Store, db dialect.Database, t
 	}
 	id, res, err := a.scenarioEnv(st, obs).Build(ctx, db, tg, o.Options)
 	pr.Finish()
-	if err != nil {
+	if err != nil && !isSaved(err) {
 		return res, err
 	}
+	// Built but not stored: the result is printed before the error says
+	// where it was saved.
 	if o.json {
-		return res, writeJSON(a.out(), map[string]any{"run_id": id, "result": res})
+		return res, errors.Join(err, writeJSON(a.out(), map[string]any{"run_id": id, "result": res}))
 	}
 	w := a.out()
 	fmt.Fprintf(w, "built %d warehouse(s) in %s: %d rows in %.1f s (%.0f rows/s loading)\n",
 		res.Warehouses, tg, res.TotalRows, res.TotalSeconds, res.RowsPerSec)
 	fmt.Fprintf(w, "  load %.1f s, indexes %.1f s, procedures %.1f s, analyze %.1f s; seed %d\n",
 		res.LoadSeconds, res.IndexSeconds, res.ProceduresSeconds, res.AnalyzeSeconds, res.Seed)
+	if err != nil {
+		return res, err
+	}
 	fmt.Fprintf(w, "stored as run %d in %s\n", id, st.Path())
 	return res, nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 
@@ -35,12 +36,14 @@ func runCheck(ctx context.Context, a *app, args []string) error {
 // exitCheckFailed when a condition fails.
 func (a *app) check(ctx context.Context, st *store.Store, db dialect.Database, tg dialect.Target, asJSON bool) error {
 	out, err := a.scenarioEnv(st, scenario.Observer{}).Check(ctx, db, tg)
-	if err != nil {
+	if err != nil && !isSaved(err) {
 		return err
 	}
+	// Checked but not stored: the outcome is printed before the error
+	// says where it was saved.
 	if asJSON {
-		if err := writeJSON(a.out(), map[string]any{"run_id": out.RunID, "result": out}); err != nil {
-			return err
+		if werr := writeJSON(a.out(), map[string]any{"run_id": out.RunID, "result": out}); werr != nil {
+			return errors.Join(err, werr)
 		}
 	} else {
 		w := a.out()
@@ -57,7 +60,12 @@ func (a *app) check(ctx context.Context, st *store.Store, db dialect.Database, t
 			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Clause, c.Name, verdict)
 		}
 		tw.Flush()
-		fmt.Fprintf(w, "checked in %.1f s; stored as run %d in %s\n", out.Seconds, out.RunID, st.Path())
+		if err == nil {
+			fmt.Fprintf(w, "checked in %.1f s; stored as run %d in %s\n", out.Seconds, out.RunID, st.Path())
+		}
+	}
+	if err != nil {
+		return err
 	}
 	if !out.Passed {
 		if !asJSON {

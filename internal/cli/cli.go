@@ -14,6 +14,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/oltplab/oltplab/internal/dialect"
+
 	// Dialects register their URL schemes.
 	_ "github.com/oltplab/oltplab/internal/dialect/mysql"
 	_ "github.com/oltplab/oltplab/internal/dialect/postgres"
@@ -48,10 +50,11 @@ type command struct {
 // app is what every command shares: streams, environment, logger, and the
 // secrets to scrub from any line printed.
 type app struct {
-	stdio   Stdio
-	env     Env
-	log     *slog.Logger
-	secrets []string
+	stdio    Stdio
+	env      Env
+	log      *slog.Logger
+	secrets  []dialect.Secret
+	commands []command
 }
 
 func commands() []command {
@@ -77,18 +80,24 @@ func commands() []command {
 // Main runs oltplab with args (without the program name) and returns the
 // process exit code.
 func Main(ctx context.Context, args []string, environ []string, stdio Stdio) int {
-	a := &app{stdio: stdio, env: envMap(environ)}
+	return mainWith(ctx, args, environ, stdio, commands())
+}
+
+// mainWith is Main with the command table given (tests add commands).
+func mainWith(ctx context.Context, args []string, environ []string, stdio Stdio, cmds []command) (code int) {
+	a := &app{stdio: stdio, env: envMap(environ), commands: cmds}
+	defer a.recoverPanic(&code)
 	// Passwords the drivers read from the environment are scrubbed too.
 	for _, k := range []string{"PGPASSWORD", "MYSQL_PWD"} {
 		if v := a.env[k]; v != "" {
-			a.secrets = append(a.secrets, v)
+			a.secrets = append(a.secrets, dialect.Secret(v))
 		}
 	}
 	level := slog.LevelInfo
 	if a.env["OLTPLAB_DEBUG"] != "" {
 		level = slog.LevelDebug
 	}
-	a.log = slog.New(slog.NewTextHandler(&scrubWriter{a: a, w: stdio.Err}, &slog.HandlerOptions{Level: level}))
+	a.log = slog.New(slog.NewTextHandler(a.errw(), &slog.HandlerOptions{Level: level}))
 
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		if len(args) > 1 && args[0] == "help" {
@@ -104,12 +113,12 @@ func Main(ctx context.Context, args []string, environ []string, stdio Stdio) int
 }
 
 func dispatch(ctx context.Context, a *app, args []string) error {
-	for _, c := range commands() {
+	for _, c := range a.commands {
 		if c.name == args[0] {
 			return c.run(ctx, a, args[1:])
 		}
 	}
-	return usageErrorf("unknown command %q (run `oltplab --help`)", args[0])
+	return usageErrorf("unknown command %s (run `oltplab --help`)", quoted(args[0]))
 }
 
 func (a *app) usage(w io.Writer) {
@@ -119,7 +128,10 @@ Usage: oltplab COMMAND [FLAGS]
 
 Commands:
 `, version())
-	for _, c := range commands() {
+	for _, c := range a.commands {
+		if c.summary == "" {
+			continue // hidden
+		}
 		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(w, `
@@ -131,6 +143,8 @@ Targets: postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB, sqlite:PATH.
 Passwords: in the URL, PGPASSWORD or ~/.pgpass (PostgreSQL), MYSQL_PWD (MySQL),
 or --password-file; they never appear in output, logs or results.
 Results are stored in %s (override with --results or OLTPLAB_RESULTS).
+A finished result waits up to OLTPLAB_STORE_WAIT (default 10m) for a store another
+process holds locked, then stays in a file that "oltplab results import" loads.
 
 Exit codes: 0 ok, 1 unexpected failure, 2 bad flags or values, 3 target unreachable,
 4 authentication failed, 5 schema missing/incomplete/other version/already present,
@@ -139,37 +153,39 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad flags or values, 3 target unreacha
 this host, 12 no block device for io_limit, 13 control unavailable here (cgroups),
 14 managed server failed, 15 too little free space for a build, 16 result suspect
 (stored, but the database's figures disagree with the driver's own counts),
-130 interrupted (what was measured is stored, marked partial).
+17 database privilege missing, 130 interrupted (what was measured is stored, marked partial).
 
 Run "oltplab COMMAND --help" for a command's flags.
 `, defaultResultsHint)
 }
 
-// scrubWriter removes known secrets from everything written through it.
+// scrubWriter removes secrets from everything written through it: known
+// passwords from results, and also passwords by structure from
+// diagnostics (documents such as CSS could look like connection strings).
 type scrubWriter struct {
-	a *app
-	w io.Writer
+	a           *app
+	w           io.Writer
+	diagnostics bool
 }
 
 func (s *scrubWriter) Write(p []byte) (int, error) {
-	out := s.a.scrub(string(p))
+	out := dialect.ScrubKnown(string(p), s.a.secrets...)
+	if s.diagnostics {
+		out = s.a.scrub(string(p))
+	}
 	if _, err := io.WriteString(s.w, out); err != nil {
 		return 0, err
 	}
 	return len(p), nil
 }
 
-func (a *app) scrub(s string) string {
-	for _, sec := range a.secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, "REDACTED")
-		}
-	}
-	return s
-}
+// scrub removes passwords from s: by structure (a password in any target
+// or connection string in s), then by exact match of the passwords this
+// process knows (dialect.Scrub explains the minimum length).
+func (a *app) scrub(s string) string { return dialect.Scrub(s, a.secrets...) }
 
 // out is the writer for results (stdout), with secrets scrubbed.
 func (a *app) out() io.Writer { return &scrubWriter{a: a, w: a.stdio.Out} }
 
 // errw is the writer for diagnostics (stderr), with secrets scrubbed.
-func (a *app) errw() io.Writer { return &scrubWriter{a: a, w: a.stdio.Err} }
+func (a *app) errw() io.Writer { return &scrubWriter{a: a, w: a.stdio.Err, diagnostics: true} }

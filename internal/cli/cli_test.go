@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math"
 	"net"
@@ -31,6 +32,11 @@ func oltplab(t *testing.T, env []string, args ...string) result {
 	var out, errb bytes.Buffer
 	code := Main(context.Background(), args, env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
 	t.Logf("oltplab %s -> %d\nstdout:\n%s\nstderr:\n%s", strings.Join(redactArgs(args), " "), code, out.String(), errb.String())
+	if strings.Contains(errb.String(), "internal error (this is a bug)") {
+		// Main turned a panic into exit 1: a test that expects 1 must not
+		// pass on a bug.
+		t.Errorf("oltplab %s panicked: %s", args[0], errb.String())
+	}
 	return result{code, out.String(), errb.String()}
 }
 
@@ -90,10 +96,23 @@ func TestBadInput(t *testing.T) {
 		{[]string{"compare", "onlyone"}, exitUsage},
 		{[]string{"report", "nosuchlabel", "-o", filepath.Join(t.TempDir(), "r.html")}, exitUsage},
 		{[]string{"results", "list", "--results", filepath.Join(t.TempDir(), "no", "such", "dir", "r.db")}, exitStore},
+		{[]string{"results", "list", "--limit", "-5"}, exitUsage},
+		{[]string{"results", "import", filepath.Join(t.TempDir(), "missing.json")}, exitUsage},
+		{[]string{"results", "import", "/etc/hostname"}, exitUsage},
+		{[]string{"run", "--target", missing, "--label", "\x1b[31mred"}, exitUsage},
+		{[]string{"run", "--target", missing, "--label", "two\nlines"}, exitUsage},
+		{[]string{"run", "--target", missing, "--label", strings.Repeat("x", 100<<10)}, exitUsage},
+		{[]string{"monitor", "--duration", "1s", "--label", "tab\there"}, exitUsage},
+		{[]string{"build", "--target", "sqlite:x.db", "--warehouses", strings.Repeat("9", 200<<10)}, exitUsage},
+		{[]string{"frobnicate" + strings.Repeat("x", 200<<10)}, exitUsage},
+		{[]string{"check", "--target", "postgres://bench:s3cret@127.0.0.1:5432/db?" + strings.Repeat("a=1&", 50<<10)}, exitUsage},
 	}
 	for _, c := range cases {
-		t.Run(strings.Join(c.args, "_"), func(t *testing.T) {
+		t.Run(cut(strings.Join(c.args, "_"), 80), func(t *testing.T) {
 			r := oltplab(t, env, c.args...)
+			if len(r.err) > maxErrorLine+100 {
+				t.Errorf("stderr is %d bytes long: it echoes too much of the input", len(r.err))
+			}
 			if r.code != c.want {
 				t.Errorf("exit code: got %d, want %d", r.code, c.want)
 			}
@@ -112,16 +131,80 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestHelp: --help of every command exits 0 and explains the flags.
+var update = flag.Bool("update", false, "rewrite testdata/help/*.golden from the current output")
+
+// TestHelp: -h and --help of every command and subcommand exit 0 and print
+// the help in testdata/help (refreshed with go test ./internal/cli -update),
+// so that a change to a flag's name, default or text shows in review.
 func TestHelp(t *testing.T) {
+	var cmds [][]string
 	for _, c := range commands() {
-		t.Run(c.name, func(t *testing.T) {
-			r := oltplab(t, storeEnv(t), c.name, "--help")
+		cmds = append(cmds, []string{c.name})
+	}
+	cmds = append(cmds, []string{"results", "list"}, []string{"results", "show"}, []string{"results", "export"}, []string{"results", "import"},
+		[]string{"experiment", "run"}, []string{"experiment", "resume"}, []string{"experiment", "list"}, []string{"experiment", "show"},
+		[]string{"instance", "start"}, []string{"instance", "list"}, []string{"instance", "stop"},
+		[]string{"storage", "bench"})
+	cmds = append(cmds, []string{}) // oltplab --help
+	for _, c := range cmds {
+		name := strings.Join(append([]string{"oltplab"}, c...), "_")
+		t.Run(name, func(t *testing.T) {
+			// No OLTPLAB_* in the environment: the defaults are the built-in ones.
+			r := oltplab(t, []string{"HOME=/nonexistent"}, append(c, "--help")...)
 			if r.code != 0 {
 				t.Errorf("exit code: got %d, want 0", r.code)
 			}
-			if !strings.Contains(r.out, "Usage: oltplab "+c.name) {
-				t.Errorf("help does not start with the synopsis: %q", r.out)
+			// The version depends on the build, not on the help.
+			r.out = strings.ReplaceAll(r.out, "oltplab "+version()+":", "oltplab VERSION:")
+			golden := filepath.Join("testdata", "help", name+".golden")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, []byte(r.out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./internal/cli -update)", err)
+			}
+			if r.out != string(want) {
+				t.Errorf("--help differs from %s (go test ./internal/cli -update rewrites it):\n got:\n%s\nwant:\n%s", golden, r.out, want)
+			}
+			short := oltplab(t, []string{"HOME=/nonexistent"}, append(c, "-h")...)
+			if short.out = strings.ReplaceAll(short.out, "oltplab "+version()+":", "oltplab VERSION:"); short.code != 0 || short.out != r.out {
+				t.Errorf("-h: exit %d, output differs from --help:\n%s", short.code, short.out)
+			}
+		})
+	}
+}
+
+// TestFlagSyntax: GNU-style flags, in any order with positional
+// arguments, --flag=value, and errors that name the flag as typed.
+func TestFlagSyntax(t *testing.T) {
+	env := storeEnv(t)
+	cases := []struct {
+		args    []string
+		code    int
+		wantErr string
+	}{
+		{[]string{"results", "list", "--bogus"}, exitUsage, "unknown flag: --bogus"},
+		{[]string{"results", "list", "--limit=x"}, exitUsage, "--limit"},
+		{[]string{"results", "list", "--limit=0", "--json"}, exitOK, ""},
+		{[]string{"results", "show", "--json", "12345"}, exitUsage, "12345"},
+		{[]string{"compare", "a", "--format", "md", "b"}, exitUsage, `"a": names no profile`},
+		{[]string{"compare", "--", "--format"}, exitUsage, "at least two"},
+		{[]string{"version", "extra"}, exitUsage, `unexpected argument "extra"`},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, "_"), func(t *testing.T) {
+			r := oltplab(t, env, c.args...)
+			if r.code != c.code {
+				t.Errorf("exit code: got %d, want %d", r.code, c.code)
+			}
+			if !strings.Contains(r.err, c.wantErr) {
+				t.Errorf("stderr: got %q, want it to contain %q", r.err, c.wantErr)
 			}
 		})
 	}
@@ -244,6 +327,7 @@ func TestWorkflowPostgres(t *testing.T) {
 	env := storeEnv(t)
 	res := workflow(t, env, dbtest.RawURL(tg), 2, "--vus", "8", "--rampup", "2s", "--duration", "20s")
 	assertRun(t, res)
+	assertPasswordParameterNeverStored(t, env, tg)
 	if res.Options.Style != dialect.StyleProcedures {
 		t.Errorf("default style on PostgreSQL: got %s, want procedures", res.Options.Style)
 	}
@@ -261,6 +345,7 @@ func TestWorkflowMySQL(t *testing.T) {
 	env := storeEnv(t)
 	res := workflow(t, env, dbtest.RawURL(tg), 2, "--vus", "8", "--rampup", "2s", "--duration", "20s")
 	assertRun(t, res)
+	assertPasswordParameterNeverStored(t, env, tg)
 	r := oltplab(t, env, "run", "--target", dbtest.RawURL(tg), "--client-sql", "--vus", "4", "--rampup", "1s", "--duration", "5s", "--json")
 	if r.code != 0 {
 		t.Fatalf("client-sql run: exit %d", r.code)
@@ -468,6 +553,18 @@ func TestMonitor(t *testing.T) {
 	}
 }
 
+// TestMonitorWithoutTarget samples the host alone (it used to panic on
+// the missing target).
+func TestMonitorWithoutTarget(t *testing.T) {
+	r := oltplab(t, storeEnv(t), "monitor", "--duration", "1s", "--interval", "500ms", "--json")
+	if r.code != 0 {
+		t.Fatalf("monitor without --target: exit %d", r.code)
+	}
+	if !strings.Contains(r.out, `"run_id"`) {
+		t.Errorf("no result printed: %q", r.out)
+	}
+}
+
 // TestProfileWithHygiene runs a repeated sequence with a checkpoint before
 // each step and a reset between them; afterwards the database is back in
 // its post-build state, and compare, report and export read the profile.
@@ -503,6 +600,9 @@ func TestProfileWithHygiene(t *testing.T) {
 	}
 	if b, err := os.ReadFile(html); err != nil || !bytes.Contains(b, []byte("<html")) {
 		t.Errorf("report file: %v", err)
+	}
+	if r := oltplab(t, env, "report", "a", "-o", t.TempDir()); r.code != exitUsage || !strings.Contains(r.err, "directory") {
+		t.Errorf("report -o DIR: exit %d, %q; want %d, a directory is not a file", r.code, r.err, exitUsage)
 	}
 	r = oltplab(t, env, "results", "export", "a", "b", "--format", "csv")
 	if lines := strings.Count(r.out, "\n"); r.code != 0 || lines != 1+4+2 {

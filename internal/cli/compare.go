@@ -24,7 +24,7 @@ func runCompare(ctx context.Context, a *app, args []string) error {
 	fs := newFlagSet("compare")
 	sf.register(fs, a.env)
 	registerIncludeSuspect(fs, &includeSuspect)
-	fs.StringVar(&format, "format", "text", "text, md (Markdown tables) or json")
+	fs.StringVar(&format, "format", "text", "`FORMAT`: text, md (Markdown tables) or json")
 	refs, err := a.parseWithArgs(fs, compareSynopsis, args)
 	if err != nil {
 		return helpOK(err)

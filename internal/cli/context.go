@@ -10,7 +10,8 @@ import (
 // scenarioEnv is the scenarios' view of this command: its store, logger,
 // scrubber and version, with obs rendering progress.
 func (a *app) scenarioEnv(st *store.Store, obs scenario.Observer) *scenario.Env {
-	return &scenario.Env{Store: st, Log: a.log, Scrub: a.scrub, ToolVersion: version(), Observer: obs}
+	wait, _ := a.storeWait() // checked when the store was opened
+	return &scenario.Env{Store: st, Log: a.log, Scrub: a.scrub, ToolVersion: version(), Observer: obs, StoreWait: wait}
 }
 
 func mustJSON(v any) json.RawMessage { return scenario.JSON(v) }

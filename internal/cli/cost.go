@@ -44,7 +44,7 @@ func runCost(ctx context.Context, a *app, args []string) error {
 		"latency objective: also price the best step whose New-Order p90 is at most `MS` milliseconds")
 	fs.Float64Var(&o.opts.TargetNOPM, "target-nopm", 0,
 		"show the cores `N` NOPM would need at each target's measured NOPM per core (assumes linear scaling)")
-	fs.StringVar(&o.format, "format", "text", "text (table, formulas as numbered notes), md (Markdown) or json")
+	fs.StringVar(&o.format, "format", "text", "`FORMAT`: text (table, formulas as numbered notes), md (Markdown) or json")
 	fs.BoolVar(&o.json, "json", false, "same as --format json")
 	refs, err := a.parseWithArgs(fs, costSynopsis, args)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/experiment"
@@ -37,6 +36,7 @@ const (
 	exitServer      = 14 // a managed server failed to start or stopped on its own
 	exitNoSpace     = 15 // too little free space for a plan's build
 	exitSuspect     = 16 // measured and stored, but the database's figures disagree with the driver's own counts
+	exitPermission  = 17 // the database user lacks a privilege the command needs
 	exitInterrupted = 130
 )
 
@@ -82,14 +82,17 @@ func (a *app) exit(err error) int {
 	}
 	code := exitCode(err)
 	msg := err.Error()
+	if errors.Is(err, store.ErrDamaged) {
+		msg += "; oltplab does not write to a damaged store: restore it from a backup, or keep it aside and use a new one" +
+			" (--results NEW.db); `oltplab results export` may still read what is intact, and sqlite3's .recover command may salvage more"
+	}
 	if code == exitUsage {
 		var u *usageError
 		if errors.As(err, &u) {
 			msg = u.msg
 		}
 	}
-	msg = strings.ReplaceAll(a.scrub(msg), "\n", " ")
-	fmt.Fprintf(a.stdio.Err, "oltplab: %s\n", msg)
+	fmt.Fprintf(a.stdio.Err, "oltplab: %s\n", cut(oneLine(a.scrub(msg)), maxErrorLine))
 	return code
 }
 
@@ -159,15 +162,23 @@ func exitCode(err error) int {
 		return code
 	}
 	var sce *tpcc.SchemaError
-	if errors.As(err, &sce) || errors.Is(err, load.ErrSchemaExists) || errors.Is(err, scenario.ErrNoSchema) ||
+	var fe *load.ForeignTablesError
+	if errors.As(err, &sce) || errors.As(err, &fe) || errors.Is(err, load.ErrSchemaExists) || errors.Is(err, scenario.ErrNoSchema) ||
 		errors.Is(err, scenario.ErrIncompleteSchema) || errors.Is(err, scenario.ErrNotPostBuild) {
 		return exitSchema
 	}
-	if errors.Is(err, store.ErrUnwritable) || errors.Is(err, store.ErrNewerSchema) {
+	if errors.Is(err, store.ErrUnwritable) || errors.Is(err, store.ErrNewerSchema) || errors.Is(err, store.ErrDamaged) ||
+		errors.Is(err, store.ErrBusy) || errors.Is(err, store.ErrNotStore) {
 		return exitStore
 	}
-	if errors.Is(err, dialect.ErrUnknownScheme) {
+	if errors.Is(err, store.ErrNotSaved) {
 		return exitUsage
+	}
+	if errors.Is(err, dialect.ErrUnknownScheme) || errors.Is(err, dialect.ErrBadTarget) {
+		return exitUsage
+	}
+	if errors.Is(err, dialect.ErrNotPermitted) {
+		return exitPermission // logged in fine: not an authentication failure
 	}
 	if errors.Is(err, dialect.ErrNoDatabase) {
 		// The server is there, the database is not: the target is wrong

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/experiment"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -75,7 +76,7 @@ func (a *app) readPlan(path string) (*experiment.Plan, error) {
 		return nil, err
 	}
 	for _, t := range p.Targets {
-		a.secrets = append(a.secrets, t.Secret())
+		a.secrets = append(a.secrets, dialect.Secret(t.Secret()))
 	}
 	return p, nil
 }
@@ -154,7 +155,7 @@ func experimentResume(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	for _, t := range p.Targets {
-		a.secrets = append(a.secrets, t.Secret())
+		a.secrets = append(a.secrets, dialect.Secret(t.Secret()))
 	}
 	if err := experiment.Validate(ctx, p); err != nil {
 		return err
@@ -236,8 +237,9 @@ func (a *app) experimentRunner(st *store.Store) *experiment.Runner {
 			},
 		},
 	}
-	return &experiment.Runner{Store: st, Log: a.log, Scrub: a.scrub, ToolVersion: version(), Observer: obs,
-		Secret: func(s string) { a.secrets = append(a.secrets, s) }}
+	wait, _ := a.storeWait() // checked when the store was opened
+	return &experiment.Runner{Store: st, Log: a.log, Scrub: a.scrub, ToolVersion: version(), Observer: obs, StoreWait: wait,
+		Secret: func(s string) { a.secrets = append(a.secrets, dialect.Secret(s)) }}
 }
 
 // experimentEnded says how an experiment ended and what to do next.

@@ -3,35 +3,35 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+
+	"github.com/spf13/pflag"
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
-// newFlagSet returns a flag set that reports errors as values; parseFlags
-// turns them into one usage line.
-func newFlagSet(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+// newFlagSet returns a GNU-style flag set (--long, -h, flags and
+// positional arguments in any order, "--" ends the flags) that reports
+// errors as values; parseFlags turns them into one usage line.
+func newFlagSet(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	fs.BoolP("help", "h", false, "show this help")
 	return fs
 }
 
-// parseFlags parses args; --help prints the command's help and returns
-// errHelp, which callers return as success.
-func (a *app) parseFlags(fs *flag.FlagSet, synopsis string, args []string) error {
-	err := fs.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		a.printHelp(fs, synopsis)
-		return errHelp
-	}
+// parseFlags parses args for a command without positional arguments;
+// -h or --help prints the command's help and returns errHelp, which
+// callers return as success.
+func (a *app) parseFlags(fs *pflag.FlagSet, synopsis string, args []string) error {
+	pos, err := a.parseWithArgs(fs, synopsis, args)
 	if err != nil {
-		return usageErrorf("%s: %v (see `oltplab %s --help`)", fs.Name(), err, fs.Name())
+		return err
 	}
-	if fs.NArg() > 0 {
-		return usageErrorf("%s: unexpected argument %q (see `oltplab %s --help`)", fs.Name(), fs.Arg(0), fs.Name())
+	if len(pos) > 0 {
+		return usageErrorf("%s: unexpected argument %q (see `oltplab %s --help`)", fs.Name(), pos[0], fs.Name())
 	}
 	return nil
 }
@@ -40,34 +40,39 @@ var errHelp = errors.New("help shown")
 
 // parseWithArgs parses flags mixed with positional arguments (`compare a b
 // --format md`) and returns the positional ones.
-func (a *app) parseWithArgs(fs *flag.FlagSet, synopsis string, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				a.printHelp(fs, synopsis)
-				return nil, errHelp
-			}
-			return nil, usageErrorf("%s: %v (see `oltplab %s --help`)", fs.Name(), err, fs.Name())
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+func (a *app) parseWithArgs(fs *pflag.FlagSet, synopsis string, args []string) ([]string, error) {
+	if err := fs.Parse(args); err != nil {
+		return nil, usageErrorf("%s: %v (see `oltplab %s --help`)", fs.Name(), err, fs.Name())
 	}
+	if help, _ := fs.GetBool("help"); help {
+		fmt.Fprintf(a.out(), "Usage: oltplab %s\n\nFlags:\n%s", synopsis, flagUsages(fs))
+		return nil, errHelp
+	}
+	return fs.Args(), nil
 }
 
-func (a *app) printHelp(fs *flag.FlagSet, synopsis string) {
-	w := a.stdio.Out
-	fmt.Fprintf(w, "Usage: oltplab %s\n\nFlags:\n", synopsis)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
+// flagUsages is pflag's list of fs's flags, with switches shown as
+// --json rather than --json[=true|false], as pgbench and psql show theirs.
+// It is for the help only: it leaves fs's switches without IsBoolFlag.
+func flagUsages(fs *pflag.FlagSet) string {
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Value.Type() == "bool" {
+			f.Value = switchValue{f.Value}
+		}
+	})
+	return fs.FlagUsages()
+}
+
+// switchValue hides a bool flag's IsBoolFlag from pflag's help; its
+// NoOptDefVal still lets --json stand alone.
+type switchValue struct{ pflag.Value }
+
+// setDefault gives a flag another default than the one it was registered
+// with (quickstart's short profile), in its value and in the help.
+func setDefault(fs *pflag.FlagSet, name, value string) {
+	f := fs.Lookup(name)
+	_ = f.Value.Set(value)
+	f.DefValue = value
 }
 
 // targetFlags are the flags every command that talks to a database shares.
@@ -77,11 +82,19 @@ type targetFlags struct {
 	passwordFile string
 }
 
-func (t *targetFlags) register(fs *flag.FlagSet, env Env) {
+func (t *targetFlags) register(fs *pflag.FlagSet, env Env) {
 	t.target = env["OLTPLAB_TARGET"]
 	t.targetSet = onceString{p: &t.target, name: "target"}
 	fs.Var(&t.targetSet, "target",
 		"database `URL`: postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB or sqlite:PATH (env OLTPLAB_TARGET)")
+	// The help shows the default from the environment without its password.
+	if def := env["OLTPLAB_TARGET"]; def != "" {
+		f := fs.Lookup("target")
+		f.DefValue = "from OLTPLAB_TARGET"
+		if tg, err := dialect.ParseTarget(def, ""); err == nil {
+			f.DefValue = tg.String()
+		}
+	}
 	fs.StringVar(&t.passwordFile, "password-file", "", "read the database password from the first line of `FILE`")
 }
 
@@ -136,7 +149,13 @@ func (a *app) parseTarget(t targetFlags) (dialect.Target, error) {
 	if err != nil {
 		return dialect.Target{}, usageErrorf("%v", err)
 	}
-	a.secrets = append(a.secrets, tg.Password.Reveal())
+	a.secrets = append(a.secrets, tg.Password)
+	tg.Env = dialect.Env{
+		Getenv: func(k string) string { return a.env[k] },
+		Logger: a.log,
+		// Measures what raw-syscall session sockets save (make bench).
+		PlainSockets: a.env["OLTPLAB_RAWCONN"] == "off",
+	}
 	return tg, nil
 }
 
@@ -177,23 +196,36 @@ type storeFlags struct{ path string }
 
 const defaultResultsHint = "~/.local/share/oltplab/results.db"
 
-func (s *storeFlags) register(fs *flag.FlagSet, env Env) {
+func (s *storeFlags) register(fs *pflag.FlagSet, env Env) {
 	fs.StringVar(&s.path, "results", env["OLTPLAB_RESULTS"],
 		"results store `PATH` (SQLite file; default "+defaultResultsHint+", env OLTPLAB_RESULTS)")
 }
 
 func (a *app) openStore(ctx context.Context, s storeFlags) (*store.Store, error) {
-	var (
-		st  *store.Store
-		err error
-	)
-	if s.path == "" {
+	return a.openStoreWith(ctx, s, store.Open)
+}
+
+// openStoreToRead opens the store for a command that only reads it: no
+// whole-file integrity check (store.OpenToRead).
+func (a *app) openStoreToRead(ctx context.Context, s storeFlags) (*store.Store, error) {
+	return a.openStoreWith(ctx, s, store.OpenToRead)
+}
+
+func (a *app) openStoreWith(ctx context.Context, s storeFlags, open func(context.Context, string) (*store.Store, error)) (*store.Store, error) {
+	if _, err := a.storeWait(); err != nil {
+		return nil, err
+	}
+	path := s.path
+	if path == "" {
 		// The default location (also OLTPLAB_RESULTS): its data directory
 		// is created on first use.
-		st, err = store.OpenDefault(ctx, func(k string) string { return a.env[k] })
-	} else {
-		st, err = store.Open(ctx, s.path)
+		p, err := store.PrepareDefault(func(k string) string { return a.env[k] })
+		if err != nil {
+			return nil, withCode(exitStore, err)
+		}
+		path = p
 	}
+	st, err := open(ctx, path)
 	if err != nil {
 		return nil, withCode(exitStore, err)
 	}

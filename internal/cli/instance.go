@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/store"
@@ -81,6 +82,9 @@ func (s settingsFlag) String() string {
 	sort.Strings(kv)
 	return strings.Join(kv, ",")
 }
+
+// Type names the value for pflag's help.
+func (s settingsFlag) Type() string { return "NAME=VALUE" }
 
 func (s settingsFlag) Set(v string) error {
 	k, val, ok := strings.Cut(v, "=")
@@ -161,7 +165,7 @@ func (a *app) instanceStart(ctx context.Context, args []string) error {
 	}
 	defer inst.Stop(context.WithoutCancel(ctx))
 	tg := inst.Target()
-	a.secrets = append(a.secrets, tg.Password.Reveal())
+	a.secrets = append(a.secrets, tg.Password)
 	pwFile := reg.PasswordFile(name)
 	if err := os.WriteFile(pwFile, []byte(tg.Password.Reveal()+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write the password file: %w", err)
@@ -302,4 +306,4 @@ func (a *app) instanceStop(ctx context.Context, args []string) error {
 	return nil
 }
 
-var _ flag.Value = settingsFlag(nil)
+var _ pflag.Value = settingsFlag(nil)

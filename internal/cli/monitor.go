@@ -88,14 +88,17 @@ func runMonitor(ctx context.Context, a *app, args []string) error {
 	fs := newFlagSet("monitor")
 	target.register(fs, a.env)
 	results.register(fs, a.env)
-	fs.DurationVar(&duration, "duration", 10*time.Minute, "how long to sample (Ctrl-C stops earlier and keeps what was sampled)")
-	fs.DurationVar(&interval, "interval", time.Second, "host sampling interval")
-	fs.StringVar(&label, "label", "", "label stored with the samples")
+	fs.DurationVar(&duration, "duration", 10*time.Minute, "how long to sample, a `DURATION` (Ctrl-C stops earlier and keeps what was sampled)")
+	fs.DurationVar(&interval, "interval", time.Second, "host sampling interval, a `DURATION`")
+	fs.StringVar(&label, "label", "", "`LABEL` stored with the samples")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	var agentAddr string
 	registerAgent(fs, &agentAddr)
 	if err := a.parseFlags(fs, monitorSynopsis, args); err != nil {
 		return helpOK(err)
+	}
+	if err := checkLabel("monitor", label); err != nil {
+		return err
 	}
 	if duration < time.Second {
 		return usageErrorf("monitor: --duration must be at least 1s, got %s", duration)

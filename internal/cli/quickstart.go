@@ -29,14 +29,14 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 	)
 	fs := newFlagSet("quickstart")
 	o.register(fs, a)
-	fs.StringVar(&dbPath, "db", "quickstart.db", "SQLite database file to build (reused when it already holds a quickstart build)")
-	fs.StringVar(&output, "o", "quickstart-report.html", "where to write the HTML report")
-	// Short defaults: a demonstration, not a measurement to publish. They
-	// are the defaults --help shows, too.
-	for name, value := range map[string]string{"vus": "1,2,4", "rampup": "3s", "duration": "10s", "grace": "5s", "label": "quickstart"} {
-		_ = fs.Set(name, value)
-		fs.Lookup(name).DefValue = value
-	}
+	fs.StringVar(&dbPath, "db", "quickstart.db", "SQLite database `FILE` to build (reused when it already holds a quickstart build)")
+	fs.StringVarP(&output, "output", "o", "quickstart-report.html", "`FILE` to write the HTML report to")
+	// Short defaults: a demonstration, not a measurement to publish.
+	setDefault(fs, "vus", "1,2,4")
+	setDefault(fs, "rampup", "3s")
+	setDefault(fs, "duration", "10s")
+	setDefault(fs, "grace", "5s")
+	setDefault(fs, "label", "quickstart")
 	if err := a.parseFlags(fs, quickstartSynopsis, args); err != nil {
 		return helpOK(err)
 	}

@@ -18,7 +18,7 @@ import (
 )
 
 // printRunResult renders one run's measurements as readable tables.
-func (a *app) printRunResult(r *driver.Result, id int64, storePath string, tg dialect.Target) {
+func (a *app) printRunResult(r *driver.Result, id int64, tg dialect.Target) {
 	w := a.out()
 	state := ""
 	if r.Partial {
@@ -63,10 +63,9 @@ func (a *app) printRunResult(r *driver.Result, id int64, storePath string, tg di
 	tw.Flush()
 	fmt.Fprintf(w, "\ndriver: %.2f CPU s, %.1f µs CPU per database transaction; scheduling lag max %.1f ms, mean %.2f ms\n",
 		r.DriverCPUSeconds, r.DriverCPUMicrosPerTx, r.SchedLagMaxMillis, r.SchedLagMeanMillis)
-	if r.Dialect == "sqlite" {
+	if r.EmbeddedDatabase {
 		fmt.Fprintf(w, "        (embedded SQLite runs inside oltplab: its CPU includes the database's work)\n")
 	}
-	fmt.Fprintf(w, "stored as run %d in %s\n", id, storePath)
 }
 
 // auditVerdict judges one audit figure. A mix share below its clause

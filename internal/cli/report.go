@@ -24,9 +24,9 @@ func runReport(ctx context.Context, a *app, args []string) error {
 	fs := newFlagSet("report")
 	sf.register(fs, a.env)
 	registerIncludeSuspect(fs, &includeSuspect)
-	fs.StringVar(&format, "format", "html", "html (one self-contained file, charts work offline) or md (Markdown tables)")
-	fs.StringVar(&output, "o", "", "write the report to `FILE` (default: standard output)")
-	fs.Int64Var(&expID, "experiment", 0, "report experiment `ID` (see `oltplab experiment list`): every target overlaid, ratios to its baseline, host figures, what differs")
+	fs.StringVar(&format, "format", "html", "`FORMAT`: html (one self-contained file, charts work offline) or md (Markdown tables)")
+	fs.StringVarP(&output, "output", "o", "", "write the report to `FILE` (default: standard output)")
+	fs.Int64Var(&expID, "experiment", 0, "report experiment `ID` (see oltplab experiment list): every target overlaid, ratios to its baseline, host figures, what differs")
 	refs, err := a.parseWithArgs(fs, reportSynopsis, args)
 	if err != nil {
 		return helpOK(err)

@@ -4,14 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/report"
@@ -22,11 +24,12 @@ import (
 
 const resultsSynopsis = `results list [--kind K] [--label L] [--limit N]
        oltplab results show ID [--json]
-       oltplab results export PROFILE|MONITOR... [--format csv|json] [-o FILE] [--include-suspect]`
+       oltplab results export PROFILE|MONITOR... [--format csv|json] [-o FILE] [--include-suspect]
+       oltplab results import FILE...`
 
 func runResults(ctx context.Context, a *app, args []string) error {
 	if len(args) == 0 {
-		return usageErrorf("results: want a subcommand: list, show ID or export PROFILE|MONITOR... (see `oltplab results --help`)")
+		return usageErrorf("results: want a subcommand: list, show ID, export PROFILE|MONITOR... or import FILE... (see `oltplab results --help`)")
 	}
 	switch args[0] {
 	case "list":
@@ -35,11 +38,13 @@ func runResults(ctx context.Context, a *app, args []string) error {
 		return resultsShow(ctx, a, args[1:])
 	case "export":
 		return resultsExport(ctx, a, args[1:])
+	case "import":
+		return resultsImport(ctx, a, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprintf(a.stdio.Out, "Usage: oltplab %s\n", resultsSynopsis)
 		return nil
 	}
-	return usageErrorf("results: unknown subcommand %q (want list, show or export)", args[0])
+	return usageErrorf("results: unknown subcommand %s (want list, show, export or import)", quoted(args[0]))
 }
 
 func resultsList(ctx context.Context, a *app, args []string) error {
@@ -52,17 +57,20 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 	)
 	fs := newFlagSet("results list")
 	sf.register(fs, a.env)
-	fs.StringVar(&kind, "kind", "", "only results of this kind: build, run, check, monitor, or profile (the sweeps that group runs)")
-	fs.StringVar(&label, "label", "", "only runs with this label")
+	fs.StringVar(&kind, "kind", "", "only results of this `KIND`: build, run, check, monitor, or profile (the sweeps that group runs)")
+	fs.StringVar(&label, "label", "", "only runs with this `LABEL`")
 	fs.IntVar(&limit, "limit", 50, "at most `N` results, newest first (0: all)")
 	fs.BoolVar(&asJSON, "json", false, "print as JSON")
 	if err := a.parseFlags(fs, "results list [--kind K] [--label L] [--limit N]", args); err != nil {
 		return helpOK(err)
 	}
 	if kind != "" && kind != kindProfile && !store.Kind(kind).Valid() {
-		return usageErrorf("results list: unknown kind %q (want build, run, check, monitor or profile)", kind)
+		return usageErrorf("results list: unknown kind %s (want build, run, check, monitor, storage or profile)", quoted(kind))
 	}
-	st, err := a.openStore(ctx, sf)
+	if limit < 0 {
+		return usageErrorf("results list: --limit must be 0 (all) or more, got %d", limit)
+	}
+	st, err := a.openStoreToRead(ctx, sf)
 	if err != nil {
 		return err
 	}
@@ -93,8 +101,9 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 		if r.VUs > 0 {
 			vus = strconv.Itoa(r.VUs)
 		}
+		// Labels, targets and errors are printed as text, whatever was stored.
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
-			r.Status, prof, r.Label, vus, r.Target, headline(r))
+			r.Status, prof, printable(cut(r.Label, maxLabel)), vus, printable(r.Target), printable(cut(headline(r), maxEcho)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -208,14 +217,17 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 	if err != nil || id <= 0 {
 		return usageErrorf("results show: %q is not a result ID (a positive number)", pos[0])
 	}
-	st, err := a.openStore(ctx, sf)
+	st, err := a.openStoreToRead(ctx, sf)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	r, err := st.GetRun(ctx, id)
-	if err != nil {
+	if errors.Is(err, store.ErrNotFound) {
 		return usageErrorf("results show: %v", err)
+	}
+	if err != nil {
+		return withCode(exitStore, fmt.Errorf("results show: %w", err))
 	}
 	if asJSON {
 		return writeJSON(a.out(), r)
@@ -226,9 +238,9 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 	if !r.EndedAt.IsZero() {
 		fmt.Fprintf(w, "  ended    %s (%.1f s)\n", r.EndedAt.Local().Format(time.RFC3339), r.EndedAt.Sub(r.StartedAt).Seconds())
 	}
-	fmt.Fprintf(w, "  target   %s (%s)\n  tool     %s\n", r.Target, r.Dialect, r.ToolVersion)
+	fmt.Fprintf(w, "  target   %s (%s)\n  tool     %s\n", printable(r.Target), r.Dialect, printable(r.ToolVersion))
 	if r.Label != "" {
-		fmt.Fprintf(w, "  label    %s\n", r.Label)
+		fmt.Fprintf(w, "  label    %s\n", printable(r.Label))
 	}
 	if r.ProfileID != 0 {
 		fmt.Fprintf(w, "  profile  %d, step %d, repeat %d, %d virtual user(s)\n", r.ProfileID, r.Step, r.Repeat, r.VUs)
@@ -237,7 +249,7 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(w, "  seed     %d\n", *r.Seed)
 	}
 	if r.Error != "" {
-		fmt.Fprintf(w, "  error    %s\n", r.Error)
+		fmt.Fprintf(w, "  error    %s\n", printable(r.Error))
 	}
 	if r.Status == store.StatusSuspect {
 		for _, reason := range suspectReasons(r) {
@@ -279,7 +291,7 @@ func printFlat(w io.Writer, title string, m map[string]string) {
 	fmt.Fprintf(w, "  %s:\n", title)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, k := range sortedKeys(m) {
-		fmt.Fprintf(tw, "    %s\t%s\n", k, m[k])
+		fmt.Fprintf(tw, "    %s\t%s\n", printable(k), printable(m[k]))
 	}
 	tw.Flush()
 }
@@ -294,8 +306,8 @@ func resultsExport(ctx context.Context, a *app, args []string) error {
 	fs := newFlagSet("results export")
 	sf.register(fs, a.env)
 	registerIncludeSuspect(fs, &includeSuspect)
-	fs.StringVar(&format, "format", "csv", "csv (one row per profile, step and repeat; for monitors, one row per second) or json")
-	fs.StringVar(&output, "o", "", "write to `FILE` instead of standard output")
+	fs.StringVar(&format, "format", "csv", "`FORMAT`: csv (one row per profile, step and repeat; for monitors, one row per second) or json")
+	fs.StringVarP(&output, "output", "o", "", "write to `FILE` instead of standard output")
 	refs, err := a.parseWithArgs(fs, "results export PROFILE|MONITOR... [--format csv|json] [-o FILE] [--include-suspect]", args)
 	if err != nil {
 		return helpOK(err)
@@ -310,7 +322,7 @@ func resultsExport(ctx context.Context, a *app, args []string) error {
 // renderProfiles loads profiles and writes them with one renderer, to a
 // file (written whole, then renamed) or to stdout.
 func (a *app) renderProfiles(ctx context.Context, sf storeFlags, refs []string, includeSuspect bool, output string, write func(io.Writer, report.Input) error) error {
-	st, err := a.openStore(ctx, sf)
+	st, err := a.openStoreToRead(ctx, sf)
 	if err != nil {
 		return err
 	}
@@ -339,6 +351,9 @@ func (a *app) renderProfiles(ctx context.Context, sf storeFlags, refs []string, 
 // writeFileAtomic writes a file through a temporary sibling and a rename,
 // so a failure never leaves half a file where a good one was.
 func writeFileAtomic(path string, fill func(io.Writer) error) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return usageErrorf("%s is a directory: name the file to write (such as %s)", quoted(path), filepath.Join(path, "report.html"))
+	}
 	f, err := os.CreateTemp(dirOf(path), ".oltplab-*")
 	if err != nil {
 		return usageErrorf("cannot write %s: %v", path, err)
@@ -363,7 +378,47 @@ func writeFileAtomic(path string, fill func(io.Writer) error) error {
 
 // registerIncludeSuspect adds --include-suspect to a command that reads
 // profiles.
-func registerIncludeSuspect(fs *flag.FlagSet, v *bool) {
+func registerIncludeSuspect(fs *pflag.FlagSet, v *bool) {
 	fs.BoolVar(v, "include-suspect", false,
 		"count runs stored as suspect (their database figures disagreed with the driver's own counts) in statistics, peaks and verdicts")
+}
+
+// resultsImport stores results saved to files when the store could not
+// take them. Importing a file twice stores it once.
+func resultsImport(ctx context.Context, a *app, args []string) error {
+	var sf storeFlags
+	fs := newFlagSet("results import")
+	sf.register(fs, a.env)
+	files, err := a.parseWithArgs(fs, "results import FILE...", args)
+	if err != nil {
+		return helpOK(err)
+	}
+	if len(files) == 0 {
+		return usageErrorf("results import: name the files to import (oltplab names them when it saves a result it could not store)")
+	}
+	st, err := a.openStore(ctx, sf)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	w := a.out()
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return usageErrorf("results import: %v", err)
+		}
+		imp, err := st.Import(ctx, f)
+		f.Close()
+		switch {
+		case errors.Is(err, store.ErrNotSaved):
+			return usageErrorf("results import: %s: %v", quoted(name), err)
+		case err != nil:
+			return withCode(exitStore, fmt.Errorf("results import %s: %w", name, err))
+		case imp.Already:
+			fmt.Fprintf(w, "%s: already stored as run %d in %s\n", name, imp.RunID, st.Path())
+		default:
+			fmt.Fprintf(w, "%s: stored as run %d in %s (the file may now be deleted)\n", name, imp.RunID, st.Path())
+		}
+	}
+	return nil
 }

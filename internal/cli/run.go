@@ -3,9 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
@@ -36,22 +37,22 @@ type runOptions struct {
 	driver            driver.Options
 }
 
-func (o *runOptions) register(fs *flag.FlagSet, a *app) {
+func (o *runOptions) register(fs *pflag.FlagSet, a *app) {
 	d := driver.Defaults()
 	o.driver = d
 	o.target.register(fs, a.env)
 	o.results.register(fs, a.env)
-	fs.StringVar(&o.vus, "vus", "4", "virtual users: a number, a list `1,2,4` or a sequence fib:89, pow2:128, geo:256:1024:1.41 (each is one step)")
-	fs.DurationVar(&o.driver.Rampup, "rampup", d.Rampup, "ramp-up before each measured window (executed, not measured)")
-	fs.DurationVar(&o.driver.Duration, "duration", d.Duration, "measured window of each step")
-	fs.DurationVar(&o.driver.Grace, "grace", d.Grace, "time in-flight transactions get to finish after the window (not measured)")
+	fs.StringVar(&o.vus, "vus", "4", "`VUS`: a number, a list 1,2,4 or a sequence fib:89, pow2:128, geo:256:1024:1.41 of virtual users (each is one step)")
+	fs.DurationVar(&o.driver.Rampup, "rampup", d.Rampup, "`DURATION` of the ramp-up before each measured window (executed, not measured)")
+	fs.DurationVar(&o.driver.Duration, "duration", d.Duration, "`DURATION` of the measured window of each step")
+	fs.DurationVar(&o.driver.Grace, "grace", d.Grace, "`DURATION` in-flight transactions get to finish after the window (not measured)")
 	fs.IntVar(&o.repeat, "repeat", 1, "run each step `N` times (mean, spread and 95% confidence interval per step; 3 or more: two repeats give an interval too wide to conclude anything)")
 	fs.BoolVar(&o.interleave, "interleave", false, "with --repeat: run the whole sequence once per repeat, alternating direction, to spread drift")
-	fs.StringVar(&o.label, "label", "", "name of this profile, for `oltplab compare` and `oltplab report` (e.g. nvme)")
-	fs.Uint64Var(&o.driver.Seed, "seed", 0, "random seed (default: drawn and recorded with the result)")
+	fs.StringVar(&o.label, "label", "", "`NAME` of this profile, for oltplab compare and oltplab report (e.g. nvme)")
+	fs.Uint64Var(&o.driver.Seed, "seed", 0, "random `SEED` (default: drawn and recorded with the result)")
 	fs.BoolVar(&o.driver.AllWarehouses, "all-warehouses", false, "spread each virtual user over several warehouses (HammerDB's \"use all warehouses\")")
 	fs.BoolVar(&o.clientSQL, "client-sql", false, "send each statement from the client instead of calling stored procedures")
-	fs.IntVar(&o.driver.MaxRetries, "max-retries", d.MaxRetries, "retries of one transaction after a serialization failure, deadlock or lock timeout")
+	fs.IntVar(&o.driver.MaxRetries, "max-retries", d.MaxRetries, "`N` retries of one transaction after a serialization failure, deadlock or lock timeout")
 	fs.BoolVar(&o.checkpoint, "checkpoint-before", false, "write dirty pages and log before each step (PostgreSQL CHECKPOINT; InnoDB flush; SQLite WAL checkpoint)")
 	fs.BoolVar(&o.reset, "reset-between", false,
 		"return the database to its post-build state before each step and repeat, so repeats start equal. Needs a database "+
@@ -66,8 +67,8 @@ func (o *runOptions) register(fs *flag.FlagSet, a *app) {
 }
 
 // registerAgent adds --agent to a command that samples the host.
-func registerAgent(fs *flag.FlagSet, v *string) {
-	fs.StringVar(v, "agent", "", "HOST:PORT of an oltplab agent running on the database's host, when that is another machine: "+
+func registerAgent(fs *pflag.FlagSet, v *string) {
+	fs.StringVar(v, "agent", "", "`HOST:PORT` of an oltplab agent running on the database's host, when that is another machine: "+
 		"its CPU, memory and disks are measured too (start it there with: oltplab agent --listen :7300)")
 }
 
@@ -82,6 +83,9 @@ func (o *runOptions) validate() error {
 	}
 	if o.terminateSessions && !o.reset {
 		return usageErrorf("run: --terminate-sessions goes with --reset-between")
+	}
+	if err := checkLabel("run", o.label); err != nil {
+		return err
 	}
 	if o.driver.Seed == 0 {
 		o.driver.Seed = drawSeed()
@@ -127,7 +131,9 @@ func (o runOptions) scenarioOptions() scenario.ProfileOptions {
 func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database, tg dialect.Target, o runOptions) (scenario.ProfileOutcome, error) {
 	var printErr error
 	obs := scenario.Observer{
-		RunStored: func(r scenario.RunStored) {
+		// What was measured is printed before it is stored: a store that
+		// cannot take it must not cost the user the result.
+		RunMeasured: func(r scenario.RunStored) {
 			if o.json {
 				if err := writeJSON(a.out(), map[string]any{"run_id": r.ID, "profile_id": r.ProfileID, "status": r.Status,
 					"result": r.Result, "monitor": r.Monitor}); err != nil && printErr == nil {
@@ -135,9 +141,14 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 				}
 				return
 			}
-			a.printRunResult(r.Result, r.ID, r.StorePath, tg)
+			a.printRunResult(r.Result, r.ID, tg)
 			if r.Monitor != nil {
 				a.printMonitorSummary(*r.Monitor)
+			}
+		},
+		RunStored: func(r scenario.RunStored) {
+			if !o.json {
+				fmt.Fprintf(a.out(), "stored as run %d in %s\n", r.ID, r.StorePath)
 			}
 		},
 	}

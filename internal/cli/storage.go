@@ -92,11 +92,11 @@ func runStorageBench(ctx context.Context, a *app, args []string) error {
 	fs := newFlagSet("storage bench")
 	o.results.register(fs, a.env)
 	fs.StringVar(&o.profiles, "profile", "all", "profiles to run: `NAME[,NAME]` or all (listed above)")
-	fs.DurationVar(&o.fio.Runtime, "runtime", 0, "measured time of each profile, whole seconds, at least 1s (default: the profile's own, 30s)")
+	fs.DurationVar(&o.fio.Runtime, "runtime", 0, "`DURATION`: measured time of each profile, whole seconds, at least 1s (default: the profile's own, 30s)")
 	fs.StringVar(&o.size, "size", "", "test file `SIZE`, e.g. 32G (K, M, G, T: powers of 1024; KB, MB, GB: of 1000); "+
 		"default: the host's memory so the page cache could not hold it (twice that without direct I/O, 1 GiB on tmpfs)")
 	fs.Var(fioOptionFlag{&o.fio.Extra}, "fio-option", "extra fio job option `KEY=VALUE` applied to every profile after its own, e.g. rwmixread=50 (repeatable)")
-	fs.StringVar(&o.label, "label", "", "label stored with the result")
+	fs.StringVar(&o.label, "label", "", "`LABEL` stored with the result")
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON")
 	pos, err := a.parseWithArgs(fs, storageHelp(), args)
 	if err != nil {

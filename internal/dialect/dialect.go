@@ -5,9 +5,10 @@
 // counters. Differences between products are data inside those packages;
 // shared code never compares dialect names.
 //
-// Optional abilities are separate interfaces found by type assertion
-// (ProcedureInstaller, TxCounter, and later Checkpointer, Resetter,
-// WaitSampler).
+// Optional abilities are separate interfaces found by type assertion:
+// ProcedureInstaller, TxCounter, Checkpointer and Resetter (hygiene.go),
+// WaitSampler (waits.go), DataDirer (datadir.go) on a Database, and
+// Interrupter (interrupt.go) on a Session.
 //
 // This package must not import internal/driver, internal/load, internal/store,
 // internal/cli or any database driver; dialect subpackages must not import
@@ -20,6 +21,12 @@ import (
 
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
+
+// ConnectTimeout bounds every connection attempt (TCP connect, TLS and the
+// protocol handshake) unless the target sets connect_timeout (seconds). A
+// port that answers with another protocol, or accepts and never answers,
+// fails with a connection error instead of hanging.
+const ConnectTimeout = 10 * time.Second
 
 // Style is how the five transactions execute.
 type Style int
@@ -53,6 +60,9 @@ type Capabilities struct {
 	// figure it reads at an instant misses up to this much of the most
 	// recent work (0: counted at commit).
 	TxCountLag time.Duration
+	// Embedded: the database runs inside oltplab's own process (SQLite), so
+	// the driver's CPU per transaction includes the database's work.
+	Embedded bool
 }
 
 // Database is one target database opened by a dialect. It is safe for

@@ -39,7 +39,7 @@ func (c ErrClass) Retryable() bool {
 
 // Error is a classified error. Dialects return it from Open and from
 // administrative calls so the CLI can choose an exit code without parsing
-// text. Msg must never contain a password.
+// text. Neither Op nor Err's text may contain a password.
 type Error struct {
 	Class ErrClass
 	Op    string // what was being done: "connect", "create tables", ...

@@ -77,3 +77,21 @@ func TestSecretNeverPrints(t *testing.T) {
 		t.Errorf("password printed: %s", buf.String())
 	}
 }
+
+// FuzzParsePasswordFile: a password file gives its first line without the
+// line ending, whatever else it holds.
+func FuzzParsePasswordFile(f *testing.F) {
+	for _, s := range []string{"s3cret\n", "s3cret\r\nsecond line\n", "", "\n", "no newline", "\xff\xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		p, err := ParsePasswordFile(strings.NewReader(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := p.Reveal()
+		if strings.ContainsAny(got, "\n") || strings.HasSuffix(got, "\r") || !strings.HasPrefix(in, got) {
+			t.Errorf("ParsePasswordFile(%q) = %q, want the first line without its ending", in, got)
+		}
+	})
+}

@@ -70,6 +70,10 @@ func Defaults() Options {
 	}
 }
 
+// MaxSchedule bounds ramp-up plus measured window plus grace: longer is
+// a typing mistake, and far longer would overflow the schedule's clock.
+const MaxSchedule = 366 * 24 * time.Hour
+
 // Validate checks the options.
 func (o Options) Validate() error {
 	var errs []error
@@ -84,6 +88,11 @@ func (o Options) Validate() error {
 	}
 	if o.Grace < 0 {
 		errs = append(errs, fmt.Errorf("grace must not be negative, got %s", o.Grace))
+	}
+	// Each bound first, so the sum below cannot overflow.
+	if o.Rampup > MaxSchedule || o.Duration > MaxSchedule || o.Grace > MaxSchedule ||
+		o.Rampup+o.Duration+o.Grace > MaxSchedule {
+		errs = append(errs, fmt.Errorf("ramp-up, duration and grace add up to more than %s", MaxSchedule))
 	}
 	if o.MaxRetries < 0 {
 		errs = append(errs, fmt.Errorf("max retries must not be negative, got %d", o.MaxRetries))

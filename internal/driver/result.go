@@ -18,7 +18,9 @@ const DriverTPMSource = "driver commits (no server counter)"
 
 // Result is a run's measurements. Every count, rate, percentile and audit
 // figure covers only the transactions that ended inside the measured
-// window. It is stored as JSON; field names are stable.
+// window. It is stored as JSON, inside the CLI's run summary: fields are
+// only ever added, and a change old readers would misread takes a new
+// summary version (internal/cli/summary.go).
 type Result struct {
 	Options      Options        `json:"options"`
 	Dialect      string         `json:"dialect"`
@@ -58,6 +60,9 @@ type Result struct {
 	// embedded database it includes the database's own work.
 	DriverCPUSeconds     float64 `json:"driver_cpu_seconds"`
 	DriverCPUMicrosPerTx float64 `json:"driver_cpu_micros_per_tx"`
+	// EmbeddedDatabase: the database ran inside this process
+	// (dialect.Capabilities.Embedded), so the driver's CPU includes its work.
+	EmbeddedDatabase bool `json:"embedded_database,omitempty"`
 	// SchedLagMaxMillis and SchedLagMeanMillis: how late a 100 ms ticker
 	// fired during the window.
 	SchedLagMaxMillis  float64 `json:"sched_lag_max_millis"`

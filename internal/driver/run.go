@@ -61,7 +61,7 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	r := &runner{
 		db: db, o: o, clk: clk, liveFn: live,
 		res: &Result{
-			Options: o, Dialect: db.Name(), Warehouses: meta.Warehouses, RunConstants: rc,
+			Options: o, Dialect: db.Name(), EmbeddedDatabase: db.Caps().Embedded, Warehouses: meta.Warehouses, RunConstants: rc,
 			NOPMSource: NOPMSource, TPMSource: DriverTPMSource,
 		},
 		lag:          lagMeter{clk: clk},

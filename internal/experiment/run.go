@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/oltplab/oltplab/internal/cost"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -23,6 +24,9 @@ type Runner struct {
 	// Secret is told every password a target uses, so that the caller can
 	// scrub it from what it prints.
 	Secret func(string)
+	// StoreWait is how long a finished measurement waits for a busy
+	// results store (scenario.Env.StoreWait).
+	StoreWait time.Duration
 }
 
 // Observer is told what an experiment does. Every field is optional.
@@ -418,6 +422,7 @@ func (r *Runner) runUnit(ctx context.Context, id int64, p *Plan, u Unit, of int,
 	}
 	r.unitEvent(UnitEvent{Unit: u, Of: of, State: store.StepRunning, Attempt: attempt})
 	env := &scenario.Env{Store: r.Store, Log: r.Log, Scrub: r.Scrub, ToolVersion: r.ToolVersion, Observer: r.Observer.Scenario,
+		StoreWait:  r.StoreWait,
 		Experiment: &scenario.ExperimentContext{ID: id, Name: p.Name, Target: u.TargetName(), Seq: u.Seq, Step: u.Step.Kind.Name}}
 	if len(running) == 1 {
 		env.Instance, env.OwnIO = running[0].Instance, running[0].OwnIO

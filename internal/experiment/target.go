@@ -232,7 +232,7 @@ func (t *TargetSpec) LocalDir() string {
 		return t.Instance.DataDir
 	}
 	if t.parsed.Scheme == "sqlite" {
-		return scenario.LocalDataDir(t.parsed, scenario.Placement{Local: true}, nil)
+		return scenario.SQLiteDir(t.parsed)
 	}
 	return ""
 }

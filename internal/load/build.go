@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -14,8 +15,21 @@ import (
 )
 
 // ErrSchemaExists is returned by Build when the target already holds a
-// TPC-C table or the metadata table and Options.Drop is false.
-var ErrSchemaExists = errors.New("target already holds a TPC-C schema; use --drop to rebuild")
+// schema oltplab built (its metadata table) and Options.Drop is false.
+var ErrSchemaExists = errors.New("target already holds an oltplab TPC-C schema; use --drop to rebuild it")
+
+// ForeignTablesError is returned by Build when the target holds tables
+// with TPC-C names but no oltplab metadata table: oltplab did not create
+// them, so it neither builds beside them nor drops them, Drop or not.
+type ForeignTablesError struct {
+	Tables []string
+}
+
+func (e *ForeignTablesError) Error() string {
+	return fmt.Sprintf("the target holds tables oltplab did not create (%s; no %s table beside them): "+
+		"oltplab drops only what it built, with --drop or not; build into another database, or remove them yourself",
+		strings.Join(e.Tables, ", "), tpcc.MetaTable)
+}
 
 // IncompleteError is returned when a build fails or is canceled after it
 // started creating tables: the target then holds a half-built schema. The
@@ -83,14 +97,16 @@ func Build(ctx context.Context, db dialect.Database, o Options, progress func(Pr
 	}
 
 	rep.setPhase(PhaseCheck)
-	exists, err := schemaExists(ctx, db)
+	ours, present, err := existingSchema(ctx, db)
 	if err != nil {
 		return res, err
 	}
-	if exists || o.Drop {
-		if !o.Drop {
-			return res, ErrSchemaExists
-		}
+	switch {
+	case !ours && len(present) > 0:
+		return res, &ForeignTablesError{Tables: present}
+	case ours && !o.Drop:
+		return res, ErrSchemaExists
+	case ours:
 		rep.setPhase(PhaseDrop)
 		if err := db.DropSchema(ctx); err != nil {
 			return res, fmt.Errorf("drop existing schema: %w", err)
@@ -163,23 +179,25 @@ func Build(ctx context.Context, db dialect.Database, o Options, progress func(Pr
 	return res, nil
 }
 
-// schemaExists reports whether any of the nine tables or the metadata
-// table is present.
-func schemaExists(ctx context.Context, db dialect.Database) (bool, error) {
-	names := []string{tpcc.MetaTable}
-	for _, t := range tpcc.Tables {
-		names = append(names, t.String())
+// existingSchema reports whether the target holds a schema oltplab built
+// (its metadata table, which every dialect creates first and drops last,
+// so a half-built or half-dropped schema still has it) and which of the
+// nine TPC-C tables exist.
+func existingSchema(ctx context.Context, db dialect.Database) (ours bool, present []string, err error) {
+	ours, err = db.HasTable(ctx, tpcc.MetaTable)
+	if err != nil {
+		return false, nil, fmt.Errorf("look for existing table %s: %w", tpcc.MetaTable, err)
 	}
-	for _, n := range names {
-		ok, err := db.HasTable(ctx, n)
+	for _, t := range tpcc.Tables {
+		ok, err := db.HasTable(ctx, t.String())
 		if err != nil {
-			return false, fmt.Errorf("look for existing table %s: %w", n, err)
+			return false, nil, fmt.Errorf("look for existing table %s: %w", t, err)
 		}
 		if ok {
-			return true, nil
+			present = append(present, t.String())
 		}
 	}
-	return false, nil
+	return ours, present, nil
 }
 
 // loadRows generates and loads ITEM and every warehouse on workers

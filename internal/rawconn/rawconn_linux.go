@@ -104,7 +104,13 @@ func (c *rawConn) Write(p []byte) (int, error) {
 }
 
 // opError wraps err as net.Conn's methods do, so that callers' checks
-// (net.Error, Timeout, net.ErrClosed, os.ErrDeadlineExceeded) see the same.
+// (net.Error, Timeout, net.ErrClosed, os.ErrDeadlineExceeded) and messages
+// see the same: "read tcp A->B: i/o timeout". syscall.RawConn's own
+// errors are already a *net.OpError ("raw-read tcp ..."): its cause is
+// taken out, so that the address is not said twice.
 func (c *rawConn) opError(op string, err error) error {
+	if oe, ok := err.(*net.OpError); ok {
+		err = oe.Err
+	}
 	return &net.OpError{Op: op, Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"html"
 	"os"
 	"os/exec"
@@ -390,9 +389,9 @@ func openInBrowser(t *testing.T, chromium, page string) (probeResult, []string) 
 	return got, console
 }
 
-// findChromium returns the Chromium binary. When it is missing it is
-// installed with apt-get if the test runs as root; otherwise the test
-// is skipped, except under CI, where a missing browser fails it.
+// findChromium returns the Chromium binary that scripts/testservers.sh
+// installs (make test). Without it the test is skipped, except under CI,
+// where a missing browser fails it.
 func findChromium(t *testing.T) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser"} {
@@ -400,37 +399,10 @@ func findChromium(t *testing.T) string {
 			return p
 		}
 	}
-	if os.Geteuid() == 0 {
-		t.Log("chromium not found; installing the Debian package")
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		install := func() error {
-			cmd := exec.CommandContext(ctx, "apt-get", "install", "-y", "--no-install-recommends", "chromium")
-			cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				return errors.New(tail(string(out), 2000))
-			}
-			return nil
-		}
-		err := install()
-		if err != nil {
-			if out, uerr := exec.CommandContext(ctx, "apt-get", "update").CombinedOutput(); uerr != nil {
-				t.Logf("apt-get update: %v: %s", uerr, tail(string(out), 2000))
-			}
-			err = install()
-		}
-		if err == nil {
-			if p, lerr := exec.LookPath("chromium"); lerr == nil {
-				return p
-			}
-		}
-		t.Logf("install chromium: %v", err)
-	}
 	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is required under CI for the HTML report test and could not be found or installed")
+		t.Fatal("chromium is required under CI for the HTML report test: scripts/testservers.sh installs it (make test)")
 	}
-	t.Skip("chromium not installed (apt-get install chromium); set CI to make this a failure")
+	t.Skip("chromium not installed (make test installs it, or apt-get install chromium); set CI to make this a failure")
 	return ""
 }
 

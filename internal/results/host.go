@@ -9,6 +9,7 @@ import (
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/sysstat"
 )
 
 // hostFigures averages the monitor summaries of a step's complete repeats
@@ -135,21 +136,21 @@ func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev 
 			continue // before the measured window
 		}
 		switch {
-		case s.Source == store.SourceWorkload && s.Metric == "tpm":
+		case s.Source == store.SourceWorkload && s.Metric == scenario.MetricTPM:
 			point(s.TMillis).TPM = s.Value
-		case s.Source == store.SourceWorkload && s.Metric == "nopm":
+		case s.Source == store.SourceWorkload && s.Metric == scenario.MetricNOPM:
 			point(s.TMillis).NOPM = s.Value
-		case s.Source == store.SourceWorkload && s.Metric == "p99_ms":
+		case s.Source == store.SourceWorkload && s.Metric == scenario.MetricP99Millis:
 			point(s.TMillis).P99Millis = s.Value
-		case s.Source == host && s.Metric == "cpu_busy_pct":
+		case s.Source == host && s.Metric == sysstat.MetricCPUBusyPct:
 			point(s.TMillis).CPUBusyPct = s.Value
-		case s.Source == host && s.Metric == "cpu_iowait_pct":
+		case s.Source == host && s.Metric == sysstat.MetricCPUIOWaitPct:
 			point(s.TMillis).CPUIOWaitPct = s.Value
-		case s.Source == host && s.Device == dev && s.Metric == "disk_read_iops":
+		case s.Source == host && s.Device == dev && s.Metric == sysstat.MetricDiskReadIOPS:
 			point(s.TMillis).DiskIOPS += s.Value
-		case s.Source == host && s.Device == dev && s.Metric == "disk_write_iops":
+		case s.Source == host && s.Device == dev && s.Metric == sysstat.MetricDiskWriteIOPS:
 			point(s.TMillis).DiskIOPS += s.Value
-		case s.Source == host && s.Device == dev && s.Metric == "disk_latency_ms":
+		case s.Source == host && s.Device == dev && s.Metric == sysstat.MetricDiskLatencyMillis:
 			point(s.TMillis).DiskLatencyMillis = s.Value
 		}
 	}

@@ -2,12 +2,10 @@ package results
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 
-	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -19,8 +17,11 @@ import (
 // *RefError.
 func LoadProfile(ctx context.Context, st *store.Store, ref string, includeSuspect bool) (report.Profile, error) {
 	p, err := st.ProfileByLabelOrID(ctx, ref)
-	if err != nil {
+	if errors.Is(err, store.ErrNotFound) {
 		return report.Profile{}, &RefError{What: "profile", Ref: ref, Err: err}
+	}
+	if err != nil {
+		return report.Profile{}, storeErr(fmt.Sprintf("profile %q", ref), err)
 	}
 	return Profile(ctx, st, p, includeSuspect)
 }
@@ -56,11 +57,11 @@ func Profile(ctx context.Context, st *store.Store, p store.Profile, includeSuspe
 		if len(r.Summary) == 0 {
 			continue // failed before measuring anything
 		}
-		var res driver.Result
-		sum := scenario.RunSummary{Result: &res}
-		if err := json.Unmarshal(r.Summary, &sum); err != nil {
+		sum, err := scenario.DecodeRunSummary(r.Summary)
+		if err != nil {
 			return report.Profile{}, storeErr(fmt.Sprintf("decode run %d", r.ID), err)
 		}
+		res := sum.Result
 		s := bySteps[r.Step]
 		if s == nil {
 			s = &stepRuns{vus: r.VUs, step: r.Step}

@@ -2,7 +2,6 @@ package sampler
 
 import (
 	"context"
-	"runtime"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/dialect"
@@ -23,8 +22,8 @@ import (
 //	db_wait_events_per_s{label} Δcount per second of that pair
 func (s *Sampler) dbLoop(ctx context.Context, ws dialect.WaitSampler) {
 	defer s.wg.Done()
-	meter := newCPUMeter()
-	defer runtime.UnlockOSThread()
+	meter := lockCPUMeter()
+	defer meter.release()
 	defer func() { s.addCPU(meter.lap()) }()
 
 	every := max(1, int(s.opts.Interval/s.opts.WaitInterval))
@@ -118,19 +117,19 @@ func (s *Sampler) dbLoop(ctx context.Context, ws dialect.WaitSampler) {
 		put := func(metric, device string, v float64) {
 			batch = append(batch, timed{at: now, s: store.Sample{Source: store.SourceDB, Metric: metric, Device: device, Value: v}})
 		}
-		put("db_wait_samples", "", float64(n))
+		put(MetricDBWaitSamples, "", float64(n))
 		for _, c := range dialect.WaitClasses() {
 			if classes[c] == 0 {
 				continue
 			}
 			if c == dialect.WaitIdle {
-				put("db_idle_sessions", "", float64(classes[c])/float64(n))
+				put(MetricDBIdleSessions, "", float64(classes[c])/float64(n))
 			} else {
-				put("db_active_sessions", c.String(), float64(classes[c])/float64(n))
+				put(MetricDBActiveSessions, c.String(), float64(classes[c])/float64(n))
 			}
 		}
 		for ev, k := range events {
-			put("db_wait_event_sessions", ev, float64(k)/float64(n))
+			put(MetricDBWaitEventSessions, ev, float64(k)/float64(n))
 		}
 		n, classes = 0, [16]int{}
 		clear(events)
@@ -155,7 +154,7 @@ func (s *Sampler) dbLoop(ctx context.Context, ws dialect.WaitSampler) {
 				if !ok || v < p || dt <= 0 {
 					continue // new, reset (pg_stat_reset) or no time: skip the interval
 				}
-				put("db_"+k+"_per_s", "", (v-p)/dt)
+				put(MetricDBCounterPerS(k), "", (v-p)/dt)
 			}
 			for _, a := range probe.AvgWaits() {
 				t1, ok1 := cur[a.TimeCounter]
@@ -165,8 +164,8 @@ func (s *Sampler) dbLoop(ctx context.Context, ws dialect.WaitSampler) {
 				if !ok1 || !ok2 || !ok3 || !ok4 || t1 < t0 || c1 <= c0 || dt <= 0 {
 					continue
 				}
-				put("db_avg_wait_ms", a.Label, (t1-t0)/(c1-c0))
-				put("db_wait_events_per_s", a.Label, (c1-c0)/dt)
+				put(MetricDBAvgWaitMillis, a.Label, (t1-t0)/(c1-c0))
+				put(MetricDBWaitEventsPerS, a.Label, (c1-c0)/dt)
 			}
 		}
 		prevCtr, prevAt = cur, now

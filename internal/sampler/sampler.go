@@ -163,7 +163,7 @@ func Start(ctx context.Context, opts Options) *Sampler {
 		s.roles = roles
 		for dev, rs := range roles {
 			for _, r := range rs {
-				s.add(now, store.SourceHost, "disk_role_"+r, dev, 1)
+				s.add(now, store.SourceHost, MetricDiskRolePrefix+r, dev, 1)
 			}
 		}
 	}
@@ -308,10 +308,10 @@ func ownRates(at time.Time, prev, cur map[string]IOCount, dt time.Duration) []ti
 			metric string
 			v      float64
 		}{
-			{"own_read_iops", float64(c.ReadIOs-p.ReadIOs) / sec},
-			{"own_write_iops", float64(c.WriteIOs-p.WriteIOs) / sec},
-			{"own_read_mbps", float64(c.ReadBytes-p.ReadBytes) / 1e6 / sec},
-			{"own_write_mbps", float64(c.WriteBytes-p.WriteBytes) / 1e6 / sec},
+			{MetricOwnReadIOPS, float64(c.ReadIOs-p.ReadIOs) / sec},
+			{MetricOwnWriteIOPS, float64(c.WriteIOs-p.WriteIOs) / sec},
+			{MetricOwnReadMBps, float64(c.ReadBytes-p.ReadBytes) / 1e6 / sec},
+			{MetricOwnWriteMBps, float64(c.WriteBytes-p.WriteBytes) / 1e6 / sec},
 		} {
 			out = append(out, timed{at: at, s: store.Sample{Source: store.SourceHost, Metric: m.metric, Device: dev, Value: m.v}})
 		}
@@ -326,12 +326,18 @@ type cpuMeter struct {
 	ok   bool
 }
 
-func newCPUMeter() *cpuMeter {
+// lockCPUMeter locks the calling goroutine to its OS thread, so that every
+// reading is of the same thread, and starts measuring it. The same
+// goroutine must call release when done: defer m.release().
+func lockCPUMeter() *cpuMeter {
 	runtime.LockOSThread()
 	m := &cpuMeter{}
 	m.last, m.ok = sysstat.ThreadCPUTime()
 	return m
 }
+
+// release unlocks the thread lockCPUMeter locked.
+func (m *cpuMeter) release() { runtime.UnlockOSThread() }
 
 // lap returns the thread's CPU time since the previous lap.
 func (m *cpuMeter) lap() time.Duration {
@@ -358,8 +364,8 @@ func (s *Sampler) addCPU(d time.Duration) {
 // the CPU both sampling threads used in it (sampler_cpu_pct).
 func (s *Sampler) hostLoop(ctx context.Context, h *sysstat.HostSampler) {
 	defer s.wg.Done()
-	meter := newCPUMeter()
-	defer runtime.UnlockOSThread()
+	meter := lockCPUMeter()
+	defer meter.release()
 	tick := time.NewTicker(s.opts.Interval)
 	defer tick.Stop()
 	failing := false
@@ -411,7 +417,7 @@ func (s *Sampler) hostLoop(ctx context.Context, h *sysstat.HostSampler) {
 		s.cpuInterval = 0
 		s.mu.Unlock()
 		if dt := now.Sub(prev); dt > 0 && meter.ok {
-			batch = append(batch, timed{at: now, s: store.Sample{Source: store.SourceHost, Metric: "sampler_cpu_pct",
+			batch = append(batch, timed{at: now, s: store.Sample{Source: store.SourceHost, Metric: MetricSamplerCPUPct,
 				Value: 100 * cpu.Seconds() / dt.Seconds()}})
 		}
 		prev = now

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/sysstat"
 )
 
 // StepSummary is what the host and the database did during one step of a
@@ -135,7 +136,7 @@ func Summarize(samples []store.Sample, from, to time.Duration) StepSummary {
 	}
 	roles := map[string][]string{}
 	for _, s := range samples {
-		if r, ok := strings.CutPrefix(s.Metric, "disk_role_"); ok {
+		if r, ok := strings.CutPrefix(s.Metric, MetricDiskRolePrefix); ok {
 			roles[s.Device] = append(roles[s.Device], r) // recorded once, at the start
 			continue
 		}
@@ -145,7 +146,7 @@ func Summarize(samples []store.Sample, from, to time.Duration) StepSummary {
 		a := get(s.Metric, s.Device)
 		a.sum += s.Value
 		a.n++
-		if s.Metric == "disk_latency_ms" {
+		if s.Metric == sysstat.MetricDiskLatencyMillis {
 			a.all = append(a.all, s.Value)
 		}
 	}
@@ -161,15 +162,15 @@ func Summarize(samples []store.Sample, from, to time.Duration) StepSummary {
 		}
 		return 0
 	}
-	if a := accs[[2]string{"cpu_busy_pct", ""}]; a != nil {
+	if a := accs[[2]string{sysstat.MetricCPUBusyPct, ""}]; a != nil {
 		sum.Seconds = a.n
 	}
-	sum.CPU = CPUSummary{BusyPct: avg("cpu_busy_pct", ""), UserPct: avg("cpu_user_pct", ""),
-		SystemPct: avg("cpu_system_pct", ""), IdlePct: avg("cpu_idle_pct", ""),
-		IOWaitPct: avg("cpu_iowait_pct", ""), StealPct: avg("cpu_steal_pct", "")}
-	sum.Memory = MemorySummary{UsedBytes: avg("mem_used_bytes", ""), CacheBytes: avg("mem_cache_bytes", ""),
-		DirtyBytes: avg("mem_dirty_bytes", ""), FreeBytes: avg("mem_free_bytes", "")}
-	sum.SamplerCPUPct = avg("sampler_cpu_pct", "")
+	sum.CPU = CPUSummary{BusyPct: avg(sysstat.MetricCPUBusyPct, ""), UserPct: avg(sysstat.MetricCPUUserPct, ""),
+		SystemPct: avg(sysstat.MetricCPUSystemPct, ""), IdlePct: avg(sysstat.MetricCPUIdlePct, ""),
+		IOWaitPct: avg(sysstat.MetricCPUIOWaitPct, ""), StealPct: avg(sysstat.MetricCPUStealPct, "")}
+	sum.Memory = MemorySummary{UsedBytes: avg(sysstat.MetricMemUsedBytes, ""), CacheBytes: avg(sysstat.MetricMemCacheBytes, ""),
+		DirtyBytes: avg(sysstat.MetricMemDirtyBytes, ""), FreeBytes: avg(sysstat.MetricMemFreeBytes, "")}
+	sum.SamplerCPUPct = avg(MetricSamplerCPUPct, "")
 	// The database's own I/O: per device, averaged over its seconds, then
 	// summed over devices.
 	for k, a := range accs {
@@ -181,13 +182,13 @@ func Summarize(samples []store.Sample, from, to time.Duration) StepSummary {
 		}
 		v := a.sum / float64(a.n)
 		switch k[0] {
-		case "own_read_iops":
+		case MetricOwnReadIOPS:
 			sum.OwnIO.ReadIOPS += v
-		case "own_write_iops":
+		case MetricOwnWriteIOPS:
 			sum.OwnIO.WriteIOPS += v
-		case "own_read_mbps":
+		case MetricOwnReadMBps:
 			sum.OwnIO.ReadMBps += v
-		case "own_write_mbps":
+		case MetricOwnWriteMBps:
 			sum.OwnIO.WriteMBps += v
 		}
 	}
@@ -195,12 +196,12 @@ func Summarize(samples []store.Sample, from, to time.Duration) StepSummary {
 	// Wait classes: the per-interval averages are summed over the
 	// intervals that had wait samples, so shares weigh every interval alike.
 	waitSecs := 0.0
-	if a := accs[[2]string{"db_wait_samples", ""}]; a != nil {
+	if a := accs[[2]string{MetricDBWaitSamples, ""}]; a != nil {
 		waitSecs = float64(a.n)
 	}
 	weights := map[[2]string]float64{} // (label, t) -> db_wait_events_per_s
 	for _, s := range samples {
-		if s.Metric == "db_wait_events_per_s" && s.TMillis > lo && s.TMillis <= hi {
+		if s.Metric == MetricDBWaitEventsPerS && s.TMillis > lo && s.TMillis <= hi {
 			weights[[2]string{s.Device, strconv.FormatInt(s.TMillis, 10)}] = s.Value
 		}
 	}
@@ -208,25 +209,25 @@ func Summarize(samples []store.Sample, from, to time.Duration) StepSummary {
 	var classes, events []WaitShare
 	for k, a := range accs {
 		switch k[0] {
-		case "db_active_sessions":
+		case MetricDBActiveSessions:
 			active += a.sum
 			classes = append(classes, WaitShare{Name: k[1], AvgSessions: a.sum})
-		case "db_wait_event_sessions":
+		case MetricDBWaitEventSessions:
 			events = append(events, WaitShare{Name: k[1], AvgSessions: a.sum})
-		case "disk_read_iops":
+		case sysstat.MetricDiskReadIOPS:
 			d := DeviceSummary{Device: k[1], Roles: roles[k[1]],
-				ReadIOPS: avg("disk_read_iops", k[1]), WriteIOPS: avg("disk_write_iops", k[1]),
-				ReadMBps: avg("disk_read_mbps", k[1]), WriteMBps: avg("disk_write_mbps", k[1]),
-				UtilPct: avg("disk_util_pct", k[1]), QueueDepth: avg("disk_queue_depth", k[1]),
-				LatencyMillis: avg("disk_latency_ms", k[1])}
-			if l := accs[[2]string{"disk_latency_ms", k[1]}]; l != nil {
+				ReadIOPS: avg(sysstat.MetricDiskReadIOPS, k[1]), WriteIOPS: avg(sysstat.MetricDiskWriteIOPS, k[1]),
+				ReadMBps: avg(sysstat.MetricDiskReadMBps, k[1]), WriteMBps: avg(sysstat.MetricDiskWriteMBps, k[1]),
+				UtilPct: avg(sysstat.MetricDiskUtilPct, k[1]), QueueDepth: avg(sysstat.MetricDiskQueueDepth, k[1]),
+				LatencyMillis: avg(sysstat.MetricDiskLatencyMillis, k[1])}
+			if l := accs[[2]string{sysstat.MetricDiskLatencyMillis, k[1]}]; l != nil {
 				d.LatencyP99Millis = percentile(l.all, 99)
 			}
 			sum.Devices = append(sum.Devices, d)
-		case "net_rx_bytes_per_s":
+		case sysstat.MetricNetRxBytesPerS:
 			sum.Network = append(sum.Network, NetSummary{Interface: k[1],
-				RxBytesPerS: avg("net_rx_bytes_per_s", k[1]), TxBytesPerS: avg("net_tx_bytes_per_s", k[1])})
-		case "db_avg_wait_ms":
+				RxBytesPerS: avg(sysstat.MetricNetRxBytesPerS, k[1]), TxBytesPerS: avg(sysstat.MetricNetTxBytesPerS, k[1])})
+		case MetricDBAvgWaitMillis:
 			// Weighted by the number of waits per interval: Σ avg·count / Σ count.
 			var w, c float64
 			for _, s := range samples {
@@ -234,21 +235,21 @@ func Summarize(samples []store.Sample, from, to time.Duration) StepSummary {
 					continue
 				}
 				switch s.Metric {
-				case "db_avg_wait_ms":
+				case MetricDBAvgWaitMillis:
 					w += s.Value * weights[[2]string{k[1], strconv.FormatInt(s.TMillis, 10)}]
-				case "db_wait_events_per_s":
+				case MetricDBWaitEventsPerS:
 					c += s.Value
 				}
 			}
 			if c > 0 {
 				sum.AvgWaits = append(sum.AvgWaits, AvgWaitSummary{Label: k[1], AvgMillis: w / c,
-					EventsPerS: total("db_wait_events_per_s", k[1]) / math.Max(1, float64(sum.Seconds))})
+					EventsPerS: total(MetricDBWaitEventsPerS, k[1]) / math.Max(1, float64(sum.Seconds))})
 			}
 		}
 	}
 	if waitSecs > 0 {
 		sum.AvgActiveSessions = active / waitSecs
-		sum.AvgIdleSessions = total("db_idle_sessions", "") / waitSecs
+		sum.AvgIdleSessions = total(MetricDBIdleSessions, "") / waitSecs
 		for i := range classes {
 			classes[i].SharePct = 100 * classes[i].AvgSessions / active
 			classes[i].AvgSessions /= waitSecs

@@ -44,8 +44,8 @@ func (e *Env) Build(ctx context.Context, db dialect.Database, tg dialect.Target,
 	} else {
 		summary = JSON(res)
 	}
-	if err := e.Store.FinishRun(context.WithoutCancel(ctx), id, status, summary, errText); err != nil {
-		return id, res, errors.Join(berr, storeErr("record the build result", err))
+	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: summary, Error: errText}); err != nil {
+		return id, res, errors.Join(berr, err)
 	}
 	if berr != nil {
 		if errors.Is(berr, context.Canceled) {

@@ -44,8 +44,8 @@ func (e *Env) Check(ctx context.Context, db dialect.Database, tg dialect.Target)
 	if cerr != nil {
 		status, errText = store.StatusFailed, e.scrub(cerr.Error())
 	}
-	if err := e.Store.FinishRun(context.WithoutCancel(ctx), id, status, JSON(out), errText); err != nil {
-		return out, errors.Join(cerr, storeErr("record the check result", err))
+	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(out), Error: errText}); err != nil {
+		return out, errors.Join(cerr, err)
 	}
 	if cerr != nil {
 		return out, fmt.Errorf("check %s: %w", tg, cerr)

@@ -29,7 +29,16 @@ type RunContext struct {
 	// Experiment places the measurement in an experiment (nil outside one).
 	Experiment *ExperimentContext `json:"experiment,omitempty"`
 	Notes      map[string]string  `json:"notes,omitempty"`
+
+	// dataDir holds the database's files when they are on this host (the
+	// database says where, as a dialect.DataDirer): the sampler watches
+	// the device under it.
+	dataDir string
 }
+
+// DataDir is the directory of the database's files when they are on this
+// host, else "".
+func (c RunContext) DataDir() string { return c.dataDir }
 
 // DatabaseContext describes the database a result was measured on.
 type DatabaseContext struct {
@@ -81,10 +90,20 @@ func (e *Env) GatherContext(ctx context.Context, db dialect.Database, tg dialect
 		} else {
 			c.Notes["database_settings"] = e.scrub(err.Error())
 		}
+		// The storage under the database, when it lives on this host.
+		if dd, ok := db.(dialect.DataDirer); ok && c.Placement.Local {
+			if dir, err := dd.DataDir(cctx); err != nil {
+				c.Notes["storage"] = e.scrub(err.Error())
+			} else {
+				c.dataDir = dir
+			}
+		}
 	}
-	// The storage under the database, when it lives on this host.
-	if dir := LocalDataDir(tg, c.Placement, c.Database.Settings); dir != "" {
-		if d, err := sysstat.DeviceOf(dir); err == nil {
+	if tg.Env.PlainSockets {
+		c.Notes["sockets"] = "plain: raw-syscall session sockets turned off (OLTPLAB_RAWCONN=off)"
+	}
+	if c.dataDir != "" {
+		if d, err := sysstat.DeviceOf(c.dataDir); err == nil {
 			c.Storage = &d
 		} else {
 			c.Notes["storage"] = err.Error()
@@ -96,27 +115,15 @@ func (e *Env) GatherContext(ctx context.Context, db dialect.Database, tg dialect
 	return c
 }
 
-// LocalDataDir is the directory holding the database files when the
-// database runs on this host (p.Local): the SQLite file's directory, or
-// the server's reported data directory.
-func LocalDataDir(tg dialect.Target, p Placement, settings map[string]string) string {
-	if tg.URL == nil || !p.Local {
-		return "" // no target (a monitor of the host alone), or another host
+// SQLiteDir is the directory of an embedded database's file, known
+// before the database is opened (a plan's target).
+func SQLiteDir(tg dialect.Target) string {
+	p := tg.URL.Opaque
+	if p == "" {
+		p = tg.URL.Path
 	}
-	if tg.Scheme == "sqlite" {
-		p := tg.URL.Opaque
-		if p == "" {
-			p = tg.URL.Path
-		}
-		if abs, err := filepath.Abs(p); err == nil {
-			return filepath.Dir(abs)
-		}
-		return ""
-	}
-	for _, k := range []string{"data_directory", "datadir"} {
-		if d := settings[k]; d != "" {
-			return d
-		}
+	if abs, err := filepath.Abs(p); err == nil {
+		return filepath.Dir(abs)
 	}
 	return ""
 }

@@ -1,12 +1,14 @@
 package scenario
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/load"
@@ -44,6 +46,37 @@ type Env struct {
 	// Agent is the HOST:PORT of an `oltplab agent` on the database's
 	// host: measurements then record that host's metrics too.
 	Agent string
+	// StoreWait is how long a finished measurement waits for a results
+	// store another process holds locked before it is left in a file for
+	// `oltplab results import`; 0 is store.DefaultMaxWait.
+	StoreWait time.Duration
+}
+
+// complete stores what a measurement left behind without ever losing it
+// (store.CompleteDurably): a busy store is retried, saying so through the
+// observer's notes, for up to StoreWait, and a store that cannot take it
+// leaves it in a file whose path the error gives with the command that
+// loads it. Callers let the user see the result before calling it.
+func (e *Env) complete(ctx context.Context, id int64, o store.Outcome) error {
+	wait := e.StoreWait
+	if wait <= 0 {
+		wait = store.DefaultMaxWait
+	}
+	err := e.Store.CompleteDurably(context.WithoutCancel(ctx), id, o, store.Durability{
+		MaxWait: wait,
+		// SQLite's own wait for the lock within one attempt: short, so the
+		// user hears of a locked store within seconds.
+		AttemptWait: min(max(wait/10, 50*time.Millisecond), 2*time.Second),
+		Notify:      func(msg string) { e.note("oltplab: %s", msg) },
+	})
+	if err == nil {
+		return nil
+	}
+	var saved *store.SavedError
+	if errors.As(err, &saved) {
+		return &StoreError{Op: fmt.Sprintf("store run %d", id), Err: err}
+	}
+	return storeErr(fmt.Sprintf("record the result of run %d", id), err)
 }
 
 // ExperimentContext places a measurement in an experiment.
@@ -89,8 +122,10 @@ type Observer struct {
 	BuildProgress func(load.Progress)
 	// Live reports the rates of a running run every second.
 	Live func(driver.Live)
-	// RunStored is called once a timed run is measured and stored.
-	RunStored func(RunStored)
+	// RunMeasured is called once a timed run is measured, before it is
+	// stored; RunStored once it is stored.
+	RunMeasured func(RunStored)
+	RunStored   func(RunStored)
 }
 
 func (e *Env) note(format string, args ...any) {

@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/dialect"
@@ -49,12 +48,9 @@ func (e *Env) Monitor(ctx context.Context, db dialect.Database, tg dialect.Targe
 	if ctx.Err() != nil {
 		out.Status = store.StatusPartial
 	}
-	serr := e.Store.AddSamples(fctx, id, samples)
-	if err := e.Store.FinishRun(fctx, id, out.Status, JSON(map[string]any{"monitor": m, "seconds": time.Since(start).Seconds()}), ""); err != nil {
-		serr = errors.Join(serr, err)
-	}
-	if serr != nil {
-		return out, storeErr("record the samples", serr)
+	if err := e.complete(fctx, id, store.Outcome{Status: out.Status, Samples: samples,
+		Summary: JSON(map[string]any{"monitor": m, "seconds": time.Since(start).Seconds()})}); err != nil {
+		return out, err
 	}
 	return out, ctx.Err()
 }

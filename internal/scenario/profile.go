@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -76,7 +77,7 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 	}
 	rc := e.GatherContext(ctx, db, tg, &meta)
 	h, err := e.newHygiene(ctx, db, tg, meta, hygieneOptions{checkpoint: o.Checkpoint, reset: o.Reset,
-		endSessions: o.TerminateSessions, dataDir: LocalDataDir(tg, rc.Placement, rc.Database.Settings),
+		endSessions: o.TerminateSessions, dataDir: rc.DataDir(),
 		resuming: o.Continue != 0})
 	if err != nil {
 		return ProfileOutcome{}, err
@@ -155,6 +156,12 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		status = store.StatusSuspect
 	}
 	out.Suspect = suspect.Runs
+	var saved *store.SavedError
+	if errors.As(runErr, &saved) {
+		// The store did not take the last run: it will not take this
+		// either. The profile is marked abandoned once this process ends.
+		return out, runErr
+	}
 	if err := e.Store.FinishProfile(fctx, pid, status); err != nil {
 		return out, errors.Join(runErr, storeErr("record the profile result", err))
 	}
@@ -215,8 +222,34 @@ func (e *Env) startProfile(ctx context.Context, o ProfileOptions, params map[str
 // RunSummary is what a run stores as its summary: the driver's result and,
 // beside it, what the samplers saw in the measured window.
 type RunSummary struct {
+	Version int `json:"summary_version"`
 	*driver.Result
 	Monitor *MonitorSummary `json:"monitor,omitempty"`
+}
+
+// RunSummaryVersion is the version of the run summary format that this
+// oltplab writes. Fields are only ever added, and an old summary decodes
+// into today's types; a change that an older reader would misread (a
+// field renamed, a unit changed) takes the next version, and
+// DecodeRunSummary converts the older ones. Version 0 is the format
+// written before the version was recorded: the same as version 1 without
+// driver.Result.EmbeddedDatabase. testdata/run-summary-v*.json keep one
+// summary of each version, decoded by TestDecodeRunSummary.
+const RunSummaryVersion = 1
+
+// DecodeRunSummary reads a stored run summary of any version up to
+// RunSummaryVersion; a newer one, written by a newer oltplab, is refused
+// rather than misread.
+func DecodeRunSummary(raw []byte) (RunSummary, error) {
+	s := RunSummary{Result: &driver.Result{}}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return RunSummary{}, err
+	}
+	if s.Version > RunSummaryVersion {
+		return RunSummary{}, fmt.Errorf("run summary of format %d, written by a newer oltplab (this one reads up to %d)",
+			s.Version, RunSummaryVersion)
+	}
+	return s, nil
 }
 
 // timedRun runs one step once and stores it.
@@ -250,7 +283,6 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 		smp.Stop()
 	}
 
-	fctx := context.WithoutCancel(ctx)
 	status := store.StatusOK
 	errText := ""
 	switch {
@@ -266,33 +298,44 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 	if rerr != nil {
 		errText = e.scrub(rerr.Error())
 	}
-	var serr error
-	var summary []byte
+	out := store.Outcome{Status: status, Error: errText}
+	measured := RunStored{ID: id, ProfileID: pid, Status: status, Result: res, Monitor: mon, StorePath: e.Store.Path()}
 	if res != nil {
-		hs := map[string]*hdrhistogram.Histogram{}
+		out.Histograms = map[string]*hdrhistogram.Histogram{}
 		for k, h := range res.Histograms() {
-			hs[k.String()] = h
+			out.Histograms[k.String()] = h
 		}
-		serr = e.Store.PutHistograms(fctx, id, hs)
-		if serr == nil && len(res.Series) > 0 {
-			serr = e.Store.AddSamples(fctx, id, append(WorkloadSamples(res), hostSamples...))
+		if len(res.Series) > 0 {
+			out.Samples = append(WorkloadSamples(res), hostSamples...)
 		}
-		summary = JSON(RunSummary{Result: res, Monitor: mon})
+		out.Summary = JSON(RunSummary{Version: RunSummaryVersion, Result: res, Monitor: mon})
+		// What was measured is shown first: a store that cannot take it
+		// must not cost the user the result (complete).
+		if e.Observer.RunMeasured != nil {
+			e.Observer.RunMeasured(measured)
+		}
 	}
-	if err := e.Store.FinishRun(fctx, id, status, summary, errText); err != nil {
-		serr = errors.Join(serr, err)
-	}
-	if serr != nil {
-		return id, res, errors.Join(rerr, storeErr("record the run result", serr))
+	if err := e.complete(ctx, id, out); err != nil {
+		return id, res, errors.Join(rerr, err)
 	}
 	if res != nil && e.Observer.RunStored != nil {
-		e.Observer.RunStored(RunStored{ID: id, ProfileID: pid, Status: status, Result: res, Monitor: mon, StorePath: e.Store.Path()})
+		e.Observer.RunStored(measured)
 	}
 	if rerr != nil {
 		return id, res, &RunError{RunID: id, Status: status, Err: rerr}
 	}
 	return id, res, nil
 }
+
+// The workload series of a run (source workload), one sample per second
+// of the measured window: the metric names of the results store.
+const (
+	MetricTPM       = "tpm"
+	MetricNOPM      = "nopm"
+	MetricErrors    = "errors"
+	MetricP50Millis = "p50_ms"
+	MetricP99Millis = "p99_ms"
+)
 
 // WorkloadSamples turns the per-second series into stored samples.
 func WorkloadSamples(res *driver.Result) []store.Sample {
@@ -302,11 +345,11 @@ func WorkloadSamples(res *driver.Result) []store.Sample {
 		add := func(metric string, v float64) {
 			out = append(out, store.Sample{TMillis: t, Source: store.SourceWorkload, Metric: metric, Value: v})
 		}
-		add("tpm", s.TPM)
-		add("nopm", s.NOPM)
-		add("errors", float64(s.Errors))
-		add("p50_ms", float64(s.P50Micros)/1000)
-		add("p99_ms", float64(s.P99Micros)/1000)
+		add(MetricTPM, s.TPM)
+		add(MetricNOPM, s.NOPM)
+		add(MetricErrors, float64(s.Errors))
+		add(MetricP50Millis, float64(s.P50Micros)/1000)
+		add(MetricP99Millis, float64(s.P99Micros)/1000)
 	}
 	return out
 }

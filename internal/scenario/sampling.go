@@ -47,7 +47,7 @@ type MonitorSummary struct {
 // not nil and its dialect offers wait sampling) for one measurement.
 func (e *Env) StartSampling(ctx context.Context, db dialect.Database, tg dialect.Target, rc RunContext, interval time.Duration) *sampler.Sampler {
 	dirs := map[string]string{}
-	if dir := LocalDataDir(tg, rc.Placement, rc.Database.Settings); dir != "" {
+	if dir := rc.DataDir(); dir != "" {
 		dirs["data"] = dir
 	}
 	o := sampler.Options{Interval: interval, Dirs: dirs, DB: db, OwnIO: e.OwnIO, Logger: e.logger()}

@@ -3,15 +3,23 @@ package scenario
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
+// adminTimeout bounds the short administrative statements a command
+// sends before its work (schema metadata, version, settings).
+const adminTimeout = time.Minute
+
 // ReadSchema returns the metadata of the TPC-C schema in db, or a typed
 // error saying why it cannot be served: not built (ErrNoSchema), half
 // built (ErrIncompleteSchema), built by another version (*tpcc.SchemaError).
 func ReadSchema(ctx context.Context, db dialect.Database, tg dialect.Target) (tpcc.Meta, error) {
+	// A few small queries: a server that takes longer has stopped answering.
+	ctx, cancel := context.WithTimeout(ctx, adminTimeout)
+	defer cancel()
 	ok, err := db.HasTable(ctx, tpcc.MetaTable)
 	if err != nil {
 		return tpcc.Meta{}, fmt.Errorf("look for the oltplab schema in %s: %w", tg, err)

@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/dialect"
@@ -108,14 +107,9 @@ func (e *Env) Storage(ctx context.Context, b *fio.Bench, label string) (StorageO
 	case runErr != nil:
 		status, errText = store.StatusFailed, e.scrub(runErr.Error())
 	}
-	fctx := context.WithoutCancel(ctx)
-	serr := st.AddSamples(fctx, id, samples)
-	if err := st.FinishRun(fctx, id, status, JSON(sum), errText); err != nil {
-		serr = errors.Join(serr, err)
-	}
 	out := StorageOutcome{RunID: id, Status: status, StorageSummary: sum}
-	if serr != nil {
-		return out, storeErr("record the storage benchmark", serr)
+	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(sum), Error: errText, Samples: samples}); err != nil {
+		return out, err
 	}
 	if runErr != nil && !res.Interrupted {
 		return out, &RunError{RunID: id, Status: status, Err: runErr}

@@ -9,10 +9,21 @@
 //
 // The file is opened in WAL mode with a busy timeout and immediate write
 // transactions, so several oltplab processes can write to one store at once.
-// A store written by a newer oltplab is refused and never modified.
+// Opening is serialized between processes (a lock on the directory), so a
+// store several processes create at once is created once, whole. A store
+// written by a newer oltplab, or one that fails SQLite's integrity check,
+// is refused and never modified.
+//
+// A finished run is never lost to the store: CompleteRun writes its whole
+// outcome in one transaction, and CompleteDurably retries a busy store and
+// meanwhile (or at last) keeps the outcome in a file next to the store,
+// which Import loads once. Every run and profile records the process that
+// wrote it; one left running by a process that is gone (killed, crashed)
+// is marked abandoned when the store is next opened on that host.
 //
 // The store never holds a secret: callers redact targets before they get
-// here, and CreateRun refuses a target that still carries a password.
+// here, and CreateRun and CreateProfile refuse a target that still carries
+// a password.
 //
 // It must not import internal/cli, internal/driver or any dialect package:
 // it knows results, not how they were produced.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -17,31 +18,40 @@ func (s *Store) PutHistograms(ctx context.Context, runID int64, hs map[string]*h
 	if len(hs) == 0 {
 		return nil
 	}
+	enc, err := encodeHistograms(hs)
+	if err != nil {
+		return fmt.Errorf("store histograms of run %d: %w", runID, err)
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store histograms of run %d: %w", runID, err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO histograms (run_id, tx, hdr) VALUES (?, ?, ?)
-		ON CONFLICT (run_id, tx) DO UPDATE SET hdr = excluded.hdr`)
-	if err != nil {
+	if err := putHistograms(ctx, tx, runID, enc); err != nil {
 		return fmt.Errorf("store histograms of run %d: %w", runID, err)
-	}
-	defer stmt.Close()
-	for name, h := range hs {
-		if h == nil {
-			return fmt.Errorf("store histogram %s of run %d: nil histogram", name, runID)
-		}
-		b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-		if err != nil {
-			return fmt.Errorf("encode histogram %s of run %d: %w", name, runID, err)
-		}
-		if _, err := stmt.ExecContext(ctx, runID, name, b); err != nil {
-			return fmt.Errorf("store histogram %s of run %d: %w", name, runID, err)
-		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store histograms of run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// putHistograms writes encoded histograms of a run inside tx, replacing
+// those of the same name.
+func putHistograms(ctx context.Context, tx *sql.Tx, runID int64, hs map[string][]byte) error {
+	if len(hs) == 0 {
+		return nil
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO histograms (run_id, tx, hdr) VALUES (?, ?, ?)
+		ON CONFLICT (run_id, tx) DO UPDATE SET hdr = excluded.hdr`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for name, b := range hs {
+		if _, err := stmt.ExecContext(ctx, runID, name, b); err != nil {
+			return fmt.Errorf("histogram %s: %w", name, err)
+		}
 	}
 	return nil
 }
@@ -51,7 +61,7 @@ func (s *Store) PutHistograms(ctx context.Context, runID int64, hs map[string]*h
 func (s *Store) LoadHistograms(ctx context.Context, runID int64) (map[string]*hdrhistogram.Histogram, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT tx, hdr FROM histograms WHERE run_id = ? ORDER BY tx`, runID)
 	if err != nil {
-		return nil, fmt.Errorf("load histograms of run %d: %w", runID, err)
+		return nil, fmt.Errorf("load histograms of run %d: %w", runID, classify(err))
 	}
 	defer rows.Close()
 	hs := map[string]*hdrhistogram.Histogram{}
@@ -61,7 +71,7 @@ func (s *Store) LoadHistograms(ctx context.Context, runID int64) (map[string]*hd
 			b    []byte
 		)
 		if err := rows.Scan(&name, &b); err != nil {
-			return nil, fmt.Errorf("load histograms of run %d: %w", runID, err)
+			return nil, fmt.Errorf("load histograms of run %d: %w", runID, classify(err))
 		}
 		h, err := hdrhistogram.Decode(b)
 		if err != nil {
@@ -70,7 +80,7 @@ func (s *Store) LoadHistograms(ctx context.Context, runID int64) (map[string]*hd
 		hs[name] = h
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("load histograms of run %d: %w", runID, err)
+		return nil, fmt.Errorf("load histograms of run %d: %w", runID, classify(err))
 	}
 	return hs, nil
 }

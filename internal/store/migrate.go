@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 )
 
 // applicationID marks the SQLite file as an oltplab results store
@@ -118,14 +119,31 @@ var migrations = []migration{
 		`CREATE INDEX runs_by_experiment ON runs(experiment_id, experiment_seq)`,
 		`CREATE INDEX profiles_by_experiment ON profiles(experiment_id, experiment_seq)`,
 	}},
+	// Who wrote a run or profile (writer.go: a running row whose process
+	// is gone is abandoned) and a stable identity, so a result saved to a
+	// file when the store was unusable is imported exactly once.
+	{version: 3, name: "writers and identities of runs and profiles", stmts: []string{
+		`ALTER TABLE runs ADD COLUMN uid TEXT`,
+		`ALTER TABLE runs ADD COLUMN writer_pid INTEGER`,
+		`ALTER TABLE runs ADD COLUMN writer_host TEXT`,
+		`ALTER TABLE runs ADD COLUMN writer_started TEXT`,
+		`CREATE UNIQUE INDEX runs_by_uid ON runs(uid)`,
+		`CREATE INDEX runs_running ON runs(writer_host) WHERE status = 'running'`,
+		`ALTER TABLE profiles ADD COLUMN uid TEXT`,
+		`ALTER TABLE profiles ADD COLUMN writer_pid INTEGER`,
+		`ALTER TABLE profiles ADD COLUMN writer_host TEXT`,
+		`ALTER TABLE profiles ADD COLUMN writer_started TEXT`,
+		`CREATE UNIQUE INDEX profiles_by_uid ON profiles(uid)`,
+	}},
 }
 
 // SchemaVersion is the newest schema this binary knows.
 func SchemaVersion() int { return migrations[len(migrations)-1].version }
 
-// migrate checks that the file is ours and not newer, then applies the
-// missing migrations in one immediate transaction. The checks only read,
-// so a refused file is left exactly as it was.
+// migrate checks that the file is ours, not newer and not damaged (the
+// last only when it is to be written: see OpenToRead), then
+// applies the missing migrations in one immediate transaction. The checks
+// only read, so a refused file is left exactly as it was.
 func (s *Store) migrate(ctx context.Context) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
@@ -133,8 +151,14 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	defer conn.Close()
 
-	if _, err := checkVersion(ctx, conn); err != nil {
+	have, err := checkVersion(ctx, conn)
+	if err != nil {
 		return err
+	}
+	if !s.toRead || have < SchemaVersion() {
+		if err := quickCheck(ctx, conn); err != nil {
+			return err
+		}
 	}
 	// Persistent in the file; a no-op when already WAL. Not allowed inside
 	// a transaction, so it comes before it.
@@ -149,7 +173,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	defer tx.Rollback()
 	// Another process may have migrated between the check and the lock.
-	have, err := checkVersion(ctx, tx)
+	have, err = checkVersion(ctx, tx)
 	if err != nil {
 		return err
 	}
@@ -219,4 +243,32 @@ func checkVersion(ctx context.Context, q queryer) (int, error) {
 			ErrNewerSchema, v, SchemaVersion())
 	}
 	return v, nil
+}
+
+// quickCheck runs SQLite's quick_check (the structure of every page and
+// index, without comparing index content to tables) and turns a failure
+// into ErrDamaged with the first problems it names.
+func quickCheck(ctx context.Context, conn *sql.Conn) error {
+	rows, err := conn.QueryContext(ctx, `PRAGMA quick_check(3)`)
+	if err != nil {
+		return fmt.Errorf("check integrity: %w", err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var msg string
+		if err := rows.Scan(&msg); err != nil {
+			return fmt.Errorf("check integrity: %w", err)
+		}
+		if msg != "ok" {
+			problems = append(problems, msg)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("check integrity: %w", err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w (integrity check: %s)", ErrDamaged, strings.Join(problems, "; "))
+	}
+	return nil
 }

@@ -25,11 +25,18 @@ type Profile struct {
 	// to the (target, step) of its schedule; 0 when none.
 	ExperimentID  int64
 	ExperimentSeq int
+	UID           string // identity across stores; empty before schema version 3
+	Writer        Writer // the process that created it; zero before schema version 3
 }
 
 // CreateProfile stores a new profile with status running and returns its
 // id. CreatedAt defaults to now. Labels may be reused.
 func (s *Store) CreateProfile(ctx context.Context, p Profile) (int64, error) {
+	for _, err := range []error{checkNoSecretJSON(p.Params), checkNoSecretJSON(p.Context)} {
+		if err != nil {
+			return 0, fmt.Errorf("create profile %q: %w", p.Label, err)
+		}
+	}
 	params, err := jsonObject("params", p.Params)
 	if err != nil {
 		return 0, fmt.Errorf("create profile %q: %w", p.Label, err)
@@ -41,17 +48,36 @@ func (s *Store) CreateProfile(ctx context.Context, p Profile) (int64, error) {
 	if p.CreatedAt.IsZero() {
 		p.CreatedAt = s.now()
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO profiles (label, status, created_at, params, context, experiment_id, experiment_seq)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, p.Label, string(StatusRunning), formatTime(p.CreatedAt), params, pctx,
-		nullZero(p.ExperimentID), nullZero(int64(p.ExperimentSeq)))
+	p.Status, p.UID, p.Writer = StatusRunning, newUID(), s.writer
+	p.Params, p.Context = json.RawMessage(params), json.RawMessage(pctx)
+	id, err := insertProfile(ctx, s.db, p)
 	if err != nil {
 		return 0, fmt.Errorf("create profile %q: %w", p.Label, err)
 	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return 0, fmt.Errorf("create profile %q: %w", p.Label, err)
-	}
+	p.ID = id
+	s.mu.Lock()
+	s.profiles[id] = p
+	s.mu.Unlock()
 	return id, nil
+}
+
+// insertProfile inserts p as it is and returns its new id.
+func insertProfile(ctx context.Context, db execer, p Profile) (int64, error) {
+	var ended sql.NullString
+	if !p.EndedAt.IsZero() {
+		ended = sql.NullString{String: formatTime(p.EndedAt), Valid: true}
+	}
+	res, err := db.ExecContext(ctx, `INSERT INTO profiles
+		(label, status, created_at, ended_at, params, context, experiment_id, experiment_seq,
+		 uid, writer_pid, writer_host, writer_started)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.Label, string(p.Status), formatTime(p.CreatedAt), ended, string(p.Params), string(p.Context),
+		nullZero(p.ExperimentID), nullZero(int64(p.ExperimentSeq)),
+		nullString(p.UID), nullZero(int64(p.Writer.PID)), nullString(p.Writer.Host), nullString(p.Writer.Started))
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 // FinishProfile records how a running profile ended; finishing twice is
@@ -83,7 +109,8 @@ func (s *Store) ReopenProfile(ctx context.Context, id int64) error {
 	return nil
 }
 
-const profileColumns = `id, label, status, created_at, ended_at, params, context, experiment_id, experiment_seq`
+const profileColumns = `id, label, status, created_at, ended_at, params, context, experiment_id, experiment_seq,
+	uid, writer_pid, writer_host, writer_started`
 
 // GetProfile returns one profile, or an error wrapping ErrNotFound.
 func (s *Store) GetProfile(ctx context.Context, id int64) (Profile, error) {
@@ -92,8 +119,9 @@ func (s *Store) GetProfile(ctx context.Context, id int64) (Profile, error) {
 		return Profile{}, fmt.Errorf("get profile %d: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return Profile{}, fmt.Errorf("get profile %d: %w", id, err)
+		return Profile{}, fmt.Errorf("get profile %d: %w", id, classify(err))
 	}
+	p.Status = s.seenAbandoned(p.Status, p.Writer)
 	return p, nil
 }
 
@@ -127,19 +155,20 @@ func (s *Store) ListProfiles(ctx context.Context, f ProfileFilter) ([]Profile, e
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list profiles: %w", err)
+		return nil, fmt.Errorf("list profiles: %w", classify(err))
 	}
 	defer rows.Close()
 	var ps []Profile
 	for rows.Next() {
 		p, err := scanProfile(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list profiles: %w", err)
+			return nil, fmt.Errorf("list profiles: %w", classify(err))
 		}
+		p.Status = s.seenAbandoned(p.Status, p.Writer)
 		ps = append(ps, p)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list profiles: %w", err)
+		return nil, fmt.Errorf("list profiles: %w", classify(err))
 	}
 	return ps, nil
 }
@@ -175,11 +204,16 @@ func scanProfile(sc scanner) (Profile, error) {
 		status, created, params, pctx string
 		ended                         sql.NullString
 		expID, expSeq                 sql.NullInt64
+		uid, writerHost, writerStart  sql.NullString
+		writerPID                     sql.NullInt64
 	)
-	if err := sc.Scan(&p.ID, &p.Label, &status, &created, &ended, &params, &pctx, &expID, &expSeq); err != nil {
+	if err := sc.Scan(&p.ID, &p.Label, &status, &created, &ended, &params, &pctx, &expID, &expSeq,
+		&uid, &writerPID, &writerHost, &writerStart); err != nil {
 		return Profile{}, err
 	}
 	p.ExperimentID, p.ExperimentSeq = expID.Int64, int(expSeq.Int64)
+	p.UID = uid.String
+	p.Writer = Writer{PID: int(writerPID.Int64), Host: writerHost.String, Started: writerStart.String}
 	p.Status = Status(status)
 	var err error
 	if p.CreatedAt, err = parseTime(created); err != nil {
@@ -189,5 +223,8 @@ func scanProfile(sc scanner) (Profile, error) {
 		return Profile{}, fmt.Errorf("profile %d: %w", p.ID, err)
 	}
 	p.Params, p.Context = json.RawMessage(params), json.RawMessage(pctx)
+	if !json.Valid(p.Params) || !json.Valid(p.Context) {
+		return Profile{}, fmt.Errorf("profile %d: the stored parameters or context are not valid JSON: %w", p.ID, ErrDamaged)
+	}
 	return p, nil
 }

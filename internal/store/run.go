@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,8 +32,9 @@ func (k Kind) Valid() bool {
 	return false
 }
 
-// Status is where a run or profile stands. A process that crashed leaves
-// StatusRunning behind; the store shows it as stored.
+// Status is where a run or profile stands. A process that was killed or
+// crashed leaves StatusRunning behind, which Open turns into
+// StatusAbandoned once the process is gone (writer.go).
 type Status string
 
 const (
@@ -42,13 +45,14 @@ const (
 	// StatusSuspect: finished, but its figures disagree with themselves
 	// (the database's counters against the driver's own counts); stored
 	// with the reason, left out of peaks and verdicts unless asked for.
-	StatusSuspect Status = "suspect"
+	StatusSuspect   Status = "suspect"
+	StatusAbandoned Status = "abandoned" // its process ended without finishing it
 )
 
 // Valid reports whether s is a status this store knows.
 func (s Status) Valid() bool {
 	switch s {
-	case StatusRunning, StatusOK, StatusPartial, StatusFailed, StatusSuspect:
+	case StatusRunning, StatusOK, StatusPartial, StatusFailed, StatusSuspect, StatusAbandoned:
 		return true
 	}
 	return false
@@ -87,6 +91,11 @@ type Run struct {
 	// while it ran, or a resumed experiment measured its slot again);
 	// empty for a run that counts. Reports leave superseded runs out.
 	Superseded string
+	// UID identifies the run across stores (a saved result is imported
+	// once); empty for runs stored before schema version 3.
+	UID string
+	// Writer is the process that created it; zero before schema version 3.
+	Writer Writer
 }
 
 // CreateRun stores a new run with status running and returns its id.
@@ -95,8 +104,10 @@ func (s *Store) CreateRun(ctx context.Context, r Run) (int64, error) {
 	if !r.Kind.Valid() {
 		return 0, fmt.Errorf("create run: unknown kind %q", r.Kind)
 	}
-	if err := checkNoSecret(r.Target); err != nil {
-		return 0, fmt.Errorf("create run: %w", err)
+	for _, err := range []error{checkNoSecret(r.Target), checkNoSecretJSON(r.Params), checkNoSecretJSON(r.Context)} {
+		if err != nil {
+			return 0, fmt.Errorf("create run: %w", err)
+		}
 	}
 	params, err := jsonObject("params", r.Params)
 	if err != nil {
@@ -109,26 +120,54 @@ func (s *Store) CreateRun(ctx context.Context, r Run) (int64, error) {
 	if r.StartedAt.IsZero() {
 		r.StartedAt = s.now()
 	}
+	r.Status, r.UID, r.Writer = StatusRunning, newUID(), s.writer
+	r.Params, r.Context = json.RawMessage(params), json.RawMessage(runCtx)
+	id, err := insertRun(ctx, s.db, r)
+	if err != nil {
+		return 0, fmt.Errorf("create %s run %q: %w", r.Kind, r.Label, err)
+	}
+	r.ID = id
+	s.mu.Lock()
+	s.runs[id] = r
+	s.mu.Unlock()
+	return id, nil
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// insertRun inserts r as it is (status, identity and writer included) and
+// returns its new id.
+func insertRun(ctx context.Context, db execer, r Run) (int64, error) {
 	var seed sql.NullInt64
 	if r.Seed != nil {
 		seed = sql.NullInt64{Int64: *r.Seed, Valid: true}
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO runs
+	w := r.Writer
+	res, err := db.ExecContext(ctx, `INSERT INTO runs
 		(kind, label, profile_id, step, repeat, vus, status, started_at, target, dialect, tool_version, seed, params, context,
-		 experiment_id, experiment_seq)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		 experiment_id, experiment_seq, uid, writer_pid, writer_host, writer_started)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		string(r.Kind), r.Label, nullZero(r.ProfileID), nullZero(int64(r.Step)), nullZero(int64(r.Repeat)),
-		nullZero(int64(r.VUs)), string(StatusRunning), formatTime(r.StartedAt), r.Target, r.Dialect,
-		r.ToolVersion, seed, params, runCtx, nullZero(r.ExperimentID), nullZero(int64(r.ExperimentSeq)))
+		nullZero(int64(r.VUs)), string(r.Status), formatTime(r.StartedAt), r.Target, r.Dialect,
+		r.ToolVersion, seed, string(r.Params), string(r.Context),
+		nullZero(r.ExperimentID), nullZero(int64(r.ExperimentSeq)),
+		nullString(r.UID), nullZero(int64(w.PID)), nullString(w.Host), nullString(w.Started))
 	if err != nil {
-		return 0, fmt.Errorf("create %s run %q: %w", r.Kind, r.Label, err)
+		return 0, err
 	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return 0, fmt.Errorf("create %s run %q: %w", r.Kind, r.Label, err)
-	}
-	return id, nil
+	return res.LastInsertId()
 }
+
+// newUID is a random 128-bit identity in hex.
+func newUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
 // FinishRun records how a running run ended. status must not be running;
 // summary may be nil; errText is stored when not empty. Finishing a run
@@ -236,7 +275,8 @@ type RunFilter struct {
 }
 
 const runColumns = `id, kind, label, profile_id, step, repeat, vus, status, started_at, ended_at,
-	target, dialect, tool_version, seed, params, context, summary, error, experiment_id, experiment_seq, superseded`
+	target, dialect, tool_version, seed, params, context, summary, error, experiment_id, experiment_seq, superseded,
+	uid, writer_pid, writer_host, writer_started`
 
 // ListRuns returns the runs matching f, newest first.
 func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
@@ -271,19 +311,20 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
+		return nil, fmt.Errorf("list runs: %w", classify(err))
 	}
 	defer rows.Close()
 	var runs []Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list runs: %w", err)
+			return nil, fmt.Errorf("list runs: %w", classify(err))
 		}
+		s.seenAbandonedRun(&r)
 		runs = append(runs, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
+		return nil, fmt.Errorf("list runs: %w", classify(err))
 	}
 	return runs, nil
 }
@@ -295,8 +336,9 @@ func (s *Store) GetRun(ctx context.Context, id int64) (Run, error) {
 		return Run{}, fmt.Errorf("get run %d: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return Run{}, fmt.Errorf("get run %d: %w", id, err)
+		return Run{}, fmt.Errorf("get run %d: %w", id, classify(err))
 	}
+	s.seenAbandonedRun(&r)
 	return r, nil
 }
 
@@ -308,17 +350,20 @@ func scanRun(sc scanner) (Run, error) {
 		kind, status, started, params string
 		runCtx                        string
 		profileID, step, repeat, vus  sql.NullInt64
-		seed                          sql.NullInt64
+		seed, writerPID               sql.NullInt64
 		ended, summary, errText       sql.NullString
 		expID, expSeq                 sql.NullInt64
 		superseded                    sql.NullString
+		uid, writerHost, writerStart  sql.NullString
 	)
 	if err := sc.Scan(&r.ID, &kind, &r.Label, &profileID, &step, &repeat, &vus, &status, &started, &ended,
 		&r.Target, &r.Dialect, &r.ToolVersion, &seed, &params, &runCtx, &summary, &errText,
-		&expID, &expSeq, &superseded); err != nil {
+		&expID, &expSeq, &superseded, &uid, &writerPID, &writerHost, &writerStart); err != nil {
 		return Run{}, err
 	}
 	r.ExperimentID, r.ExperimentSeq, r.Superseded = expID.Int64, int(expSeq.Int64), superseded.String
+	r.UID = uid.String
+	r.Writer = Writer{PID: int(writerPID.Int64), Host: writerHost.String, Started: writerStart.String}
 	r.Kind, r.Status = Kind(kind), Status(status)
 	r.ProfileID, r.Step, r.Repeat, r.VUs = profileID.Int64, int(step.Int64), int(repeat.Int64), int(vus.Int64)
 	if seed.Valid {
@@ -337,6 +382,16 @@ func scanRun(sc scanner) (Run, error) {
 		r.Summary = json.RawMessage(summary.String)
 	}
 	r.Error = errText.String
+	// Only valid JSON is ever written; anything else was damaged on disk
+	// in a way the integrity check cannot see (inside a value).
+	for _, f := range []struct {
+		name string
+		v    json.RawMessage
+	}{{"parameters", r.Params}, {"context", r.Context}, {"summary", r.Summary}} {
+		if len(f.v) > 0 && !json.Valid(f.v) {
+			return Run{}, fmt.Errorf("run %d: the stored %s are not valid JSON: %w", r.ID, f.name, ErrDamaged)
+		}
+	}
 	return r, nil
 }
 

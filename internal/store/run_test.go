@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 )
@@ -57,6 +58,14 @@ func TestRunRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every new run gets its own identity and records this process.
+	if len(got.UID) != 32 {
+		t.Errorf("UID: got %q, want 32 hex digits", got.UID)
+	}
+	if me := currentWriter(); got.Writer != me || me.PID != os.Getpid() || me.Started == "" {
+		t.Errorf("writer: got %+v, want this process %+v with a start identity", got.Writer, me)
+	}
+	want.UID, want.Writer = got.UID, got.Writer
 	sameRun(t, got, want)
 
 	if err := s.UpdateRunContext(ctx, id, json.RawMessage(`{"host":{"cpus":2},"db":{"version":"15.8"}}`)); err != nil {
@@ -285,6 +294,11 @@ func TestCreateRunRefusesPasswords(t *testing.T) {
 		{"postgres://db1/tpcc?user=bench&password=" + secret, true},
 		{"host=db1 user=bench password=" + secret + " dbname=tpcc", true},
 		{"host=db1 user=bench password=REDACTED dbname=tpcc", false},
+		{"postgres:bench:" + secret + "@db1:5432/tpcc", true},
+		{"mysql:bench:" + secret + "@db1:3307/tpcc", true},
+		{"mysql:bench:REDACTED@db1:3307/tpcc", false},
+		{"mysql://bench@db1/tpcc?allowCleartextPasswords=1", false},
+		{"postgres://bench@db1/tpcc?sslpassword=" + secret, true},
 	}
 	for _, c := range cases {
 		t.Run(c.target, func(t *testing.T) {
@@ -305,5 +319,36 @@ func TestCreateRunRefusesPasswords(t *testing.T) {
 		if bytes.Contains([]byte(r.Target), []byte(secret)) {
 			t.Errorf("run %d stored a password in its target", r.ID)
 		}
+	}
+}
+
+// TestCreateProfileRefusesPasswords: a profile's parameters and context
+// carry the target too; one that still holds a password is refused before
+// anything is written.
+func TestCreateProfileRefusesPasswords(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	const secret = "hunter2-s3cret"
+	bad := []json.RawMessage{
+		json.RawMessage(`{"target": "postgres://bench@db1/tpcc?password=` + secret + `"}`),
+		json.RawMessage(`{"database": {"target": "postgres://bench:` + secret + `@db1/tpcc"}}`),
+	}
+	for i, raw := range bad {
+		if _, err := s.CreateProfile(ctx, Profile{Label: "p", Params: raw}); !errors.Is(err, ErrSecretInTarget) {
+			t.Errorf("params %d: got %v, want ErrSecretInTarget", i, err)
+		}
+		if _, err := s.CreateProfile(ctx, Profile{Label: "p", Context: raw}); !errors.Is(err, ErrSecretInTarget) {
+			t.Errorf("context %d: got %v, want ErrSecretInTarget", i, err)
+		}
+		if _, err := s.CreateRun(ctx, Run{Kind: KindRun, Params: raw}); !errors.Is(err, ErrSecretInTarget) {
+			t.Errorf("run params %d: got %v, want ErrSecretInTarget", i, err)
+		}
+	}
+	if ps, err := s.ListProfiles(ctx, ProfileFilter{}); err != nil || len(ps) != 0 {
+		t.Errorf("profiles stored: %d (%v), want none", len(ps), err)
+	}
+	ok := json.RawMessage(`{"target": "postgres://bench@db1/tpcc?password=REDACTED", "note": "password=x is only text here"}`)
+	if _, err := s.CreateProfile(ctx, Profile{Label: "p", Params: ok}); err != nil {
+		t.Errorf("redacted target refused: %v", err)
 	}
 }

@@ -44,37 +44,55 @@ func (s *Store) AddSamples(ctx context.Context, runID int64, samples []Sample) e
 	if len(samples) == 0 {
 		return nil
 	}
-	for i, sm := range samples {
-		if !sm.Source.Valid() {
-			return fmt.Errorf("add samples to run %d: sample %d: unknown source %q", runID, i, sm.Source)
-		}
-		if sm.Metric == "" {
-			return fmt.Errorf("add samples to run %d: sample %d: no metric name", runID, i)
-		}
-		if math.IsNaN(sm.Value) || math.IsInf(sm.Value, 0) {
-			return fmt.Errorf("add samples to run %d: %s %s %s at %d ms: value %v is not a number",
-				runID, sm.Source, sm.Metric, sm.Device, sm.TMillis, sm.Value)
-		}
+	if err := validateSamples(samples); err != nil {
+		return fmt.Errorf("add samples to run %d: %w", runID, err)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("add samples to run %d: %w", runID, err)
 	}
 	defer tx.Rollback()
+	if err := insertSamples(ctx, tx, runID, samples); err != nil {
+		return fmt.Errorf("add samples to run %d: %w", runID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("add samples to run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// validateSamples refuses samples the store cannot hold faithfully.
+func validateSamples(samples []Sample) error {
+	for i, sm := range samples {
+		if !sm.Source.Valid() {
+			return fmt.Errorf("sample %d: unknown source %q", i, sm.Source)
+		}
+		if sm.Metric == "" {
+			return fmt.Errorf("sample %d: no metric name", i)
+		}
+		if math.IsNaN(sm.Value) || math.IsInf(sm.Value, 0) {
+			return fmt.Errorf("%s %s %s at %d ms: value %v is not a number", sm.Source, sm.Metric, sm.Device, sm.TMillis, sm.Value)
+		}
+	}
+	return nil
+}
+
+// insertSamples writes samples of a run inside tx.
+func insertSamples(ctx context.Context, tx *sql.Tx, runID int64, samples []Sample) error {
+	if len(samples) == 0 {
+		return nil
+	}
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO samples (run_id, t_ms, source, metric, device, value)
 		VALUES (?, ?, ?, ?, ?, ?)`)
 	if err != nil {
-		return fmt.Errorf("add samples to run %d: %w", runID, err)
+		return err
 	}
 	defer stmt.Close()
 	for _, sm := range samples {
 		if _, err := stmt.ExecContext(ctx, runID, sm.TMillis, string(sm.Source), sm.Metric,
 			sql.NullString{String: sm.Device, Valid: sm.Device != ""}, sm.Value); err != nil {
-			return fmt.Errorf("add samples to run %d: %s %s: %w", runID, sm.Source, sm.Metric, err)
+			return fmt.Errorf("%s %s: %w", sm.Source, sm.Metric, err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("add samples to run %d: %w", runID, err)
 	}
 	return nil
 }
@@ -103,7 +121,7 @@ func (s *Store) Samples(ctx context.Context, runID int64, f SampleFilter) ([]Sam
 	rows, err := s.db.QueryContext(ctx, `SELECT t_ms, source, metric, device, value FROM samples WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY source, metric, device, t_ms`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read samples of run %d: %w", runID, err)
+		return nil, fmt.Errorf("read samples of run %d: %w", runID, classify(err))
 	}
 	defer rows.Close()
 	var out []Sample
@@ -114,13 +132,13 @@ func (s *Store) Samples(ctx context.Context, runID int64, f SampleFilter) ([]Sam
 			device sql.NullString
 		)
 		if err := rows.Scan(&sm.TMillis, &source, &sm.Metric, &device, &sm.Value); err != nil {
-			return nil, fmt.Errorf("read samples of run %d: %w", runID, err)
+			return nil, fmt.Errorf("read samples of run %d: %w", runID, classify(err))
 		}
 		sm.Source, sm.Device = Source(source), device.String
 		out = append(out, sm)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read samples of run %d: %w", runID, err)
+		return nil, fmt.Errorf("read samples of run %d: %w", runID, classify(err))
 	}
 	return out, nil
 }

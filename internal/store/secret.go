@@ -1,17 +1,22 @@
 package store
 
 import (
+	"encoding/json"
 	"net/url"
 	"regexp"
 	"strings"
 )
+
+// secretParams are the URL parameters whose value is a secret.
+var secretParams = map[string]bool{"password": true, "sslpassword": true}
 
 // redactedPasswords are what redaction leaves behind: dialect.Secret prints
 // REDACTED, url.URL.Redacted writes xxxxx.
 var redactedPasswords = map[string]bool{"": true, "REDACTED": true, "xxxxx": true}
 
 var (
-	rawUserinfoPassword = regexp.MustCompile(`://[^/@?#]*:[^/@?#]+@`)
+	// "user:pass@" after "scheme://", after "scheme:" (opaque) or alone.
+	rawUserinfoPassword = regexp.MustCompile(`(?i)(?:^[a-z][a-z0-9+.-]*:|://|^)[^/?#@\s:]*:([^\s]*)@`)
 	rawKeywordPassword  = regexp.MustCompile(`(?i)(^|[\s;&?])[a-z_]*password\s*=\s*[^\s;&]+`)
 )
 
@@ -23,8 +28,11 @@ func checkNoSecret(target string) error {
 		return nil
 	}
 	u, err := url.Parse(target)
-	if err != nil || u.Scheme == "" {
-		if rawUserinfoPassword.MatchString(target) || hasKeywordPassword(target) {
+	if err != nil || u.Scheme == "" || u.Opaque != "" {
+		if m := rawUserinfoPassword.FindStringSubmatch(target); m != nil && !redactedPasswords[m[1]] {
+			return ErrSecretInTarget
+		}
+		if hasKeywordPassword(target) {
 			return ErrSecretInTarget
 		}
 		return nil
@@ -35,7 +43,8 @@ func checkNoSecret(target string) error {
 		}
 	}
 	for k, vs := range u.Query() {
-		if !strings.Contains(strings.ToLower(k), "password") {
+		// Exact keys: allowCleartextPasswords=1 is not a password.
+		if !secretParams[strings.ToLower(k)] {
 			continue
 		}
 		for _, v := range vs {
@@ -55,4 +64,41 @@ func hasKeywordPassword(s string) bool {
 		}
 	}
 	return false
+}
+
+// checkNoSecretJSON applies checkNoSecret to every string stored under a
+// "target" key in params or context JSON: a profile's parameters carry the
+// target too, and must not be written before it was redacted.
+func checkNoSecretJSON(raw json.RawMessage) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil // invalid JSON is refused by jsonObject
+	}
+	var walk func(v any) error
+	walk = func(v any) error {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if s, ok := e.(string); ok && strings.EqualFold(k, "target") {
+					if err := checkNoSecret(s); err != nil {
+						return err
+					}
+				}
+				if err := walk(e); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for _, e := range x {
+				if err := walk(e); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(v)
 }

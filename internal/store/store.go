@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	sqlite "modernc.org/sqlite"
@@ -31,11 +32,22 @@ var (
 	ErrFinished = errors.New("already finished")
 	// ErrSecretInTarget: CreateRun got a target that still holds a password.
 	ErrSecretInTarget = errors.New("target holds a password; redact it before storing")
+	// ErrDamaged: the file is a damaged SQLite database (its integrity
+	// check fails, or a stored value is not what was written). Nothing is
+	// written to it.
+	ErrDamaged = errors.New("results store is damaged")
+	// ErrBusy: another process held the store locked for longer than a
+	// writer waits (SQLITE_BUSY).
+	ErrBusy = errors.New("results store is locked by another process")
 )
 
-// busyTimeoutMillis is how long a writer waits for another process's write
+// busyTimeout is how long a writer waits for another process's write
 // transaction before giving up with SQLITE_BUSY.
-const busyTimeoutMillis = 15000
+const busyTimeout = 15 * time.Second
+
+// openLockTimeout bounds the wait for another process that is creating or
+// migrating the store (lockDir).
+const openLockTimeout = 2 * time.Minute
 
 // timeLayout is RFC 3339 in UTC with a fixed nine-digit fraction, so stored
 // times sort as text. time.RFC3339Nano parses it.
@@ -43,9 +55,17 @@ const timeLayout = "2006-01-02T15:04:05.000000000Z"
 
 // Store is an open results store. It is safe for concurrent use.
 type Store struct {
-	db   *sql.DB
-	path string
-	now  func() time.Time // injected in tests
+	db     *sql.DB
+	path   string
+	now    func() time.Time // injected in tests
+	writer Writer           // this process, recorded with what it creates
+	toRead bool             // opened by OpenToRead
+
+	// What this process created, for the file a result is saved to when
+	// the store cannot take it (durable.go).
+	mu       sync.Mutex
+	runs     map[int64]Run
+	profiles map[int64]Profile
 }
 
 // DefaultPath is where the results store lives when the user names none:
@@ -83,23 +103,53 @@ func defaultPath(getenv func(string) string) (path string, ownDir bool, err erro
 // OpenDefault opens (creating if needed) the store at DefaultPath,
 // creating the XDG data directory when that is where it lives.
 func OpenDefault(ctx context.Context, getenv func(string) string) (*Store, error) {
-	path, ownDir, err := defaultPath(getenv)
+	path, err := PrepareDefault(getenv)
 	if err != nil {
 		return nil, err
 	}
+	return Open(ctx, path)
+}
+
+// PrepareDefault returns DefaultPath after creating the XDG data
+// directory when that is where it lives (never the directory of a path the
+// user named in $OLTPLAB_RESULTS).
+func PrepareDefault(getenv func(string) string) (string, error) {
+	path, ownDir, err := defaultPath(getenv)
+	if err != nil {
+		return "", err
+	}
 	if ownDir {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, fmt.Errorf("create results store directory %s: %w: %w", filepath.Dir(path), ErrUnwritable, err)
+			return "", fmt.Errorf("create results store directory %s: %w: %w", filepath.Dir(path), ErrUnwritable, err)
 		}
 	}
-	return Open(ctx, path)
+	return path, nil
 }
 
 // Open opens the results store at path, creating the file (never its
 // directory) and bringing its schema up to date. A missing or unwritable
 // directory or file gives an error wrapping ErrUnwritable; a store from a
-// newer oltplab gives ErrNewerSchema and is not modified.
+// newer oltplab gives ErrNewerSchema and a damaged one ErrDamaged, and
+// neither is modified. Running runs whose process has ended on this host
+// are marked abandoned.
+//
+// Opening is serialized between processes (lockDir): a store that several
+// processes create at once is created once, completely.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, busyTimeout, false)
+}
+
+// OpenToRead opens the store for a command that only reads it (lists,
+// shows, exports, reports). It skips the integrity check, which reads the
+// whole file (seconds for a store of a few hundred megabytes), unless the
+// schema must be migrated, and writes nothing else: runs and profiles
+// whose writer is gone read as abandoned without being marked. Damage is
+// still found where it is read (ErrDamaged).
+func OpenToRead(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, busyTimeout, true)
+}
+
+func open(ctx context.Context, path string, busy time.Duration, toRead bool) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open results store: empty path")
 	}
@@ -107,11 +157,19 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open results store %s: %w", path, err)
 	}
+	if err := checkDir(abs); err != nil {
+		return nil, err
+	}
+	unlock, err := lockDir(ctx, filepath.Dir(abs), openLockTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("open results store %s: %w", abs, err)
+	}
+	defer unlock()
 	if err := checkWritable(abs); err != nil {
 		return nil, err
 	}
 	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMillis))
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Set("_txlock", "immediate") // writers take the lock up front: no upgrade deadlock
 	dsn := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String() + "?" + q.Encode()
@@ -123,18 +181,24 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// instead of sleeping in SQLite's busy handler; other processes are
 	// what busy_timeout is for. Nothing here holds rows open across calls.
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, path: abs, now: time.Now}
+	s := &Store{db: db, path: abs, now: time.Now, writer: currentWriter(), toRead: toRead,
+		runs: map[int64]Run{}, profiles: map[int64]Profile{}}
 	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open results store %s: %w", abs, classify(err))
+	}
+	if toRead {
+		return s, nil
+	}
+	if err := s.markAbandoned(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open results store %s: %w", abs, classify(err))
 	}
 	return s, nil
 }
 
-// checkWritable gives a clear ErrUnwritable before SQLite gives an opaque
-// "unable to open database file". WAL mode also needs to create files next
-// to the store, so the directory must be writable too.
-func checkWritable(path string) error {
+// checkDir gives a clear ErrUnwritable for a missing directory.
+func checkDir(path string) error {
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
 	switch {
@@ -145,6 +209,14 @@ func checkWritable(path string) error {
 	case !st.IsDir():
 		return fmt.Errorf("results store %s: %s is not a directory: %w", path, dir, ErrUnwritable)
 	}
+	return nil
+}
+
+// checkWritable gives a clear ErrUnwritable before SQLite gives an opaque
+// "unable to open database file". WAL mode also needs to create files next
+// to the store, so the directory must be writable too.
+func checkWritable(path string) error {
+	dir := filepath.Dir(path)
 	probe, err := os.CreateTemp(dir, ".oltplab-probe-*")
 	if err != nil {
 		return fmt.Errorf("results store %s: cannot create files in %s: %w: %w", path, dir, ErrUnwritable, err)
@@ -172,6 +244,10 @@ func classify(err error) error {
 		return fmt.Errorf("%w: %w", ErrNotStore, err)
 	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
 		return fmt.Errorf("%w: %w", ErrUnwritable, err)
+	case sqlite3.SQLITE_CORRUPT:
+		return fmt.Errorf("%w: %w", ErrDamaged, err)
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return fmt.Errorf("%w: %w", ErrBusy, err)
 	}
 	return err
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -331,4 +333,263 @@ func TestTwoWritersShareAStore(t *testing.T) {
 	if got, want := len(runs), stores*workers*perWorker; got != want {
 		t.Errorf("got %d finished runs, want %d", got, want)
 	}
+}
+
+// copyFile copies a fixture to a temporary store path.
+func copyFile(t *testing.T, from string) string {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := filepath.Join(t.TempDir(), filepath.Base(from))
+	if err := os.WriteFile(to, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return to
+}
+
+// TestOpenMigratesVersion1: a store written by oltplab before schema
+// version 2 (testdata/results-v1.db: a build, a run, a check, and a run
+// killed while running) is migrated in place; everything in it reads as
+// before, and its running row, whose writer nobody recorded, is left as it
+// was rather than guessed at.
+func TestOpenMigratesVersion1(t *testing.T) {
+	ctx := context.Background()
+	path := copyFile(t, filepath.Join("testdata", "results-v1.db"))
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open a version 1 store: %v", err)
+	}
+	defer s.Close()
+	var v int
+	if err := s.db.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil || v != SchemaVersion() {
+		t.Errorf("schema version after Open: %d (%v), want %d", v, err, SchemaVersion())
+	}
+	runs, err := s.ListRuns(ctx, RunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ""
+	for _, r := range runs {
+		got += fmt.Sprintf("%d:%s:%s:%s ", r.ID, r.Kind, r.Label, r.Status)
+		if r.UID != "" || r.Writer != (Writer{}) {
+			t.Errorf("run %d from version 1 has identity %q, writer %+v", r.ID, r.UID, r.Writer)
+		}
+	}
+	if want := "4:run:killed:running 3:check::ok 2:run:v1:ok 1:build::ok "; got != want {
+		t.Errorf("runs: got %s, want %s", got, want)
+	}
+	if hs, err := s.MergeHistograms(ctx, 2); err != nil || hs["new_order"] == nil || hs["new_order"].TotalCount() == 0 {
+		t.Errorf("histograms of run 2: %v (%v)", hs, err)
+	}
+	if sm, err := s.Samples(ctx, 2, SampleFilter{}); err != nil || len(sm) == 0 {
+		t.Errorf("samples of run 2: %d (%v)", len(sm), err)
+	}
+	id, err := s.CreateRun(ctx, Run{Kind: KindCheck})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.GetRun(ctx, id); err != nil || r.UID == "" || r.Writer.PID == 0 {
+		t.Errorf("a new run in a migrated store: %+v (%v), want an identity and a writer", r, err)
+	}
+}
+
+// TestOpenRefusesDamagedStore: 8 KB of garbage in the middle of a store
+// (a bad disk, a careless copy) is found on open; nothing is written to
+// the file, and the error says it is damaged. A value damaged inside a
+// row, which the integrity check cannot see, is refused when read.
+func TestOpenRefusesDamagedStore(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "results.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		id, err := s.CreateRun(ctx, Run{Kind: KindRun, Label: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CompleteRun(ctx, id, testOutcome(1000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	garbage := make([]byte, 8<<10)
+	for i := range garbage {
+		garbage[i] = byte(i*7 + 0x1d)
+	}
+	if _, err := f.WriteAt(garbage, st.Size()/2/4096*4096); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	before := fileHash(t, path)
+	_, err = Open(ctx, path)
+	if !errors.Is(err, ErrDamaged) {
+		t.Fatalf("Open a damaged store: got %v, want ErrDamaged", err)
+	}
+	if fileHash(t, path) != before {
+		t.Errorf("the damaged store was modified")
+	}
+	// A reader skips the whole-file check but finds the damage it reads.
+	if rs, err := OpenToRead(ctx, path); err == nil {
+		var n int
+		err = rs.db.QueryRowContext(ctx, `SELECT count(*) FROM samples`).Scan(&n)
+		if err = classify(err); !errors.Is(err, ErrDamaged) {
+			t.Errorf("reading a damaged table: got %v, want ErrDamaged", err)
+		}
+		rs.Close()
+	} else if !errors.Is(err, ErrDamaged) {
+		t.Errorf("OpenToRead a damaged store: got %v, want success or ErrDamaged", err)
+	}
+	if fileHash(t, path) != before {
+		t.Errorf("a reader modified the damaged store")
+	}
+
+	t.Run("a damaged value", func(t *testing.T) {
+		s := openTest(t)
+		id, err := s.CreateRun(ctx, Run{Kind: KindRun})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CompleteRun(ctx, id, testOutcome(1)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.db.ExecContext(ctx, `UPDATE runs SET summary = '{"nopm":'||char(29) WHERE id = ?`, id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.GetRun(ctx, id); !errors.Is(err, ErrDamaged) {
+			t.Errorf("GetRun: got %v, want ErrDamaged", err)
+		}
+		if _, err := s.ListRuns(ctx, RunFilter{}); !errors.Is(err, ErrDamaged) {
+			t.Errorf("ListRuns: got %v, want ErrDamaged", err)
+		}
+	})
+}
+
+func TestParseProcStat(t *testing.T) {
+	cases := []struct {
+		name, in string
+		want     ProcStat
+		wantErr  bool
+	}{
+		{"plain", "23390 (cat) R 23386 23386 8998 0 -1 4194304 98 0 0 0 0 0 0 0 20 0 1 0 215136 3133440 381 18446744073709551615", ProcStat{'R', 215136}, false},
+		{"name with spaces and parentheses", "7 (a (b) c) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0", ProcStat{'S', 99}, false},
+		{"zombie", "7 (x) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0", ProcStat{'Z', 99}, false},
+		{"truncated", "7 (x) S 1 2 3", ProcStat{}, true},
+		{"no name", "7 x S 1", ProcStat{}, true},
+		{"not a number", "7 (x) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 zz 0 0", ProcStat{}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ParseProcStat(strings.NewReader(c.in))
+			if (err != nil) != c.wantErr || got != c.want {
+				t.Errorf("got %+v, %v; want %+v, error %v", got, err, c.want, c.wantErr)
+			}
+		})
+	}
+}
+
+// FuzzParseProcStat: any content of /proc/PID/stat gives a value or an
+// error, never a panic.
+func FuzzParseProcStat(f *testing.F) {
+	f.Add("23390 (cat) R 23386 23386 8998 0 -1 4194304 98 0 0 0 0 0 0 0 20 0 1 0 215136 3133440 381")
+	f.Add("7 (a) b) S 1")
+	f.Add(")")
+	f.Fuzz(func(t *testing.T, in string) {
+		_, _ = ParseProcStat(strings.NewReader(in))
+	})
+}
+
+// FuzzImport: whatever a file given to `results import` holds, Import
+// stores a valid result (once) or refuses it; it never panics.
+func FuzzImport(f *testing.F) {
+	ctx := context.Background()
+	dir := f.TempDir()
+	s, err := Open(ctx, filepath.Join(dir, "results.db"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer s.Close()
+	id, err := s.CreateRun(ctx, Run{Kind: KindRun, Label: "seed"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	r := s.runs[id]
+	sv, err := newSaved(r, nil, testOutcome(3))
+	if err != nil {
+		f.Fatal(err)
+	}
+	sv.EndedAt = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	good := filepath.Join(dir, "good.json")
+	if err := writeSaved(good, sv); err != nil {
+		f.Fatal(err)
+	}
+	b, err := os.ReadFile(good)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte(`{"format":"` + savedFormat + `"}`))
+	f.Add([]byte(`{"format":"` + savedFormat + `","run":{"Kind":"run","UID":"00000000000000000000000000000000","StartedAt":"2025-01-01T00:00:00Z"},"status":"ok","ended_at":"2025-01-01T00:00:00Z","histograms":{"x":"AAAA"}}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if _, err := decodeSaved(bytes.NewReader(in)); err != nil {
+			if _, ierr := s.Import(ctx, bytes.NewReader(in)); ierr == nil {
+				t.Errorf("Import took a file decodeSaved refuses (%v)", err)
+			}
+			return
+		}
+		imp, err := s.Import(ctx, bytes.NewReader(in))
+		if err != nil {
+			// A valid file can still clash with the store (a profile or
+			// run identity taken by another): refused as a whole.
+			return
+		}
+		r, err := s.GetRun(ctx, imp.RunID)
+		if err != nil || r.Status == StatusRunning {
+			t.Errorf("Import succeeded but run %d is %+v (%v)", imp.RunID, r.Status, err)
+		}
+		if again, err := s.Import(ctx, bytes.NewReader(in)); err != nil || !again.Already || again.RunID != imp.RunID {
+			t.Errorf("second Import: %+v, %v; want run %d already stored", again, err, imp.RunID)
+		}
+	})
+}
+
+// FuzzOpenFile: whatever bytes the store file holds (another program's
+// file, a truncated copy, garbage), Open either opens a store or refuses
+// the file, never panics, and never changes a file it refuses.
+func FuzzOpenFile(f *testing.F) {
+	v1, err := os.ReadFile(filepath.Join("testdata", "results-v1.db"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(v1)
+	f.Add(v1[:4096])
+	f.Add(v1[:100])
+	f.Add([]byte("SQLite format 3\x00"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		path := filepath.Join(t.TempDir(), "results.db")
+		if err := os.WriteFile(path, in, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(context.Background(), path)
+		if err != nil {
+			if b, _ := os.ReadFile(path); !bytes.Equal(b, in) {
+				t.Errorf("Open refused the file (%v) but changed it", err)
+			}
+			return
+		}
+		defer s.Close()
+		_, _ = s.ListRuns(context.Background(), RunFilter{})
+	})
 }

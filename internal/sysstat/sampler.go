@@ -8,8 +8,8 @@ import (
 )
 
 // HostSample is one value of one host series over an interval: the
-// metric names are those of the results store ("cpu_iowait_pct",
-// "disk_read_iops", ...); Device names the disk or interface, "" for CPU
+// metric names are those of the results store (MetricCPUIOWaitPct,
+// MetricDiskReadIOPS, ...); Device names the disk or interface, "" for CPU
 // and memory.
 type HostSample struct {
 	Metric string
@@ -111,12 +111,12 @@ func hostSamples(prev, cur hostReading) []HostSample {
 	// CPU: percent of all cores together. user includes nice, system
 	// includes irq and softirq; busy is everything but idle and iowait.
 	if u, ok := CPUUsageBetween(prev.stat.Total, cur.stat.Total); ok {
-		add("cpu_busy_pct", "", u.BusyPct())
-		add("cpu_user_pct", "", u.User+u.Nice)
-		add("cpu_system_pct", "", u.System+u.IRQ+u.SoftIRQ)
-		add("cpu_idle_pct", "", u.Idle)
-		add("cpu_iowait_pct", "", u.IOWait)
-		add("cpu_steal_pct", "", u.Steal)
+		add(MetricCPUBusyPct, "", u.BusyPct())
+		add(MetricCPUUserPct, "", u.User+u.Nice)
+		add(MetricCPUSystemPct, "", u.System+u.IRQ+u.SoftIRQ)
+		add(MetricCPUIdlePct, "", u.Idle)
+		add(MetricCPUIOWaitPct, "", u.IOWait)
+		add(MetricCPUStealPct, "", u.Steal)
 	}
 
 	m := cur.mem
@@ -126,11 +126,11 @@ func hostSamples(prev, cur hostReading) []HostSample {
 		if m.TotalBytes > m.FreeBytes+cache {
 			used = m.TotalBytes - m.FreeBytes - cache
 		}
-		add("mem_used_bytes", "", float64(used))
-		add("mem_cache_bytes", "", float64(cache))
-		add("mem_dirty_bytes", "", float64(m.DirtyBytes))
-		add("mem_free_bytes", "", float64(m.FreeBytes))
-		add("mem_available_bytes", "", float64(m.AvailableBytes))
+		add(MetricMemUsedBytes, "", float64(used))
+		add(MetricMemCacheBytes, "", float64(cache))
+		add(MetricMemDirtyBytes, "", float64(m.DirtyBytes))
+		add(MetricMemFreeBytes, "", float64(m.FreeBytes))
+		add(MetricMemAvailableBytes, "", float64(m.AvailableBytes))
 	}
 
 	prevDisks := make(map[string]DiskStats, len(prev.disks))
@@ -146,23 +146,23 @@ func hostSamples(prev, cur hostReading) []HostSample {
 		if !ok {
 			continue // a counter went down: skip this interval
 		}
-		add("disk_read_iops", d.Name, r.ReadIOPS)
-		add("disk_write_iops", d.Name, r.WriteIOPS)
-		add("disk_read_mbps", d.Name, r.ReadBytesPerSec/1e6)
-		add("disk_write_mbps", d.Name, r.WriteBytesPerSec/1e6)
-		add("disk_util_pct", d.Name, r.UtilPct)
-		add("disk_queue_depth", d.Name, r.AvgQueueDepth)
+		add(MetricDiskReadIOPS, d.Name, r.ReadIOPS)
+		add(MetricDiskWriteIOPS, d.Name, r.WriteIOPS)
+		add(MetricDiskReadMBps, d.Name, r.ReadBytesPerSec/1e6)
+		add(MetricDiskWriteMBps, d.Name, r.WriteBytesPerSec/1e6)
+		add(MetricDiskUtilPct, d.Name, r.UtilPct)
+		add(MetricDiskQueueDepth, d.Name, r.AvgQueueDepth)
 		// Mean time per I/O completed in the interval (read and write ms
 		// over read and write count); absent when none completed, so that
 		// quiet seconds do not pull the latency series towards 0.
 		if ios := r.ReadIOPS + r.WriteIOPS; ios > 0 {
-			add("disk_latency_ms", d.Name, (r.ReadAwaitMillis*r.ReadIOPS+r.WriteAwaitMillis*r.WriteIOPS)/ios)
+			add(MetricDiskLatencyMillis, d.Name, (r.ReadAwaitMillis*r.ReadIOPS+r.WriteAwaitMillis*r.WriteIOPS)/ios)
 		}
 		if r.ReadIOPS > 0 {
-			add("disk_read_latency_ms", d.Name, r.ReadAwaitMillis)
+			add(MetricDiskReadLatencyMillis, d.Name, r.ReadAwaitMillis)
 		}
 		if r.WriteIOPS > 0 {
-			add("disk_write_latency_ms", d.Name, r.WriteAwaitMillis)
+			add(MetricDiskWriteLatencyMillis, d.Name, r.WriteAwaitMillis)
 		}
 	}
 
@@ -179,8 +179,8 @@ func hostSamples(prev, cur hostReading) []HostSample {
 		if !ok {
 			continue
 		}
-		add("net_rx_bytes_per_s", n.Name, r.RxBytesPerSec)
-		add("net_tx_bytes_per_s", n.Name, r.TxBytesPerSec)
+		add(MetricNetRxBytesPerS, n.Name, r.RxBytesPerSec)
+		add(MetricNetTxBytesPerS, n.Name, r.TxBytesPerSec)
 	}
 	return out
 }

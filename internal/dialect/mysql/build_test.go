@@ -102,7 +102,7 @@ func TestLoadModesAgree(t *testing.T) {
 	for _, mode := range []loadMode{loadInfile, loadInsert} {
 		d, _ := openTest(t)
 		m := mode
-		forceLoadMode = &m
+		d.forceLoadMode = &m
 		if err := d.CreateTables(ctx); err != nil {
 			t.Fatalf("CreateTables: %v", err)
 		}
@@ -124,7 +124,6 @@ func TestLoadModesAgree(t *testing.T) {
 		if err := l.Close(ctx); err != nil {
 			t.Fatalf("close loader (%v): %v", mode, err)
 		}
-		forceLoadMode = nil
 		names := make([]string, 0, numTables)
 		for _, tb := range tpcc.Tables {
 			names = append(names, tb.String())

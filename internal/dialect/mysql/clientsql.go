@@ -32,7 +32,7 @@ func (d *DB) newClientSession(ctx context.Context) (*tpcc.ClientSession, error) 
 }
 
 func (d *DB) newClientConn(ctx context.Context) (*clientConn, error) {
-	c, err := d.db.Conn(ctx)
+	c, err := d.sessDB.Conn(ctx)
 	if err != nil {
 		return nil, d.wrap("open session", err)
 	}

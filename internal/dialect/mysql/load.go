@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -39,10 +38,6 @@ func (m loadMode) String() string {
 	}
 	return "LOAD DATA LOCAL INFILE"
 }
-
-// forceLoadMode, when not nil, overrides the probe (tests and benchmarks
-// use it to measure and exercise both paths).
-var forceLoadMode *loadMode
 
 // Sizes of the buffers that carry rows to the server.
 const (
@@ -76,8 +71,8 @@ func loadDataSQL(t tpcc.Table, reader string) string {
 // error number.
 func (d *DB) probeLoadMode(ctx context.Context, c *sql.Conn) (loadMode, error) {
 	d.loadOnce.Do(func() {
-		if forceLoadMode != nil {
-			d.loadMode = *forceLoadMode
+		if d.forceLoadMode != nil {
+			d.loadMode = *d.forceLoadMode
 			return
 		}
 		name := "oltplab-probe-" + strconv.FormatUint(readerSeq.Add(1), 10)
@@ -88,7 +83,7 @@ func (d *DB) probeLoadMode(ctx context.Context, c *sql.Conn) (loadMode, error) {
 		case err == nil:
 			d.loadMode = loadInfile
 		case localInfileRefused[errno(err)]:
-			slog.Default().Info("server refuses LOAD DATA LOCAL INFILE; loading with multi-row INSERT", "errno", errno(err))
+			d.log.Info("server refuses LOAD DATA LOCAL INFILE; loading with multi-row INSERT", "errno", errno(err))
 			d.loadMode = loadInsert
 		default:
 			d.loadErr = d.wrap("probe LOAD DATA LOCAL INFILE", err)
@@ -130,7 +125,7 @@ func (d *DB) NewLoader(ctx context.Context) (dialect.Loader, error) {
 	}
 	if _, err := c.ExecContext(ctx, "SET SESSION sql_log_bin = 0"); err != nil {
 		// ER_SPECIFIC_ACCESS_DENIED_ERROR and kin: keep binary logging.
-		slog.Default().Debug("load keeps binary logging: sql_log_bin may not be changed", "errno", errno(err))
+		d.log.Debug("load keeps binary logging: sql_log_bin may not be changed", "errno", errno(err))
 	}
 	mode, err := d.probeLoadMode(ctx, c)
 	if err != nil {

@@ -79,7 +79,13 @@ func TestOpenPasswordFromEnvironment(t *testing.T) {
 	target := dbtest.MySQL(t)
 	password := dbtest.Password(target)
 	target.Password, target.PasswordSet = "", false
-	t.Setenv("MYSQL_PWD", password)
+	// From the environment the caller passes in, not the process's.
+	target.Env.Getenv = func(k string) string {
+		if k == "MYSQL_PWD" {
+			return password
+		}
+		return ""
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	db, err := Open(ctx, target)

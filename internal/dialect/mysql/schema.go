@@ -70,33 +70,29 @@ var secondaryIndexes = []string{
 	"ALTER TABLE orders ADD INDEX orders_customer (o_w_id, o_d_id, o_c_id, o_id)",
 }
 
-// primaryKeysAfterLoad chooses between creating the primary keys with the
-// tables (InnoDB clusters rows on them; the generator emits every table in
-// key order) or adding them after the load (a full rebuild of each table).
-// Measured with BenchmarkBuild / BenchmarkBuildVariants, 10 warehouses, 2
-// loaders, MariaDB 10.11 on 2 cores: keys with the tables 46 s (load 45.7 s,
-// indexes 0.7 s) against 78 s after the load (load 36.4 s, keys and
-// indexes 40.9 s) in the same run. Tests and benchmarks may flip it.
-var primaryKeysAfterLoad = false
-
-func createTableSQL(t tpcc.Table) string {
+// createTableSQL is the CREATE TABLE of t, with its primary key unless
+// it is added after the load (DB.primaryKeysAfterLoad).
+func (d *DB) createTableSQL(t tpcc.Table) string {
 	ddl := tableDDL[t]
 	s := "CREATE TABLE " + t.String() + " (" + ddl.columns
-	if ddl.primaryKey != "" && !primaryKeysAfterLoad {
+	if ddl.primaryKey != "" && !d.primaryKeysAfterLoad {
 		s += ", PRIMARY KEY (" + ddl.primaryKey + ")"
 	}
 	return s + ")" + tableOptions
 }
 
-// CreateTables creates the nine tables and the metadata table.
+// CreateTables creates the metadata table and the nine tables. DDL
+// commits statement by statement here, so the metadata table comes first:
+// it marks every table after it as oltplab's even if the build stops
+// halfway (build --drop drops only a schema that has it).
 func (d *DB) CreateTables(ctx context.Context) error {
-	for _, t := range tpcc.Tables {
-		if _, err := d.db.ExecContext(ctx, createTableSQL(t)); err != nil {
-			return d.wrap("create table "+t.String(), err)
-		}
-	}
 	if _, err := d.db.ExecContext(ctx, metaDDL); err != nil {
 		return d.wrap("create table "+tpcc.MetaTable, err)
+	}
+	for _, t := range tpcc.Tables {
+		if _, err := d.db.ExecContext(ctx, d.createTableSQL(t)); err != nil {
+			return d.wrap("create table "+t.String(), err)
+		}
 	}
 	return nil
 }
@@ -112,7 +108,7 @@ func (d *DB) CreateIndexes(ctx context.Context) error {
 		}
 		perTable[table] = append(perTable[table], clause)
 	}
-	if primaryKeysAfterLoad {
+	if d.primaryKeysAfterLoad {
 		for _, t := range tpcc.Tables {
 			if pk := tableDDL[t].primaryKey; pk != "" {
 				add(t.String(), "ADD PRIMARY KEY ("+pk+")")
@@ -176,20 +172,23 @@ func (d *DB) HasTable(ctx context.Context, name string) (bool, error) {
 	return n > 0, nil
 }
 
-// DropSchema drops the procedures, the nine tables and the metadata table.
+// DropSchema drops the procedures, the nine tables and, last, the metadata
+// table that marks them as oltplab's.
 func (d *DB) DropSchema(ctx context.Context) error {
 	for _, p := range procedureNames {
 		if _, err := d.db.ExecContext(ctx, "DROP PROCEDURE IF EXISTS "+p); err != nil {
 			return d.wrap("drop procedure "+p, err)
 		}
 	}
-	names := make([]string, 0, numTables+1)
+	names := make([]string, 0, numTables)
 	for _, t := range tpcc.Tables {
 		names = append(names, t.String())
 	}
-	names = append(names, tpcc.MetaTable)
 	if _, err := d.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+strings.Join(names, ", ")); err != nil {
 		return d.wrap("drop tables", err)
+	}
+	if _, err := d.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+tpcc.MetaTable); err != nil {
+		return d.wrap("drop table "+tpcc.MetaTable, err)
 	}
 	return nil
 }

@@ -48,40 +48,49 @@ var (
 	_ dialect.Interrupter = (*procSession)(nil)
 )
 
-// dialedKey is the context key under which newProcSession asks
-// dialProcSession for the socket it dials.
+// dialedKey is the context key under which newProcSession asks the
+// sessions' dial function for the socket it dials.
 type dialedKey struct{}
 
-// dialProcSession is the dial function of the procedure sessions' pool
-// (DB.procDB): it dials as the driver would, makes the socket's reads and
-// writes raw where the platform allows (package rawconn), which saves the
-// driver CPU on every round trip, and hands the socket to the session
-// that asked for it through ctx.
-func dialProcSession(ctx context.Context, network, addr string) (net.Conn, error) {
-	var dialer net.Dialer
-	c, err := dialer.DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, err
+// sessionDialer is the dial function of the sessions' pool (DB.sessDB):
+// it dials as the driver would, within the configured connect timeout
+// (which the driver also puts on ctx), makes the socket's reads and writes
+// raw where the platform allows when raw is set (package rawconn), which
+// saves the driver CPU on every round trip, and hands the socket to the
+// session that asked for it through ctx.
+//
+// A raw socket hides syscall.Conn, which turns off the driver's liveness
+// check of a pooled connection before reuse (CheckConnLiveness): sessDB
+// keeps no idle connection, so a session's connection is never reused.
+func sessionDialer(raw bool, timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dialer := net.Dialer{Timeout: timeout}
+		c, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			// The driver enables keep-alives on a *net.TCPConn only.
+			_ = tc.SetKeepAlive(true)
+		}
+		if raw {
+			c = rawconn.Wrap(c)
+		}
+		if p, ok := ctx.Value(dialedKey{}).(*net.Conn); ok {
+			*p = c
+		}
+		return c, nil
 	}
-	if tc, ok := c.(*net.TCPConn); ok {
-		// The driver enables keep-alives on a *net.TCPConn only.
-		_ = tc.SetKeepAlive(true)
-	}
-	c = rawconn.Wrap(c)
-	if p, ok := ctx.Value(dialedKey{}).(*net.Conn); ok {
-		*p = c
-	}
-	return c, nil
 }
 
 func (d *DB) newProcSession(ctx context.Context) (*procSession, error) {
 	var nc net.Conn
-	c, err := d.procDB.Conn(context.WithValue(ctx, dialedKey{}, &nc))
+	c, err := d.sessDB.Conn(context.WithValue(ctx, dialedKey{}, &nc))
 	if err != nil {
 		return nil, d.wrap("open session", err)
 	}
 	if nc == nil {
-		// procDB keeps no idle connection, so this does not happen.
+		// sessDB keeps no idle connection, so this does not happen.
 		discard(c)
 		return nil, d.wrap("open session", errors.New("the session's connection was not dialed for it"))
 	}
@@ -95,15 +104,8 @@ func (d *DB) newProcSession(ctx context.Context) (*procSession, error) {
 	return s, nil
 }
 
-// callInterpolated sends CALLs as text with the arguments interpolated by
-// the driver instead of executing the prepared statements. Both are one
-// round trip; BenchmarkSession (OLTPLAB_BENCH_CALL_TEXT=1) measured the
-// prepared CALL a little cheaper in client CPU (mix: 93 against 101 us per
-// transaction), and it spares the server a parse, so it is the default.
-var callInterpolated = false
-
 func (s *procSession) call(ctx context.Context, k tpcc.TxKind, args ...any) *sql.Row {
-	if callInterpolated {
+	if s.d.callText {
 		return s.c.QueryRowContext(ctx, callSQL[k], args...)
 	}
 	return s.calls[k].QueryRowContext(ctx, args...)

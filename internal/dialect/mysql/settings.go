@@ -2,8 +2,12 @@ package mysql
 
 import (
 	"context"
+
+	"github.com/oltplab/oltplab/internal/dialect"
 	"strings"
 )
+
+var _ dialect.DataDirer = (*DB)(nil)
 
 // settingNames are the server variables recorded with every result, as
 // named in results. Both products' spellings are listed in settingAliases.
@@ -25,6 +29,13 @@ var settingNames = []string{
 // MariaDB before 11.1 calls the isolation level tx_isolation, MySQL 8
 // transaction_isolation.
 var settingAliases = map[string]string{"tx_isolation": "transaction_isolation"}
+
+// DataDir is the server's datadir; whether that path is on this host is
+// the caller's to decide.
+func (d *DB) DataDir(ctx context.Context) (string, error) {
+	s, err := d.Settings(ctx)
+	return s["datadir"], err
+}
 
 // Version is VERSION() and @@version_comment, e.g.
 // "10.11.19-MariaDB-0+deb12u1 (Debian 12)".

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/oltplab/oltplab/internal/conformance"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
@@ -62,11 +63,10 @@ func testMixBatch(t *testing.T, d *Database) {
 		}
 		defer s.Close()
 		r := tpcc.NewRand(testSeed, tpcc.TerminalStream(i))
-		vu := &benchVU{s: s, mix: true,
-			term: tpcc.NewTerminal(r, tpcc.NewRunConstants(r, testLoad), testWarehouses, i%testWarehouses+1, i+1)}
+		vu := conformance.NewVU(d, s, tpcc.NewTerminal(r, tpcc.NewRunConstants(r, testLoad), testWarehouses, i%testWarehouses+1, i+1))
 		g.Go(func() error {
 			for range perSession {
-				if err := vu.next(gctx); err != nil {
+				if err := vu.Next(gctx, -1); err != nil {
 					return fmt.Errorf("%v session: %w", style, err)
 				}
 			}

@@ -58,12 +58,17 @@ func classify(err error) dialect.ErrClass {
 		}
 		return dialect.ClassOther
 	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) && !errors.Is(err, context.Canceled) {
+		// Also a connect that ran out of time (connect_timeout): the
+		// server did not answer, it is unreachable.
+		return dialect.ClassConnection
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return dialect.ClassCanceled
 	}
 	var ne net.Error
-	var ce *pgconn.ConnectError
-	if errors.As(err, &ne) || errors.As(err, &ce) || pgconn.Timeout(err) ||
+	if errors.As(err, &ne) || pgconn.Timeout(err) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
 		errors.Is(err, pgconn.ErrConnClosed) {
 		return dialect.ClassConnection

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +24,7 @@ var (
 	_ dialect.Database           = (*Database)(nil)
 	_ dialect.TxCounter          = (*Database)(nil)
 	_ dialect.ProcedureInstaller = (*Database)(nil)
+	_ dialect.DataDirer          = (*Database)(nil)
 )
 
 // Database is one PostgreSQL database. Every Connect, NewLoader and
@@ -28,6 +32,8 @@ var (
 type Database struct {
 	cfg    *pgx.ConnConfig // password included; never formatted
 	target string          // the target without its password, for errors
+	// plainSockets: sessions keep their sockets as dialed (dialect.Env).
+	plainSockets bool
 
 	// meta is a lazily opened connection for the counters that samplers
 	// read every second (TxCount), so they do not fork a backend each time.
@@ -51,29 +57,37 @@ func Open(ctx context.Context, t dialect.Target) (dialect.Database, error) {
 }
 
 func open(ctx context.Context, t dialect.Target) (*Database, error) {
-	target := redactedTarget(t)
+	target := t.String()
 	op := "connect to " + target
 	if t.URL == nil {
 		return nil, &dialect.Error{Class: dialect.ClassOther, Op: op, Err: errors.New("no URL in target")}
+	}
+	if t.URL.Opaque != "" {
+		return nil, &dialect.Error{Class: dialect.ClassOther, Op: op,
+			Err: fmt.Errorf("%w: write postgres://USER@HOST:PORT/DB, with two slashes after the scheme", dialect.ErrBadTarget)}
 	}
 	// t.URL holds no password: pgx's own PGPASSWORD and ~/.pgpass handling
 	// applies unless the user gave one.
 	cfg, err := pgx.ParseConfig(t.URL.String())
 	if err != nil {
 		// pgx's error quotes the connection string; keep only its cause.
-		msg := "target is not a valid PostgreSQL URL"
+		msg := "not a valid PostgreSQL URL"
 		if inner := errors.Unwrap(err); inner != nil {
-			msg += ": " + inner.Error()
+			msg += ": " + dialect.Redact(inner.Error())
 		}
-		return nil, &dialect.Error{Class: dialect.ClassOther, Op: op, Err: errors.New(msg)}
+		return nil, &dialect.Error{Class: dialect.ClassOther, Op: op, Err: fmt.Errorf("%w: %s", dialect.ErrBadTarget, msg)}
 	}
 	if t.PasswordSet {
 		cfg.Password = t.Password.Reveal()
 	}
-	if cfg.ConnectTimeout == 0 {
-		cfg.ConnectTimeout = 30 * time.Second
+	if cfg.ConnectTimeout == 0 { // connect_timeout in the URL sets it
+		cfg.ConnectTimeout = dialect.ConnectTimeout
 	}
-	d := &Database{cfg: cfg, target: target}
+	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
+		// Sessions show up as oltplab's in pg_stat_activity.
+		cfg.RuntimeParams["application_name"] = "oltplab"
+	}
+	d := &Database{cfg: cfg, target: target, plainSockets: t.Env.PlainSockets}
 	conn, err := d.connect(ctx)
 	if err != nil {
 		var pe *pgconn.PgError
@@ -92,28 +106,60 @@ func open(ctx context.Context, t dialect.Target) (*Database, error) {
 	return d, nil
 }
 
-// redactedTarget is the target as errors show it: no password, also not
-// one given as a "password" query parameter (which pgx accepts).
-func redactedTarget(t dialect.Target) string {
-	if t.URL == nil {
-		return ""
-	}
-	u := *t.URL
-	if q := u.Query(); q.Has("password") {
-		q.Set("password", "REDACTED")
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
-}
-
 // connect opens one connection; its error is a *dialect.Error.
 func (d *Database) connect(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, d.cfg)
 	if err != nil {
-		return nil, &dialect.Error{Class: classify(err), Op: "connect to " + d.target, Err: err}
+		return nil, &dialect.Error{Class: classify(err), Op: "connect to " + d.target, Err: connectCause(d.cfg, err)}
 	}
 	return conn, nil
 }
+
+// connectCause shortens pgx's connect error to the attempt that matters.
+// pgx tries TLS first (sslmode=prefer, the default) and then plain text,
+// and reports every attempt; "server refused TLS connection" in front of
+// every message hides the real cause. It also reports a server that speaks
+// another protocol as "received unexpected message: %!w(<nil>)", and a
+// timeout as "context deadline exceeded". The
+// returned error keeps err's chain (SQLSTATE, net errors) for Classify.
+func connectCause(cfg *pgx.ConnConfig, err error) error {
+	var ce *pgconn.ConnectError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	last := errors.Unwrap(ce)
+	if j, ok := last.(interface{ Unwrap() []error }); ok {
+		if all := j.Unwrap(); len(all) > 0 {
+			last = all[len(all)-1]
+		}
+	}
+	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+	var msg string
+	switch cause := errors.Unwrap(last); {
+	case last == nil || cause == nil:
+		msg = err.Error()
+	case pgconn.Timeout(err):
+		msg = fmt.Sprintf("%s: no answer within %s", addr, cfg.ConnectTimeout)
+	default:
+		// pgx wraps a nil error when the server's first message is not
+		// PostgreSQL's: it is some other server.
+		const nilCause = ": %!w(<nil>)"
+		msg = addr + ": " + cause.Error()
+		if trimmed, ok := strings.CutSuffix(msg, nilCause); ok {
+			msg = trimmed + " (is a PostgreSQL server listening there?)"
+		}
+	}
+	return &causeError{msg: fmt.Sprintf("user %s, database %s: %s", cfg.User, cfg.Database, msg), err: err}
+}
+
+// causeError is an error with a shorter message than the chain it wraps.
+type causeError struct {
+	msg string
+	err error
+}
+
+func (e *causeError) Error() string { return e.msg }
+func (e *causeError) Unwrap() error { return e.err }
 
 // Name is the dialect name recorded with results.
 func (d *Database) Name() string { return "postgres" }

@@ -99,6 +99,16 @@ func TestOpenWorks(t *testing.T) {
 	if got := d.Caps(); !got.Procedures || got.MoneyTolerance != 0 || got.MaxLoadWorkers != 0 {
 		t.Errorf("Caps = %+v, want procedures, exact money, unlimited loaders", got)
 	}
+	// Sessions say who they are in pg_stat_activity.
+	c, err := d.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var app string
+	if err := c.QueryRow(ctx, "SELECT current_setting('application_name')").Scan(&app); err != nil || app != "oltplab" {
+		t.Errorf("application_name = %q (%v), want oltplab", app, err)
+	}
+	c.Close()
 	opened, err := dialect.Open(ctx, dbtest.Postgres(t))
 	if err != nil {
 		t.Fatalf("dialect.Open through the registry: %v", err)

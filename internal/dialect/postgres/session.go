@@ -34,16 +34,22 @@ func (d *Database) NewSession(ctx context.Context, style dialect.Style) (dialect
 
 // connectSession opens a session's connection as connect does, with the
 // socket's reads and writes made raw where the platform allows
-// (package rawconn), which saves the driver CPU on every round trip.
+// (package rawconn), which saves the driver CPU on every round trip,
+// unless the target's dialect.Env asks for plain sockets. pgx's own dial
+// function, which the raw socket wraps, keeps its connect timeout and
+// keep-alives.
 func (d *Database) connectSession(ctx context.Context) (*pgx.Conn, error) {
-	cfg := d.cfg.Copy()
-	dial := cfg.DialFunc
-	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
+	cfg := d.cfg
+	if !d.plainSockets {
+		cfg = d.cfg.Copy()
+		dial := cfg.DialFunc
+		cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return rawconn.Wrap(c), nil
 		}
-		return rawconn.Wrap(c), nil
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {

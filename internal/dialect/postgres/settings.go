@@ -16,6 +16,14 @@ var recordedSettings = []string{
 	"work_mem", "data_directory",
 }
 
+// DataDir is data_directory when the user may read it (superuser or
+// pg_read_all_settings), else ""; whether that path is on this host is
+// the caller's to decide.
+func (d *Database) DataDir(ctx context.Context) (string, error) {
+	s, err := d.Settings(ctx)
+	return s["data_directory"], err
+}
+
 // Version is `SHOW server_version` followed by version().
 func (d *Database) Version(ctx context.Context) (string, error) {
 	var short, long string

@@ -90,7 +90,10 @@ type Database struct {
 	writeGate chan struct{}
 }
 
-var _ dialect.Database = (*Database)(nil)
+var (
+	_ dialect.Database  = (*Database)(nil)
+	_ dialect.DataDirer = (*Database)(nil)
+)
 
 // Open opens the database file a sqlite: target names, without creating it
 // (build creates it in DropSchema/CreateTables). It fails when the target
@@ -220,6 +223,9 @@ func uriPath(p string) string {
 	return b.String()
 }
 
+// DataDir is the directory of the database file.
+func (d *Database) DataDir(context.Context) (string, error) { return filepath.Dir(d.path), nil }
+
 // Name implements dialect.Database.
 func (d *Database) Name() string { return "sqlite" }
 
@@ -229,6 +235,7 @@ func (d *Database) Caps() dialect.Capabilities {
 		Procedures:     false,
 		MaxLoadWorkers: 1,     // one writer at a time
 		MoneyTolerance: 0.005, // REAL money: half a cent
+		Embedded:       true,
 	}
 }
 
