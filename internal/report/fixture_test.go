@@ -206,6 +206,7 @@ func experimentFixture() Input {
 		t.FullContext = maps.Clone(t.Context)
 		t.FullContext["tool.version"] = "v0.1.0-test"
 		t.FullContext["instance.id"] = strconv.Itoa(40 + i)
+		t.FullContext["database.target"] = t.Display // sata's holds the password: the appendix must blank it
 	}
 	in.Experiment.Method = []string{"Scale: 4 warehouses.", "Step 1: build", "Step 2: profile 1,2,4,8 VUs × 3 repeats"}
 	in.Experiment.Cost = fixtureCost()

@@ -392,7 +392,7 @@ func contextGrid(id, title string, targets []ExperimentTarget, of func(Experimen
 			if !ok || val == "" {
 				val = dash
 			}
-			cells = append(cells, cell{Text: val})
+			cells = append(cells, cell{Text: redactTarget(val)}) // a recorded URL must hold no password; if one does, it is blanked
 		}
 		t.Rows = append(t.Rows, row{Cells: cells, Diff: diff[k]})
 	}
