@@ -157,8 +157,8 @@ func chartBlock(c chartSpec) block {
 	return block{Chart: &c}
 }
 
-// charts turns chart specs into blocks, with an id prefix.
-func charts(prefix string, cs ...chartSpec) []block {
+// chartBlocks turns chart specs into blocks, with an id prefix.
+func chartBlocks(prefix string, cs ...chartSpec) []block {
 	var out []block
 	for _, c := range drawable(cs) {
 		c.ID = prefix + c.ID
@@ -170,7 +170,7 @@ func charts(prefix string, cs ...chartSpec) []block {
 	return out
 }
 
-func tables(prefix string, ts ...table) []block {
+func tableBlocks(prefix string, ts ...table) []block {
 	var out []block
 	for _, t := range ts {
 		if len(t.Header) == 0 {
@@ -412,7 +412,7 @@ func (s *study) profiles() []block {
 		if st.Note != "" {
 			out = append(out, block{Note: st.Note})
 		}
-		out = append(out, tables(pre, v.profilesTable(), v.verdictTable(), v.suspectTable(), v.comparisonTable())...)
+		out = append(out, tableBlocks(pre, v.profilesTable(), v.verdictTable(), v.suspectTable(), v.comparisonTable())...)
 		nopm := v.summaryChart("chart-nopm", "NOPM vs virtual users", "NOPM", func(s Step) profile.Summary { return s.NOPM })
 		tpm := v.summaryChart("chart-tpm", "TPM vs virtual users", "TPM", func(s Step) profile.Summary { return s.TPM })
 		perVU := v.summaryChart("chart-tpm-per-vu", "TPM per virtual user", "TPM / VU", func(s Step) profile.Summary { return s.TPMPerVU })
@@ -426,8 +426,8 @@ func (s *study) profiles() []block {
 		}
 		out = append(out, block{Note: "Points and bars are means over the complete repeats of a step; the shaded band (lines) or the whisker (bars) is the 95% confidence interval of that mean " +
 			"(Student's t; for ratios, Fieller's interval). A step with one repeat has none. Latency: p95 paler, p99 darker."})
-		out = append(out, charts(pre, cs...)...)
-		out = append(out, charts(pre, v.overlayCharts()...)...)
+		out = append(out, chartBlocks(pre, cs...)...)
+		out = append(out, chartBlocks(pre, v.overlayCharts()...)...)
 		var rest []table
 		for i := range v.profiles {
 			rest = append(rest, v.stepTable(i))
@@ -435,7 +435,7 @@ func (s *study) profiles() []block {
 		for i := range v.profiles {
 			rest = append(rest, v.latencyTable(i))
 		}
-		out = append(out, tables(pre, rest...)...)
+		out = append(out, tableBlocks(pre, rest...)...)
 	}
 	return out
 }
@@ -444,7 +444,7 @@ func (s *study) profiles() []block {
 func (s *study) cpu() []block {
 	var out []block
 	for _, st := range s.steps {
-		c := charts(st.prefix, st.v.hostOnly(st.v.cpuChart)...)
+		c := chartBlocks(st.prefix, st.v.hostOnly(st.v.cpuChart)...)
 		if len(c) > 0 {
 			out = append(out, s.stepHeading(st)...)
 			out = append(out, c...)
@@ -459,7 +459,7 @@ func (s *study) devices() []block {
 	var out []block
 	for _, st := range s.steps {
 		v := st.v
-		c := charts(st.prefix, v.hostOnly(v.diskLatencyChart, v.iopsChart)...)
+		c := chartBlocks(st.prefix, v.hostOnly(v.diskLatencyChart, v.iopsChart)...)
 		if len(c) == 0 {
 			continue
 		}
@@ -470,7 +470,7 @@ func (s *study) devices() []block {
 		for i := range v.profiles {
 			ts = append(ts, v.hostTable(i))
 		}
-		out = append(out, tables(st.prefix, ts...)...)
+		out = append(out, tableBlocks(st.prefix, ts...)...)
 	}
 	return out
 }
@@ -487,8 +487,8 @@ func (s *study) waits() []block {
 				cs = append(cs, v.waitChart(pi))
 			}
 		}
-		c := charts(st.prefix, cs...)
-		ts := tables(st.prefix, v.avgWaitTable())
+		c := chartBlocks(st.prefix, cs...)
+		ts := tableBlocks(st.prefix, v.avgWaitTable())
 		if len(c)+len(ts) == 0 {
 			continue
 		}
