@@ -14,6 +14,7 @@ import (
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/store"
+	"go.yaml.in/yaml/v3"
 )
 
 const costSynopsis = "cost --prices FILE.yaml [TARGET...] [--baseline TARGET] [--objective-p90-ms MS] [--target-nopm N] [--format text|md|json]"
@@ -74,6 +75,9 @@ func runCost(ctx context.Context, a *app, args []string) error {
 	}
 	sheet, err := cost.ParseSheet(data)
 	if err != nil {
+		if isPlan(data) {
+			return usageErrorf("cost: %s is an experiment plan: its report prices its targets (oltplab experiment run, then oltplab report --experiment ID); --prices takes a prices file such as examples/licence-study.yaml", o.prices)
+		}
 		return pricesError(o.prices, err)
 	}
 	names := sheet.Names()
@@ -238,4 +242,16 @@ func costMarkdown(w io.Writer, v costView) error {
 	}
 	_, err := fmt.Fprintf(w, "\n† %s.\n", cost.TPMCaveat)
 	return err
+}
+
+// isPlan reports whether data is an experiment plan (it has the steps
+// and warehouses a plan requires) rather than a prices file.
+func isPlan(data []byte) bool {
+	var top map[string]any
+	if yaml.Unmarshal(data, &top) != nil {
+		return false
+	}
+	_, steps := top["steps"]
+	_, wh := top["warehouses"]
+	return steps && wh
 }

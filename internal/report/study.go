@@ -170,6 +170,8 @@ func chartBlocks(prefix string, cs ...chartSpec) []block {
 	return out
 }
 
+// tableBlocks turns tables into blocks, leaving out empty ones, with an
+// id prefix and the smaller heading of a part.
 func tableBlocks(prefix string, ts ...table) []block {
 	var out []block
 	for _, t := range ts {
