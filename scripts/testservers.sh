@@ -4,7 +4,8 @@
 #   scripts/testservers.sh run CMD [ARGS...]
 #
 # installs the Debian packages when they are missing (as root; Chromium too,
-# for the report's browser test, and fio for the storage benchmarks), starts one
+# for the report's browser test, fio for the storage benchmarks and
+# mariadb-backup for the backup tests), starts one
 # PostgreSQL 15 and one MariaDB server in a fresh temporary directory on free
 # loopback ports, exports their admin URLs to CMD as OLTPLAB_TEST_POSTGRES and
 # OLTPLAB_TEST_MYSQL (their server logs as OLTPLAB_TEST_POSTGRES_LOG and
@@ -30,6 +31,9 @@ install_missing() {
 	if ! PATH=$PATH:/usr/sbin command -v mariadbd >/dev/null || ! command -v mariadb-install-db >/dev/null; then
 		pkgs+=(mariadb-server mariadb-client)
 	fi
+	# The backup tests use each engine's own tools (pg_basebackup and
+	# pg_dump come with postgresql-15; mariadb-backup is a package of its own).
+	command -v mariadb-backup >/dev/null || pkgs+=(mariadb-backup)
 	# The HTML report is tested in a real headless browser.
 	[[ ${OLTPLAB_NEEDS_BROWSER:-1} == 1 ]] && ! command -v chromium >/dev/null && pkgs+=(chromium)
 	# The storage micro-benchmarks are tested with the real fio.

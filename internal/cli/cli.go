@@ -67,8 +67,13 @@ func commands() []command {
 		{"cost", "price the targets of a prices file: total cost, cost per 1,000 NOPM/TPM, savings", runCost},
 		{"report", "render profiles and monitor results as one self-contained HTML (or Markdown) report", runReport},
 		{"experiment", "run a plan file: whole infrastructures compared on instances oltplab starts itself (run, resume, list, show)", runExperiment},
+		{"parallel", "drive several targets at once with one synchronised measured window: per-target and total NOPM/TPM", runParallel},
+		{"neighbours", "noisy neighbours: instances on shared storage, some backing up while the others run the load; each victim's loss", runNeighbours},
 		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
+		{"backup", "timed backup and restore cycles with the engine's own tools, each restored copy checked", runBackup},
 		{"storage", "storage micro-benchmarks with fio: IOPS, MB/s and latency percentiles of a directory's device", runStorage},
+		{"rebuild", "rebuild the largest index of ORDER-LINE with a cold and a warm cache: elapsed vs server CPU time", runRebuild},
+		{"cpu", "time a fixed single-threaded CPU loop in the database server and in oltplab, to compare hosts", runCPU},
 		{"results", "list, show and export stored results", runResults},
 		{"instance", "start, list and stop managed PostgreSQL/MariaDB servers on a chosen data directory", runInstance},
 		{"clean", "remove the database copy --reset-between keeps (left behind when oltplab was killed)", runClean},
@@ -153,7 +158,8 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad flags or values, 3 target unreacha
 this host, 12 no block device for io_limit, 13 control unavailable here (cgroups),
 14 managed server failed, 15 too little free space for a build, 16 result suspect
 (stored, but the database's figures disagree with the driver's own counts),
-17 database privilege missing, 130 interrupted (what was measured is stored, marked partial).
+17 database privilege missing, 18 a backup or restore failed (the source is
+untouched), 130 interrupted (what was measured is stored, marked partial).
 
 Run "oltplab COMMAND --help" for a command's flags.
 `, defaultResultsHint)

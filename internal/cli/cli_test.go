@@ -369,6 +369,15 @@ func TestSecretsNeverAppear(t *testing.T) {
 	if err := os.WriteFile(pwFile, []byte(pw+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Backup tools run as the server's account when the tests run as
+	// root: it must reach the backup directory.
+	backupDir := filepath.Join(dir, "backups")
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	noPw := tg.String() // the target without its password
 	wrong := strings.Replace(dbtest.RawURL(tg), pw, pw+"x", 1)
 	var all strings.Builder
@@ -381,6 +390,7 @@ func TestSecretsNeverAppear(t *testing.T) {
 		{env, []string{"check", "--target", noPw, "--password-file", pwFile}, 0},
 		{append(env, "PGPASSWORD="+pw), []string{"run", "--target", noPw, "--vus", "2", "--rampup", "0s", "--duration", "2s", "--label", "sec"}, 0}, // PGPASSWORD, as pgx reads it (set below)
 		{env, []string{"run", "--target", dbtest.RawURL(tg), "--vus", "1", "--rampup", "0s", "--duration", "1s", "--label", "sec", "--json"}, 0},
+		{env, []string{"backup", dbtest.RawURL(tg), "--to", backupDir, "--cycles", "1", "--method", "dump", "--restore=false", "--json"}, 0},
 		{env, []string{"check", "--target", wrong}, exitAuth},
 		{append(env, "OLTPLAB_DEBUG=1"), []string{"check", "--target", wrong}, exitAuth},
 		{env, []string{"results", "list"}, 0},

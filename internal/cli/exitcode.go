@@ -37,6 +37,7 @@ const (
 	exitNoSpace     = 15 // too little free space for a plan's build
 	exitSuspect     = 16 // measured and stored, but the database's figures disagree with the driver's own counts
 	exitPermission  = 17 // the database user lacks a privilege the command needs
+	exitBackup      = 18 // a backup, or the restore of one, failed (the source is untouched)
 	exitInterrupted = 130
 )
 
@@ -135,6 +136,15 @@ func exitCode(err error) int {
 		}
 		return exitRunFailed
 	}
+	var be *scenario.BackupError
+	if errors.As(err, &be) {
+		// A missing tool, an unusable directory or a restored server that
+		// did not start keep their own codes; a tool that failed is this.
+		if c := exitCode(be.Err); c != exitFailure {
+			return c
+		}
+		return exitBackup
+	}
 	var sus *scenario.SuspectError
 	if errors.As(err, &sus) {
 		return exitSuspect
@@ -148,7 +158,7 @@ func exitCode(err error) int {
 		return exitUsage
 	}
 	var u *usageError
-	if errors.As(err, &u) {
+	if errors.As(err, &u) || errors.Is(err, scenario.ErrInvalidOptions) {
 		return exitUsage
 	}
 	var ref *results.RefError
@@ -164,7 +174,8 @@ func exitCode(err error) int {
 	var sce *tpcc.SchemaError
 	var fe *load.ForeignTablesError
 	if errors.As(err, &sce) || errors.As(err, &fe) || errors.Is(err, load.ErrSchemaExists) || errors.Is(err, scenario.ErrNoSchema) ||
-		errors.Is(err, scenario.ErrIncompleteSchema) || errors.Is(err, scenario.ErrNotPostBuild) {
+		errors.Is(err, scenario.ErrIncompleteSchema) || errors.Is(err, scenario.ErrNotPostBuild) ||
+		errors.Is(err, errSchemaMismatch) {
 		return exitSchema
 	}
 	if errors.Is(err, store.ErrUnwritable) || errors.Is(err, store.ErrNewerSchema) || errors.Is(err, store.ErrDamaged) ||

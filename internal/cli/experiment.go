@@ -60,7 +60,7 @@ cut short never count. "oltplab report --experiment ID" draws it.
 Relative paths in a plan are relative to the plan file. Steps:
 `)
 	for _, k := range experiment.Kinds() {
-		fmt.Fprintf(w, "  %-8s %s, %s\n", k.Name, k.Scope, k.Summary)
+		fmt.Fprintf(w, "  %-10s %s, %s\n", k.Name, k.Scope, k.Summary)
 	}
 	fmt.Fprintf(w, "\nA plan, with every field explained:\n\n%s", experiment.Example)
 }

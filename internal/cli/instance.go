@@ -101,14 +101,16 @@ type instanceStartOptions struct {
 	engine string
 }
 
-func (a *app) instanceStart(ctx context.Context, args []string) error {
-	var o instanceStartOptions
-	s := &o.spec
-	s.Settings = map[string]string{}
-	fs := newFlagSet("instance start")
-	fs.StringVar(&o.engine, "engine", "", "`ENGINE`: postgres or mariadb (required)")
-	fs.StringVar(&s.Name, "name", "", "instance `NAME` for list and stop (default: the engine)")
-	fs.StringVar(&s.DataDir, "data-dir", "", "`DIR` for the data: the storage under test (created when missing, reused when initialised; required)")
+// specFlags registers the flags of a managed instance's spec, shared by
+// `instance start` and the commands that start an instance of their own
+// (`rebuild --engine`).
+func specFlags(fs *pflag.FlagSet, s *instance.Spec, engine *string, engines, defaultName, dataDirNote string) {
+	if s.Settings == nil {
+		s.Settings = map[string]string{}
+	}
+	fs.StringVar(engine, "engine", "", "`ENGINE`: "+engines)
+	fs.StringVar(&s.Name, "name", "", "instance `NAME` for list and stop (default: "+defaultName+")")
+	fs.StringVar(&s.DataDir, "data-dir", "", "`DIR` for the data: the storage under test (created when missing, reused when initialised"+dataDirNote+")")
 	fs.StringVar(&s.WALDir, "wal-dir", "", "separate `DIR` for the WAL (PostgreSQL) or redo log (MariaDB)")
 	fs.Var(&s.Memory, "memory", "buffer pool `SIZE` (shared_buffers, innodb_buffer_pool_size), e.g. 512MB, 4GiB (default: the engine's)")
 	fs.Var(&s.MemoryLimit, "memory-limit", "cap the server's memory, page cache included, at `SIZE` (cgroup memory), so that a small buffer pool really reads from the device")
@@ -118,8 +120,75 @@ func (a *app) instanceStart(ctx context.Context, args []string) error {
 	fs.Float64Var(&s.IOLimit.ReadMBps, "read-mbps", 0, "cap reads at `MB/s` (10^6 bytes per second)")
 	fs.Float64Var(&s.IOLimit.WriteMBps, "write-mbps", 0, "cap writes at `MB/s`")
 	fs.Var(settingsFlag(s.Settings), "set", "further server setting `NAME=VALUE` (repeatable), e.g. --set work_mem=64MB")
-	fs.IntVar(&s.MaxConnections, "max-connections", 0, "client connections oltplab will open, `N` (the largest VU step); the server accepts 10 more (default: the engine's)")
 	fs.StringVar(&s.BinDir, "bin-dir", "", "`DIR` of the server binaries (default: found, e.g. /usr/lib/postgresql/15/bin)")
+}
+
+// checkSpec completes a spec from flags: the engine by name, a data
+// directory, and the spec's own validation against this host.
+func checkSpec(cmd string, s *instance.Spec, engine string) error {
+	if engine == "" {
+		return usageErrorf("%s: --engine is required (postgres or mariadb)", cmd)
+	}
+	if err := s.Engine.UnmarshalText([]byte(engine)); err != nil {
+		return usageErrorf("%s: %v", cmd, err)
+	}
+	if s.DataDir == "" {
+		return usageErrorf("%s: --data-dir is required", cmd)
+	}
+	host, err := instance.LiveHost()
+	if err != nil {
+		return err
+	}
+	return s.Validate(host)
+}
+
+// startInstance starts a managed instance for the length of a command,
+// listed in the registry under its name meanwhile (so that `instance list`
+// shows it and `instance stop` stops the command). stop stops the server
+// and removes the entry; the server also stops when ctx ends.
+func (a *app) startInstance(ctx context.Context, s instance.Spec, pwFile func(instance.Registry, string) string) (inst *instance.Instance, stop func(), err error) {
+	name := s.InstanceName()
+	reg, err := a.registry()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := reg.Reserve(name); err != nil {
+		if errors.Is(err, instance.ErrNameInUse) {
+			return nil, nil, usageErrorf("%v: stop it or choose another --name", err)
+		}
+		return nil, nil, err
+	}
+	inst, err = instance.Start(ctx, s, a.log)
+	if err != nil {
+		reg.Remove(name)
+		return nil, nil, err
+	}
+	stop = func() {
+		if err := inst.Stop(context.WithoutCancel(ctx)); err != nil {
+			a.log.Warn("stop instance "+name, "err", err)
+		}
+		reg.Remove(name)
+	}
+	tg := inst.Target()
+	a.secrets = append(a.secrets, tg.Password)
+	d := inst.Describe()
+	e := instance.Entry{Name: name, Engine: s.Engine, ServerPID: inst.PID(), Target: tg.String(), Started: d.Started, Description: d}
+	if pwFile != nil {
+		e.PasswordFile = pwFile(reg, name)
+	}
+	if err := reg.Update(e); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return inst, stop, nil
+}
+
+func (a *app) instanceStart(ctx context.Context, args []string) error {
+	var o instanceStartOptions
+	s := &o.spec
+	fs := newFlagSet("instance start")
+	specFlags(fs, s, &o.engine, "postgres or mariadb (required)", "the engine", "; required")
+	fs.IntVar(&s.MaxConnections, "max-connections", 0, "client connections oltplab will open, `N` (the largest VU step); the server accepts 10 more (default: the engine's)")
 	synopsis := "instance start --engine postgres|mariadb --data-dir DIR [FLAGS]"
 	if err := a.parseFlags(fs, synopsis, args); err != nil {
 		if errors.Is(err, errHelp) {
@@ -127,55 +196,27 @@ func (a *app) instanceStart(ctx context.Context, args []string) error {
 		}
 		return err
 	}
-	if o.engine == "" {
-		return usageErrorf("instance start: --engine is required (postgres or mariadb)")
-	}
-	if err := s.Engine.UnmarshalText([]byte(o.engine)); err != nil {
-		return usageErrorf("instance start: %v", err)
-	}
-	if s.Engine == instance.SQLite {
+	if o.engine == string(instance.SQLite) {
 		return usageErrorf("instance start: sqlite is embedded and has no server to start: use --target sqlite:PATH")
 	}
-	if s.DataDir == "" {
-		return usageErrorf("instance start: --data-dir is required")
+	if err := checkSpec("instance start", s, o.engine); err != nil {
+		return err
 	}
 	name := s.InstanceName()
-	host, err := instance.LiveHost()
+	var pwFile string
+	inst, stop, err := a.startInstance(ctx, *s, func(reg instance.Registry, name string) string {
+		pwFile = reg.PasswordFile(name)
+		return pwFile
+	})
 	if err != nil {
 		return err
 	}
-	if err := s.Validate(host); err != nil {
-		return err
-	}
-	reg, err := a.registry()
-	if err != nil {
-		return err
-	}
-	if err := reg.Reserve(name); err != nil {
-		if errors.Is(err, instance.ErrNameInUse) {
-			return usageErrorf("instance start: %v: stop it or choose another --name", err)
-		}
-		return err
-	}
-	defer reg.Remove(name)
-
-	inst, err := instance.Start(ctx, *s, a.log)
-	if err != nil {
-		return err
-	}
-	defer inst.Stop(context.WithoutCancel(ctx))
+	defer stop()
 	tg := inst.Target()
-	a.secrets = append(a.secrets, tg.Password)
-	pwFile := reg.PasswordFile(name)
 	if err := os.WriteFile(pwFile, []byte(tg.Password.Reveal()+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write the password file: %w", err)
 	}
-	d := inst.Describe()
-	if err := reg.Update(instance.Entry{Name: name, Engine: s.Engine, ServerPID: inst.PID(), Target: tg.String(),
-		PasswordFile: pwFile, Started: d.Started, Description: d}); err != nil {
-		return err
-	}
-	a.printInstance(name, d, tg.String(), pwFile)
+	a.printInstance(name, inst.Describe(), tg.String(), pwFile)
 
 	select {
 	case <-ctx.Done():

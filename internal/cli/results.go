@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/oltplab/oltplab/internal/driver"
+	"github.com/oltplab/oltplab/internal/experiment"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -57,7 +58,7 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 	)
 	fs := newFlagSet("results list")
 	sf.register(fs, a.env)
-	fs.StringVar(&kind, "kind", "", "only results of this `KIND`: build, run, check, monitor, or profile (the sweeps that group runs)")
+	fs.StringVar(&kind, "kind", "", "only results of this `KIND`: build, run, check, monitor, storage, backup, rebuild, cpu, parallel, neighbours, or profile (the sweeps that group runs)")
 	fs.StringVar(&label, "label", "", "only runs with this `LABEL`")
 	fs.IntVar(&limit, "limit", 50, "at most `N` results, newest first (0: all)")
 	fs.BoolVar(&asJSON, "json", false, "print as JSON")
@@ -65,7 +66,7 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 		return helpOK(err)
 	}
 	if kind != "" && kind != kindProfile && !store.Kind(kind).Valid() {
-		return usageErrorf("results list: unknown kind %s (want build, run, check, monitor, storage or profile)", quoted(kind))
+		return usageErrorf("results list: unknown kind %s (want build, run, check, monitor, storage, backup, rebuild, cpu, parallel, neighbours or profile)", quoted(kind))
 	}
 	if limit < 0 {
 		return usageErrorf("results list: --limit must be 0 (all) or more, got %d", limit)
@@ -174,6 +175,12 @@ func headline(r store.Run) string {
 	if len(r.Summary) == 0 {
 		return r.Error
 	}
+	switch r.Kind {
+	case store.KindRebuild:
+		return rebuildHeadline(r.Summary)
+	case store.KindCPU:
+		return cpuHeadline(r.Summary)
+	}
 	var s struct {
 		NOPM       *float64 `json:"nopm"`
 		TPM        float64  `json:"tpm"`
@@ -181,6 +188,28 @@ func headline(r store.Run) string {
 		TotalSecs  float64  `json:"total_seconds"`
 		Passed     *bool    `json:"passed"`
 		Warehouses int      `json:"warehouses"`
+		Backup     *struct {
+			Seconds struct {
+				N    int
+				Mean float64
+			} `json:"backup_seconds"`
+			MBps    struct{ Mean float64 } `json:"backup_mb_per_s"`
+			Restore struct {
+				N    int
+				Mean float64
+			} `json:"restore_seconds"`
+			Failed int `json:"checks_failed"`
+		} `json:"stats"`
+	}
+	switch r.Kind {
+	case store.KindParallel:
+		return windowHeadline(r.Summary)
+	case store.KindNeighbours:
+		var n scenario.NeighboursSummary
+		if json.Unmarshal(r.Summary, &n) != nil || len(n.Phases) == 0 {
+			return ""
+		}
+		return experiment.NeighboursHeadline(n)
 	}
 	if json.Unmarshal(r.Summary, &s) != nil {
 		return ""
@@ -194,8 +223,41 @@ func headline(r store.Run) string {
 		return "all conditions passed"
 	case s.Passed != nil:
 		return "CONDITIONS FAILED"
+	case s.Backup != nil && s.Backup.Seconds.N > 0:
+		b := s.Backup
+		h := fmt.Sprintf("%d backup(s): %.1f s, %.1f MB/s", b.Seconds.N, b.Seconds.Mean, b.MBps.Mean)
+		if b.Restore.N > 0 {
+			h += fmt.Sprintf("; restore %.1f s", b.Restore.Mean)
+		}
+		if b.Failed > 0 {
+			h += fmt.Sprintf("; %d RESTORED COPY(IES) FAILED THE CHECK", b.Failed)
+		}
+		return h
 	}
 	return ""
+}
+
+// windowHeadline is a synchronised window's totals, skew and marks.
+func windowHeadline(summary []byte) string {
+	var w scenario.ParallelWindow
+	if json.Unmarshal(summary, &w) != nil || len(w.Targets) == 0 {
+		return ""
+	}
+	h := fmt.Sprintf("total NOPM %s, TPM %s over %d target(s); windows %.0f ms apart", thousands(w.TotalNOPM), thousands(w.TotalTPM),
+		len(w.Targets), w.MaxSkewMillis)
+	if w.Phase != "" {
+		h = w.Phase + ": " + h
+	}
+	if w.SkewExceeded {
+		h += " (ABOVE THE TOLERANCE)"
+	}
+	if !w.Complete {
+		h += "; incomplete"
+	}
+	if w.Suspect {
+		h += "; SUSPECT"
+	}
+	return h
 }
 
 func resultsShow(ctx context.Context, a *app, args []string) error {
@@ -270,6 +332,18 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 			}
 			fmt.Fprintln(w)
 			printKindsTable(w, &res)
+		}
+	}
+	switch r.Kind {
+	case store.KindRebuild:
+		var s scenario.RebuildSummary
+		if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &s) == nil && len(s.Phases) > 0 {
+			printRebuildPhases(w, s)
+		}
+	case store.KindCPU:
+		var s scenario.CPUSummary
+		if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &s) == nil && len(s.Client.Runs) > 0 {
+			printCPULoops(w, s, r.Target)
 		}
 	}
 	var withMonitor struct {
@@ -374,6 +448,47 @@ func writeFileAtomic(path string, fill func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// rebuildHeadline: the mean elapsed time of each cache state, with the
+// share the rebuild waited when the server's CPU time is known.
+func rebuildHeadline(raw json.RawMessage) string {
+	var s scenario.RebuildSummary
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	var parts []string
+	for _, c := range []struct {
+		name string
+		s    *scenario.RebuildSpread
+	}{{"cold", s.Cold}, {"warm", s.Warm}} {
+		if c.s == nil {
+			continue
+		}
+		p := fmt.Sprintf("%s %.2f s", c.name, c.s.Elapsed.Mean)
+		if c.s.CPU != nil && c.s.Elapsed.Mean > 0 {
+			p += fmt.Sprintf(" (%.0f%% waited)", 100*c.s.Wait.Mean/c.s.Elapsed.Mean)
+		}
+		parts = append(parts, p)
+	}
+	what := s.Index
+	if s.AllIndexes {
+		what = "all indexes"
+	}
+	return what + ": " + strings.Join(parts, ", ")
+}
+
+// cpuHeadline: the calibration's mean rates.
+func cpuHeadline(raw json.RawMessage) string {
+	var s scenario.CPUSummary
+	if json.Unmarshal(raw, &s) != nil || len(s.Client.Runs) == 0 {
+		return ""
+	}
+	h := "client " + fmtRate(s.Client.Rate.Mean) + " rounds/s"
+	if s.Server != nil && len(s.Server.Runs) > 0 {
+		h = "server " + fmtRate(s.Server.Rate.Mean) + " rounds/s, " + h
+	}
+	return h
 }
 
 // registerIncludeSuspect adds --include-suspect to a command that reads

@@ -11,7 +11,8 @@
 // each optional ability it implements, does what the ability promises:
 // wait sampling (dialect.WaitSampler), interrupting a session
 // (dialect.Interrupter), checkpoints and resets (dialect.Checkpointer,
-// dialect.Resetter). A new dialect gets every test by passing the suite.
+// dialect.Resetter), rebuilding indexes (dialect.IndexRebuilder), the CPU
+// calibration loop (dialect.CPUCalibrator). A new dialect gets every test by passing the suite.
 //
 // It also holds the benchmarks every dialect shares (bench.go): the build
 // rate and the driver's CPU per transaction.
@@ -71,6 +72,7 @@ func Run(t *testing.T, d Dialect) {
 	t.Run("open", func(t *testing.T) { testOpen(t, open(t)) })
 	t.Run("errors", func(t *testing.T) { testErrors(t, open(t)) })
 	t.Run("secrets", func(t *testing.T) { testSecrets(t, open(t)) })
+	t.Run("calibrate", func(t *testing.T) { testCalibrate(t, open(t)) })
 	// Checkpoint and reset need a database of their own: they change it.
 	t.Run("hygiene", func(t *testing.T) { testHygiene(t, openDB(t, open(t))) })
 
@@ -88,6 +90,8 @@ func Run(t *testing.T, d Dialect) {
 		{"run", testRun},
 		{"waits", func(t *testing.T, db dialect.Database) { testWaits(t, db, d) }},
 		{"interrupt", testInterrupt},
+		// Last: a rebuild rewrites the table (MariaDB, SQLite).
+		{"rebuild", func(t *testing.T, db dialect.Database) { testRebuild(t, db, open(t)) }},
 	} {
 		t.Run(st.name, func(t *testing.T) {
 			if !built {

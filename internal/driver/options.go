@@ -1,7 +1,8 @@
 // Package driver owns a timed run of the TPC-C workload: the virtual users
 // (one session, one terminal and one random stream each), their pacing
 // (none: TPROC-C mode, as HammerDB), the ramp-up, measured and grace
-// windows, retries of serialization and deadlock failures, reconnection,
+// windows (timed from the run's own start, or from a start shared with
+// runs on other targets: Barrier), retries of serialization and deadlock failures, reconnection,
 // per-kind HDR latency histograms, the per-second series of the measured
 // window, the database counters read at the window's edges (NOPM, TPM)
 // and their cross-check against its own counts (crosscheck.go), and the
@@ -51,6 +52,11 @@ type Options struct {
 	MaxRetries int
 	// LiveEvery is the interval of the live callback.
 	LiveEvery time.Duration
+	// Start, when set, synchronises this run with the others sharing it
+	// (targets driven at once): the run opens its sessions, waits there
+	// for all of them, and its ramp-up and measured window are timed from
+	// the instant they are released (see Barrier). Not stored.
+	Start *Barrier
 }
 
 // Defaults are HammerDB's timed-run defaults where it has them (2 minutes

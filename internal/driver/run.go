@@ -45,6 +45,10 @@ func Run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 }
 
 func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, live func(Live), clk clock) (*Result, error) {
+	if o.Start != nil {
+		// A run that ends before reaching the start releases the others.
+		defer o.Start.Abort()
+	}
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -86,6 +90,17 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	if err := r.openSessions(ctx); err != nil {
 		return nil, err
 	}
+	var windowAt time.Time
+	if o.Start != nil {
+		released, err := o.Start.arrive(ctx, clk.Now())
+		if err != nil {
+			for _, v := range r.vus {
+				v.close()
+			}
+			return nil, fmt.Errorf("wait for the runs measured together: %w", err)
+		}
+		windowAt = released.Add(o.Rampup)
+	}
 
 	// vuCtx ends in-flight transactions: canceled by Ctrl-C (ctx), at the
 	// end of the grace period (abandon) or when a virtual user fails.
@@ -119,7 +134,7 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	r.readCtx = ctx
 	r.t0 = clk.Now()
 	r.lastLive = r.t0
-	sched := schedule{clk: clk, rampup: o.Rampup, duration: o.Duration, grace: o.Grace, liveEvery: o.LiveEvery}
+	sched := schedule{clk: clk, rampup: o.Rampup, duration: o.Duration, grace: o.Grace, liveEvery: o.LiveEvery, at: windowAt}
 	sched.run(schedCtx, vusDone, r)
 	<-vusDone
 

@@ -3,6 +3,7 @@ package driver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"strings"
 	"sync"
@@ -239,5 +240,59 @@ func TestRunRefusesBadMeta(t *testing.T) {
 				t.Errorf("Run with %+v: got nil error", m)
 			}
 		})
+	}
+}
+
+// TestRunSharedStart: two runs sharing a start measure from the instant
+// the barrier released them plus the ramp-up, to that plus the duration
+// (neither window opens or closes early); a run that cannot start
+// releases its partner with ErrBarrierBroken instead of leaving it
+// waiting.
+func TestRunSharedStart(t *testing.T) {
+	db, meta := builtSQLite(t)
+	o := shortRun()
+	o.VUs = 1
+	o.Start = driver.NewBarrier(2)
+	results := make([]*driver.Result, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			ro := o
+			ro.Seed += uint64(i)
+			results[i], errs[i] = driver.Run(context.Background(), db, meta, ro, nil)
+		})
+	}
+	wg.Wait()
+	released := o.Start.Released()
+	if released.IsZero() {
+		t.Fatalf("the barrier never released the runs")
+	}
+	start, end := released.Add(o.Rampup), released.Add(o.Rampup+o.Duration)
+	for i, res := range results {
+		if errs[i] != nil || res == nil || res.Partial {
+			t.Fatalf("run %d: %v (result %v)", i, errs[i], res)
+		}
+		if res.Window.Start.Before(start) || res.Window.End.Before(end) {
+			t.Errorf("run %d window [%s, %s] opens or closes before the shared [%s, %s]", i,
+				res.Window.Start.Format(time.StampMicro), res.Window.End.Format(time.StampMicro),
+				start.Format(time.StampMicro), end.Format(time.StampMicro))
+		}
+		if res.DBNewOrders <= 0 {
+			t.Errorf("run %d: %d new orders, want its counters read", i, res.DBNewOrders)
+		}
+	}
+
+	bad := meta
+	bad.Warehouses = 0
+	o.Start = driver.NewBarrier(2)
+	wg.Go(func() { _, errs[0] = driver.Run(context.Background(), db, bad, o, nil) })
+	wg.Go(func() { _, errs[1] = driver.Run(context.Background(), db, meta, o, nil) })
+	wg.Wait()
+	if errs[0] == nil || errors.Is(errs[0], driver.ErrBarrierBroken) {
+		t.Errorf("run on a bad schema: got %v, want its own error", errs[0])
+	}
+	if !errors.Is(errs[1], driver.ErrBarrierBroken) {
+		t.Errorf("its partner: got %v, want ErrBarrierBroken", errs[1])
 	}
 }

@@ -56,6 +56,15 @@ type schedule struct {
 	duration  time.Duration
 	grace     time.Duration
 	liveEvery time.Duration
+	// at, when not zero, is the instant the measured window starts (a
+	// synchronised start, Options.Start): the ramp-up lasts until then and
+	// the window ends at at+duration, however long its start took.
+	at time.Time
+}
+
+// until is the time left from now to the instant at+d, never negative.
+func (s schedule) until(d time.Duration) time.Duration {
+	return max(0, s.at.Add(d).Sub(s.clk.Now()))
 }
 
 // outcome is how a schedule ended.
@@ -73,7 +82,11 @@ const (
 // abandon are called, in that order, exactly once each.
 func (s schedule) run(ctx context.Context, vusDone <-chan struct{}, ev events) outcome {
 	phase := PhaseRampup
-	rampC, stopRamp := s.clk.NewTimer(s.rampup)
+	rampup := s.rampup
+	if !s.at.IsZero() {
+		rampup = s.until(0)
+	}
+	rampC, stopRamp := s.clk.NewTimer(rampup)
 	defer stopRamp()
 	liveC, stopLive := s.clk.NewTicker(s.liveEvery)
 	defer stopLive()
@@ -107,7 +120,11 @@ func (s schedule) run(ctx context.Context, vusDone <-chan struct{}, ev events) o
 			phase = PhaseMeasure
 			ev.startWindow(s.clk.Now())
 			secC, stopSec = s.clk.NewTicker(time.Second)
-			endC, stopEnd = s.clk.NewTimer(s.duration)
+			window := s.duration
+			if !s.at.IsZero() {
+				window = s.until(s.duration)
+			}
+			endC, stopEnd = s.clk.NewTimer(window)
 		case <-secC:
 			if phase == PhaseMeasure {
 				ev.second(s.clk.Now())

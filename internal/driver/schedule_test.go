@@ -2,8 +2,10 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -135,5 +137,126 @@ func TestLagMeter(t *testing.T) {
 			t.Errorf("max lag in a bubble: got %v ms, want 0", got)
 		}
 		l.end() // a second end is harmless
+	})
+}
+
+// TestSynchronisedWindows: runs that reach the barrier at different
+// times (their sessions took 1 s and 3 s to open) ramp up from the same
+// release instant and measure the same window, to the nanosecond of the
+// bubble's clock, even when starting one window takes longer (its start
+// counters took 400 ms to read).
+func TestSynchronisedWindows(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		t0 := time.Now()
+		b := NewBarrier(2)
+		logs := []*eventLog{{t0: t0}, {t0: t0}}
+		slowStart := []time.Duration{0, 400 * time.Millisecond}
+		open := []time.Duration{time.Second, 3 * time.Second}
+		var wg sync.WaitGroup
+		for i, l := range logs {
+			wg.Go(func() {
+				time.Sleep(open[i])
+				released, err := b.arrive(ctx, time.Now())
+				if err != nil {
+					t.Errorf("run %d: arrive: %v", i, err)
+					return
+				}
+				vusDone := make(chan struct{})
+				l.onStop = func() { close(vusDone) }
+				s := schedule{clk: realClock{}, rampup: 2 * time.Second, duration: 4500 * time.Millisecond, grace: time.Second,
+					liveEvery: time.Hour, at: released.Add(2 * time.Second)}
+				s.run(ctx, vusDone, &slowWindowStart{eventLog: l, delay: slowStart[i]})
+			})
+		}
+		wg.Wait()
+		if got, want := b.Released().Sub(t0), 3*time.Second; got != want {
+			t.Errorf("released at %s, want %s (the last arrival)", got, want)
+		}
+		want := []string{
+			"start@5s second@6s second@7s second@8s second@9s end:true@9.5s stop@9.5s abandon@9.5s",
+			"start@5.4s second@6.4s second@7.4s second@8.4s second@9.4s end:true@9.5s stop@9.5s abandon@9.5s",
+		}
+		for i, l := range logs {
+			if got := strings.Join(l.events, " "); got != want[i] {
+				t.Errorf("run %d events:\n got  %s\n want %s", i, got, want[i])
+			}
+		}
+	})
+}
+
+// slowWindowStart is an eventLog whose window start takes delay (the
+// start counters read slowly) and is logged when it ends, as the driver
+// records its window's start once its counters are read.
+type slowWindowStart struct {
+	*eventLog
+	delay time.Duration
+}
+
+func (s *slowWindowStart) startWindow(time.Time) {
+	time.Sleep(s.delay)
+	s.at(time.Now(), "start")
+}
+
+// TestBarrierBroken: a party that gives up (its sessions did not open)
+// or is interrupted releases the others with ErrBarrierBroken; a
+// barrier that released its parties stays released.
+func TestBarrierBroken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBarrier(3)
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() {
+				_, err := b.arrive(context.Background(), time.Now())
+				errs <- err
+			}()
+		}
+		synctest.Wait()
+		b.Abort()
+		for range 2 {
+			if err := <-errs; !errors.Is(err, ErrBarrierBroken) {
+				t.Errorf("waiting party: got %v, want ErrBarrierBroken", err)
+			}
+		}
+		if _, err := b.arrive(context.Background(), time.Now()); !errors.Is(err, ErrBarrierBroken) {
+			t.Errorf("late party: got %v, want ErrBarrierBroken", err)
+		}
+
+		ctx, cancel := context.WithCancel(context.Background())
+		b = NewBarrier(2)
+		go func() {
+			_, err := b.arrive(ctx, time.Now())
+			errs <- err
+		}()
+		synctest.Wait()
+		cancel()
+		if err := <-errs; !errors.Is(err, context.Canceled) {
+			t.Errorf("interrupted party: got %v, want context.Canceled", err)
+		}
+		if _, err := b.arrive(context.Background(), time.Now()); !errors.Is(err, ErrBarrierBroken) {
+			t.Errorf("party after an interrupted one: got %v, want ErrBarrierBroken", err)
+		}
+
+		b = NewBarrier(1)
+		waited := make(chan time.Time, 1)
+		go func() {
+			at, err := b.Wait(context.Background())
+			if err != nil {
+				t.Errorf("Wait: %v", err)
+			}
+			waited <- at
+		}()
+		synctest.Wait()
+		at, err := b.arrive(context.Background(), time.Now())
+		if w := <-waited; !w.Equal(at) {
+			t.Errorf("Wait returned %v, want the release instant %v", w, at)
+		}
+		if err != nil || !at.Equal(b.Released()) {
+			t.Errorf("single party: got %v, %v; want the release instant %v", at, err, b.Released())
+		}
+		b.Abort()
+		if b.Released().IsZero() {
+			t.Errorf("abort after release cleared the release")
+		}
 	})
 }

@@ -1,9 +1,9 @@
 // Package experiment runs plan files: one YAML file names the targets of
 // an infrastructure comparison (database instances oltplab starts itself,
 // written one by one or as a matrix, and external URLs), the scale, and a
-// list of steps (build, profile, and the kinds later issues register); one
-// plan run is one experiment in the results store, and every measurement
-// of it is tied to it. It owns the plan format and its strict decoding
+// list of steps (build and profile on each target; parallel and
+// neighbours over all targets at once); one plan run is one experiment in
+// the results store, and every measurement of it is tied to it. It owns the plan format and its strict decoding
 // (errors name the file, line and field), the expansion of a matrix into
 // named targets, validation without running (--dry-run) with a schedule
 // and its estimated duration, the schedule itself (which target runs

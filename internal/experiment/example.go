@@ -23,6 +23,36 @@ profile:                     # options of every profile step (as oltplab run)
   reset_between: false       # return to the post-build state before each run
   client_sql: false          # statements from the client instead of procedures
 
+backup:                      # options of every backup step (as oltplab backup)
+  to: /var/tmp/oltplab-example/backups   # where the backups go (another device is the point)
+  cycles: 3                  # backup, restore into a new instance, check it; 3 times
+  method: basebackup         # PostgreSQL: basebackup or dump; MariaDB: mariadb-backup
+  interval: 0s               # pause between cycles
+                             # a managed instance's io_limit holds for its backups too
+
+parallel:                    # every target at once, one synchronised window (a step over all targets)
+  vus: 4                     # on each target
+  rampup: 10s
+  duration: 60s              # the same wall-clock interval on every target
+  repeat: 3                  # windows, one after the other
+  skew_tolerance: 1s         # targets' windows further apart than this are marked
+
+neighbours:                  # noisy neighbours (a step over all targets, sharing storage)
+  noisy: [disk]              # they back up in the noisy phase; the others run the load
+  vus: 4
+  rampup: 10s                # before each phase's measured window
+  baseline: 5m               # every target loaded (default: cycles × interval)
+  cycles: 10                 # backups per noisy target, one every interval,
+  interval: 100s             # over a victims' window of cycles × interval
+  backup: {method: basebackup}   # to: DIR (default: NAME-backups beside data_dir)
+
+rebuild:                     # options of every rebuild step (as oltplab rebuild)
+  cold: true                 # before each warm rebuild, one after a cold restart
+  repeat: 2                  # cold and warm pairs (a URL target: warm only)
+
+cpu:                         # options of every cpu step (as oltplab cpu)
+  repeat: 3                  # runs of the server's and the client's loop
+
 baseline: disk               # every ratio is taken against it (default: the first target)
 
 cost:                        # optional: what the report's cost table also shows
@@ -62,4 +92,9 @@ steps:                       # what runs on every target, in order
   - build
   - profile
   - profile: {vus: [8], repeat: 1}   # a step's own options override the section's
+  - backup
+  - rebuild                  # the largest index of ORDER-LINE, cold then warm
+  - cpu                      # the single-threaded CPU calibration
+  # - parallel                 # steps over all targets run with every target started
+  # - neighbours
 `

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/oltplab/oltplab/internal/instance"
-	"github.com/oltplab/oltplab/internal/sampler"
+	"github.com/oltplab/oltplab/internal/scenario"
 )
 
 // InstanceSpec is the part of a target that describes a managed instance,
@@ -39,24 +39,11 @@ func startManaged(ctx context.Context, t *TargetSpec, log *slog.Logger) (*Runnin
 		end()
 		return nil, err
 	}
-	r := &Running{Spec: t, Target: inst.Target(), Instance: inst.Describe(),
+	r := &Running{Spec: t, Target: inst.Target(), Instance: inst.Describe(), Managed: inst, Server: inst, OwnIO: scenario.OwnIO(inst),
 		stop: func(ctx context.Context) error {
 			defer end()
 			return inst.Stop(ctx)
 		}}
-	if _, err := inst.IOCounters(); err == nil {
-		r.OwnIO = func() (map[string]sampler.IOCount, error) {
-			cs, err := inst.IOCounters()
-			if err != nil {
-				return nil, err
-			}
-			out := make(map[string]sampler.IOCount, len(cs))
-			for dev, c := range cs {
-				out[dev] = sampler.IOCount{ReadIOs: c.ReadIOs, WriteIOs: c.WriteIOs, ReadBytes: c.ReadBytes, WriteBytes: c.WriteBytes}
-			}
-			return out, nil
-		}
-	}
 	return r, nil
 }
 

@@ -164,6 +164,16 @@ func TestDecodeBadPlans(t *testing.T) {
 		{"currencies differ", base("    prices: {currency: USD, years: 3, hardware: {price: 1}}\n  - name: b\n    url: sqlite:b.db\n    prices: {currency: EUR, years: 3, hardware: {price: 1}}\n"), 8, "targets[1].prices.currency", "one currency"},
 		{"negative objective", base("cost: {objective_p90_ms: -1}\n"), 7, "cost.objective_p90_ms", "positive number"},
 		{"unknown cost field", base("cost: {objective_p99_ms: 5}\n"), 7, "cost.objective_p99_ms", "unknown field"},
+		{"parallel on one target", strings.Replace(base(""), "[build]", "[build, parallel]", 1), 3, "steps[1].parallel", "the plan has 1 target"},
+		{"parallel bad tolerance", strings.Replace(base("  - name: b\n    url: sqlite:b.db\nparallel: {skew_tolerance: -1s}\n"), "[build]", "[build, parallel]", 1), 3, "steps[1].parallel", "skew_tolerance must not be negative"},
+		{"parallel unknown option", base("parallel: {vu: 4}\n"), 7, "parallel.vu", "did you mean vus"},
+		{"parallel bad vus", strings.Replace(base("  - name: b\n    url: sqlite:b.db\n"), "[build]", "[build, {parallel: {vus: 0}}]", 1), 3, "steps[1].parallel", "virtual users must be at least 1"},
+		{"neighbours without noisy", strings.Replace(base("  - name: b\n    url: sqlite:b.db\n"), "[build]", "[build, neighbours]", 1), 3, "steps[1].neighbours", "noisy is required"},
+		{"neighbours unknown noisy", strings.Replace(base("  - name: b\n    url: sqlite:b.db\nneighbours: {noisy: [c]}\n"), "[build]", "[build, neighbours]", 1), 3, "steps[1].neighbours", `no target named "c"`},
+		{"neighbours all noisy", strings.Replace(base("  - name: b\n    url: sqlite:b.db\nneighbours: {noisy: [a, b]}\n"), "[build]", "[build, neighbours]", 1), 3, "steps[1].neighbours", "at least one must run the load"},
+		{"neighbours bad interval", strings.Replace(base("  - name: b\n    url: sqlite:b.db\nneighbours: {noisy: [b], interval: 10ms}\n"), "[build]", "[build, neighbours]", 1), 3, "steps[1].neighbours", "interval must be at least 1s"},
+		{"neighbours bad method", base("neighbours: {noisy: [a], backup: {method: rsync}}\n"), 7, "neighbours.backup.method", "want basebackup"},
+		{"neighbours noisy not a list", base("neighbours: {noisy: a b}\n"), 7, "neighbours.noisy", "want a list"},
 		{"matrix bad prices", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes: {memory: [1MB]}\n  prices: {years: 1}\n"), 11, "matrix.prices.currency", "required"},
 	}
 	for _, c := range cases {
@@ -238,7 +248,7 @@ func TestExampleDecodes(t *testing.T) {
 
 // TestExamplesDecode: the plans in examples/ stay valid plans.
 func TestExamplesDecode(t *testing.T) {
-	for _, name := range []string{"storage-tiers.yaml", "memory.yaml", "cores.yaml", "licences.yaml"} {
+	for _, name := range []string{"storage-tiers.yaml", "memory.yaml", "cores.yaml", "licences.yaml", "backup-tiers.yaml", "neighbours.yaml", "parallel.yaml", "rebuild.yaml"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("..", "..", "examples", name)
 			src, err := os.ReadFile(path)

@@ -172,8 +172,9 @@ func Report(ctx context.Context, st *store.Store, id int64, includeSuspect bool)
 // ignoredContext are recorded facts that differ between any two targets
 // without saying anything about them: ids, times, seeds, ports, pids,
 // the tool, and paths that hold the target's name (the storage under
-// them is recorded on its own).
-var ignoredContext = []string{"experiment.", "tool.", "notes.", "schema.", "database.target",
+// them is recorded on its own), and the host's newest CPU calibration
+// (a measurement of its own step, not a property of the target).
+var ignoredContext = []string{"experiment.", "tool.", "notes.", "schema.", "database.target", "calibration.",
 	"instance.id", "instance.server.pid", "instance.server.port", "instance.started", "instance.restarts",
 	"instance.engine_dir", "instance.wal_dir", "instance.controls", "instance.notes",
 	"instance.spec.name", "instance.spec.data_dir", "instance.spec.wal_dir", "storage.Path",
@@ -204,16 +205,22 @@ func (rc *ReportContext) targetContext(t TargetParams) map[string]string {
 			out["instance.spec."+k] = v
 		}
 	}
-	seqs := map[int]bool{}
+	seqs, over := map[int]bool{}, map[int]bool{}
 	for _, s := range rc.Steps {
-		if s.Target == t.Name {
+		switch s.Target {
+		case t.Name:
 			seqs[s.Seq] = true
+		case "":
+			over[s.Seq] = true
 		}
 	}
 	var first *store.Run
 	for i := len(rc.runs) - 1; i >= 0; i-- {
 		r := &rc.runs[i]
-		if seqs[r.ExperimentSeq] && (first == nil || r.Kind == store.KindRun && first.Kind != store.KindRun) {
+		// A step over all targets stores each target's runs with the
+		// target's name in their context.
+		mine := seqs[r.ExperimentSeq] || over[r.ExperimentSeq] && runTarget(r) == t.Name
+		if mine && (first == nil || r.Kind == store.KindRun && first.Kind != store.KindRun) {
 			first = r
 		}
 	}
@@ -235,4 +242,16 @@ func relevant(ctx map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// runTarget is the target a run of a step over all targets measured, as
+// its context names it ("" for the step's own runs).
+func runTarget(r *store.Run) string {
+	var c struct {
+		Experiment *scenario.ExperimentContext `json:"experiment"`
+	}
+	if json.Unmarshal(r.Context, &c) != nil || c.Experiment == nil {
+		return ""
+	}
+	return c.Experiment.Target
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/cost"
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/scenario"
 )
@@ -135,9 +136,10 @@ func (t *TargetSpec) place() string {
 }
 
 // sizeConnections makes a managed instance accept n client connections
-// unless the plan asks for more.
+// unless the plan asks for more. An embedded engine has no connections to
+// size.
 func (t *TargetSpec) sizeConnections(n int) {
-	if t.Managed() && t.Instance.MaxConnections < n {
+	if t.Managed() && !t.Instance.Engine.Embedded() && t.Instance.MaxConnections < n {
 		t.Instance.MaxConnections = n
 	}
 }
@@ -151,10 +153,17 @@ type Running struct {
 	// Instance is the managed instance's description, recorded in the
 	// context of every result measured on it; nil for a URL target.
 	Instance any
+	// Managed is the managed instance itself (its backups run inside its
+	// cgroups); nil for a URL target.
+	Managed *instance.Instance
 	// OwnIO reads the managed instance's own I/O counters (nil when they
 	// cannot be read: an embedded engine, no I/O cgroup).
 	OwnIO sampler.IOProbe
-	stop  func(ctx context.Context) error
+	// Server is the managed instance, which a step may restart (a cold
+	// cache) and whose CPU time it may read; nil for a URL target. A
+	// step that restarts it reopens DB (Reopen).
+	Server scenario.Server
+	stop   func(ctx context.Context) error
 }
 
 // startTarget starts (managed) or opens (url) a target. secret is told
@@ -179,6 +188,24 @@ func startTarget(ctx context.Context, t *TargetSpec, log *slog.Logger, secret fu
 	}
 	r.DB = db
 	return r, nil
+}
+
+// Reopen replaces DB with a new one on the managed instance's target,
+// after a restart took the old one's connections (and perhaps its port).
+func (r *Running) Reopen(ctx context.Context) error {
+	if r.Server == nil {
+		return nil
+	}
+	tg := r.Server.Target()
+	db, err := dialect.Open(ctx, tg)
+	if err != nil {
+		return fmt.Errorf("reopen target %s after its restart: %w", r.Spec.Name, err)
+	}
+	if r.DB != nil {
+		_ = r.DB.Close() // its connections went with the server
+	}
+	r.DB, r.Target = db, tg
+	return nil
 }
 
 // Stop closes the database and stops a managed instance.

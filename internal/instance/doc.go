@@ -24,6 +24,13 @@
 // and file system under its directories, and the settings it was given:
 // the context to store with every result measured on it.
 //
+// It also backs servers up with their engine's own tools (Backupper:
+// pg_basebackup, pg_dump/pg_restore, mariadb-backup), run like a server:
+// as its account, inside the source instance's cgroups (or a group of the
+// backups' own with an I/O cap), never outliving oltplab; and restores
+// them into new managed instances started on the restored files (Start
+// reuses an initialised data directory as it finds it).
+//
 // The package imports internal/dialect (targets and secrets) and
 // internal/sysstat (devices) and nothing else of oltplab; it must not
 // import internal/cli, internal/store, internal/driver, internal/load or a

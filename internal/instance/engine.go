@@ -45,8 +45,9 @@ type engine interface {
 	// the database for oltplab, and returns settings as the server reports
 	// them. It fails when ctx ends.
 	ready(ctx context.Context, i *Instance) (map[string]string, error)
-	// target is the URL oltplab's dialects connect to.
+	// target is the URL oltplab's dialects connect to; scheme its scheme.
 	target(i *Instance) dialect.Target
+	scheme() string
 	// memorySetting names the setting Spec.Memory sets.
 	memorySetting() string
 	// ioLimitNote says how the engine's writes reach a cgroup v1
@@ -58,6 +59,17 @@ var engines = map[Engine]engine{
 	Postgres: postgresEngine{},
 	MariaDB:  mariadbEngine{},
 	SQLite:   sqliteEngine{},
+}
+
+// EngineOf is the engine whose databases a target scheme reaches
+// ("postgres", "mysql", "sqlite").
+func EngineOf(scheme string) (Engine, bool) {
+	for _, e := range Engines() {
+		if engines[e].scheme() == scheme {
+			return e, true
+		}
+	}
+	return "", false
 }
 
 // Binaries are the programs of an engine.
@@ -100,13 +112,14 @@ func findBinary(name string, dirs ...string) string {
 	return ""
 }
 
-// versionOf runs BINARY --version and returns its first line.
+// versionOf runs BINARY --version and returns its first line (some
+// tools, mariadb-backup among them, print it on stderr).
 func versionOf(ctx context.Context, bin string) string {
-	out, err := exec.CommandContext(ctx, bin, "--version").Output()
+	out, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
 	if err != nil {
 		return ""
 	}
-	line, _, _ := strings.Cut(string(out), "\n")
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	if strings.HasPrefix(line, bin) { // mariadbd prints its own path
 		line = filepath.Base(bin) + line[len(bin):]
 	}

@@ -256,6 +256,8 @@ func pgErrText(err error) string {
 	return "connection failed"
 }
 
+func (postgresEngine) scheme() string { return "postgres" }
+
 func (postgresEngine) target(i *Instance) dialect.Target {
 	return dialect.Target{Scheme: "postgres",
 		URL: &url.URL{Scheme: "postgres", User: url.User(UserName), Host: fmt.Sprintf("127.0.0.1:%d", i.port),

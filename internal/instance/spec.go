@@ -19,6 +19,13 @@ const (
 // Engines lists the engines an instance can run.
 func Engines() []Engine { return []Engine{Postgres, MariaDB, SQLite} }
 
+// Embedded reports whether the engine runs inside oltplab (no server
+// process: no connections to size, no cgroup controls).
+func (e Engine) Embedded() bool {
+	eng, ok := engines[e]
+	return ok && !eng.server()
+}
+
 // UnmarshalText accepts the engine names and the usual aliases
 // (postgresql, mysql); empty stays empty (Validate requires an engine).
 func (e *Engine) UnmarshalText(b []byte) error {

@@ -169,3 +169,14 @@ func TestKindOf(t *testing.T) {
 		t.Errorf("got %s, want other", got)
 	}
 }
+
+func TestEngineEmbedded(t *testing.T) {
+	for _, tc := range []struct {
+		e    Engine
+		want bool
+	}{{Postgres, false}, {MariaDB, false}, {SQLite, true}, {"oracle", false}} {
+		if got := tc.e.Embedded(); got != tc.want {
+			t.Errorf("Engine(%q).Embedded() = %v, want %v", tc.e, got, tc.want)
+		}
+	}
+}

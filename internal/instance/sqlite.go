@@ -46,6 +46,8 @@ func (sqliteEngine) settings(i *Instance) []setting {
 // sqliteCacheSize is PRAGMA cache_size for a size: negative means KiB.
 func sqliteCacheSize(m Size) string { return "-" + strconv.FormatInt(m.Bytes()/1024, 10) }
 
+func (sqliteEngine) scheme() string { return "sqlite" }
+
 func (sqliteEngine) target(i *Instance) dialect.Target {
 	u := &url.URL{Scheme: "sqlite", Path: filepath.Join(i.dataDir, SQLiteFile), OmitHost: true}
 	if i.spec.Memory > 0 {

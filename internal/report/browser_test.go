@@ -55,6 +55,16 @@ const probeScript = `<script>
           }
           r.series.push({ label: s.label, pixels: n });
         });
+        // Every span colour (phase and event edges) must be on the canvas.
+        var spanColors = {};
+        (spec.spans || []).forEach(function (s) { spanColors[s.color] = true; });
+        r.spans = Object.keys(spanColors).map(function (hex) {
+          var c = rgb(hex), n = 0;
+          for (var i = 0; i < px.length; i += 4) {
+            if (px[i + 3] === 255 && px[i] === c[0] && px[i + 1] === c[1] && px[i + 2] === c[2]) { n++; }
+          }
+          return { color: hex, pixels: n };
+        });
       });
       out.resources = performance.getEntriesByType("resource").map(function (e) { return e.name; });
       // The parts of a study report: what each drew.
@@ -94,6 +104,10 @@ type probeResult struct {
 			Label  string `json:"label"`
 			Pixels int    `json:"pixels"`
 		} `json:"series"`
+		Spans []struct {
+			Color  string `json:"color"`
+			Pixels int    `json:"pixels"`
+		} `json:"spans"`
 	} `json:"charts"`
 	Errors     []string `json:"errors"`
 	Violations []string `json:"violations"`
@@ -122,7 +136,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	// (index 0); sata has neither.
 	checkInBrowser(t, fixture(), []string{"chart-nopm", "chart-tpm", "chart-tpm-per-vu", "chart-ratio", "chart-latency-0", "chart-latency-1",
 		"chart-cpu", "chart-disk-latency", "chart-disk-iops", "chart-waits-0",
-		"chart-series-0-throughput", "chart-series-0-cpu", "chart-series-0-disk"})
+		"chart-series-0-throughput", "chart-series-0-cpu", "chart-series-0-disk"}, nil)
 }
 
 // TestExperimentHTMLInBrowser: an experiment's report is the study
@@ -139,11 +153,13 @@ func TestExperimentHTMLInBrowser(t *testing.T) {
 		"chart-cpu", "chart-disk-latency", "chart-disk-iops", "chart-waits-0"} {
 		want = append(want, "s2-"+id)
 	}
-	page, got := checkInBrowser(t, experimentFixture(), want)
+	// The neighbours step's own time series, with its phases and backups.
+	want = append(want, "k3-chart-time-1")
+	page, got := checkInBrowser(t, experimentFixture(), want, map[string]int{"k3-chart-time-1": 2})
 	checkParts(t, got, map[string]int{"summary": 0, "system": 0, "storage": 0, "profiles": 10, "cpu": 1, "devices": 2, "waits": 1,
-		"backup": 0, "cost": 0, "method": 0, "appendix": 0})
+		"backup": 0, "neighbours": 1, "cost": 0, "method": 0, "appendix": 0})
 	for _, s := range []string{`id="cost-table"`, `<ol class="footnotes">`, "sata gives 0.58× the NOPM of nvme at 8 VUs (95% CI 0.48–0.67",
-		"Step 3: backup, 3 cycles", `id="appendix-context"`, "instance.id"} {
+		"Step 4: backup, 3 cycles", `id="appendix-context"`, "instance.id"} {
 		if !strings.Contains(page, s) {
 			t.Errorf("study report lacks %q", s)
 		}
@@ -182,7 +198,7 @@ func TestFewStepsDrawBars(t *testing.T) {
 			sec.Profiles[0].Steps[i].Host = &h
 		}
 	}
-	page, got := checkInBrowser(t, in, nil)
+	page, got := checkInBrowser(t, in, []string{"k3-chart-time-1"}, map[string]int{"k3-chart-time-1": 2})
 	bars := map[string]int{}
 	for _, p := range got.Parts {
 		for _, b := range p.Bars {
@@ -248,10 +264,11 @@ func checkParts(t *testing.T, got probeResult, want map[string]int) {
 }
 
 // checkInBrowser renders in as HTML, opens it in Chromium and checks that
-// the charts wantCharts (in page order) drew every value series, with no
-// script error, console line or network request. It returns the page and
-// what the probe found.
-func checkInBrowser(t *testing.T, in Input, wantCharts []string) (string, probeResult) {
+// the charts wantCharts (in page order) drew every value series and the
+// marks of their spans (wantSpans: the number of span colours a chart
+// marks, phases and events), with no script error, console line or
+// network request. It returns the page and what the probe found.
+func checkInBrowser(t *testing.T, in Input, wantCharts []string, wantSpans map[string]int) (string, probeResult) {
 	t.Helper()
 	chromium := findChromium(t)
 	var buf bytes.Buffer
@@ -276,7 +293,7 @@ func checkInBrowser(t *testing.T, in Input, wantCharts []string) (string, probeR
 		t.Fatalf("probe saw %d charts, want %d (%v)", len(got.Charts), len(wantCharts), wantCharts)
 	}
 	for i, c := range got.Charts {
-		t.Logf("chart %s: canvas %dx%d, %d inked pixels, series %+v", c.ID, c.Width, c.Height, c.Inked, c.Series)
+		t.Logf("chart %s: canvas %dx%d, %d inked pixels, series %+v, spans %+v", c.ID, c.Width, c.Height, c.Inked, c.Series, c.Spans)
 		if c.ID != wantCharts[i] {
 			t.Errorf("chart %d is %s, want %s", i, c.ID, wantCharts[i])
 		}
@@ -292,6 +309,14 @@ func checkInBrowser(t *testing.T, in Input, wantCharts []string) (string, probeR
 		for _, s := range c.Series {
 			if s.Pixels < 20 {
 				t.Errorf("chart %s series %q left %d pixels of its colour, want its points drawn", c.ID, s.Label, s.Pixels)
+			}
+		}
+		if got, want := len(c.Spans), wantSpans[c.ID]; got != want {
+			t.Errorf("chart %s marks spans in %d colours, want %d", c.ID, got, want)
+		}
+		for _, s := range c.Spans {
+			if s.Pixels < 100 {
+				t.Errorf("chart %s: spans of colour %s left %d pixels, want their edges drawn", c.ID, s.Color, s.Pixels)
 			}
 		}
 	}

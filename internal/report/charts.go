@@ -43,6 +43,55 @@ type chartSpec struct {
 	// Bars is the chart drawn as grouped bars (few steps), instead of by
 	// the script.
 	Bars template.HTML `json:"-"`
+	// XLabel names the x axis when the default (virtual users, seconds
+	// since the window start) does not fit.
+	XLabel string `json:"x_label,omitempty"`
+	// Spans are intervals of x marked on the chart (phases, backups).
+	Spans []spanSpec `json:"spans,omitempty"`
+}
+
+// spanSpec is a Span as the page script draws it: Fill under the series,
+// opaque lines of exactly Color at its edges over them, and its label.
+type spanSpec struct {
+	Label string  `json:"label"`
+	From  float64 `json:"from"`
+	To    float64 `json:"to"`
+	Kind  string  `json:"kind"`
+	Fill  string  `json:"fill"`
+	Color string  `json:"color"`
+}
+
+// Span colours: outside the series palette, so that a marker is never
+// mistaken for a series (and the browser test can find each).
+const (
+	phaseColor = "#4d4d4d"
+	eventColor = "#7b3294"
+)
+
+// phaseFills tell consecutive phases apart.
+var phaseFills = []string{"#0072b214", "#d55e0014", "#009e7314", "#cc79a714"}
+
+// timeChart converts a section's own time series chart.
+func timeChart(id string, tc TimeChart) chartSpec {
+	c := chartSpec{ID: id, Title: tc.Title, Note: tc.Note, YLabel: tc.YLabel, Y2Label: tc.Y2Label, XKind: "seconds",
+		XLabel: tc.XLabel, X: tc.X, ZeroY: true, Height: 320}
+	for i, s := range tc.Series {
+		ss := seriesSpec{Label: s.Label, Color: color(i), Values: s.Values, Role: "value", Dash: s.Dash}
+		if s.Right {
+			ss.Scale = "y2"
+		}
+		c.Series = append(c.Series, ss)
+	}
+	phases := 0
+	for _, sp := range tc.Spans {
+		out := spanSpec{Label: sp.Label, From: sp.From, To: sp.To, Kind: string(sp.Kind), Color: eventColor, Fill: eventColor + "1f"}
+		if sp.Kind == SpanPhase {
+			out.Color, out.Fill = phaseColor, phaseFills[phases%len(phaseFills)]
+			phases++
+		}
+		c.Spans = append(c.Spans, out)
+	}
+	return c
 }
 
 type seriesSpec struct {

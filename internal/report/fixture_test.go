@@ -183,6 +183,7 @@ func experimentFixture() Input {
 				Right: []bool{false, true, true},
 				Rows:  [][]string{{"nvme", "1,234,567", "80.0"}, {"sata", "1,234,567", "142.5"}, {"hdd", "1,234,567", "611.0"}}}}},
 			{Title: "Step 2: profile 1,2,4,8 VUs × 3 repeats", Kind: "profile", Note: "hdd has no measured run.", Profiles: in.Profiles},
+			neighboursFixture(),
 		},
 	}
 	// sata's run of the same step, second by second, for the overlays:
@@ -197,7 +198,7 @@ func experimentFixture() Input {
 	// A storage benchmark and a backup step, as step kinds of their own
 	// report them: they land in their parts of the study, in its order.
 	in.Experiment.Sections = append(in.Experiment.Sections,
-		Section{Title: "Step 3: backup, 3 cycles", Kind: "backup", Tables: []Table{{Title: "Backups", Header: []string{"Target", "Seconds", "MB/s"},
+		Section{Title: "Step 4: backup, 3 cycles", Kind: "backup", Tables: []Table{{Title: "Backups", Header: []string{"Target", "Seconds", "MB/s"},
 			Right: []bool{false, true, true}, Rows: [][]string{{"nvme", "265", "593"}, {"sata", "512", "307"}}}}},
 		Section{Title: "Step 0: storage bench", Kind: "fio", Part: "storage", Tables: []Table{{Title: "fio", Header: []string{"Target", "Profile", "IOPS"},
 			Right: []bool{false, false, true}, Rows: [][]string{{"nvme", "4k-random-70-30-qd32", "412,000"}}}}})
@@ -235,4 +236,26 @@ func fixtureCost() *CostSection {
 		panic(err) // fixed inputs
 	}
 	return &CostSection{Table: tab, Step: "Step 2: profile 1,2,4,8 VUs × 3 repeats", Unpriced: []string{"hdd"}}
+}
+
+// neighboursFixture is a step that draws its own time series: a shared
+// device's IOPS and latency over two phases, with two backups marked.
+func neighboursFixture() Section {
+	var x []float64
+	var iops, lat []*float64
+	for i := range 120 {
+		x = append(x, float64(i+1))
+		v, l := 800+40*math.Sin(float64(i)/5), 1.2
+		if (i >= 70 && i < 82) || (i >= 95 && i < 108) {
+			v, l = 2400, 6.5 // a backup reads and writes the device
+		}
+		iops, lat = append(iops, &v), append(lat, &l)
+	}
+	return Section{Title: "Step 3: neighbours", Kind: "neighbours",
+		Tables: []Table{{Title: "Instances", Header: []string{"Instance", "Phase", "NOPM"}, Right: []bool{false, false, true},
+			Rows: [][]string{{"n1", "baseline", "1,200"}, {"n1", "noisy", "950"}}}},
+		Charts: []TimeChart{{Title: "Shared device sda", XLabel: "seconds since the step started", YLabel: "IOPS", Y2Label: "latency ms",
+			X: x, Series: []TimeSeries{{Label: "IOPS", Values: iops}, {Label: "latency (ms)", Values: lat, Right: true, Dash: true}},
+			Spans: []Span{{Label: "baseline", From: 5, To: 60, Kind: SpanPhase}, {Label: "noisy", From: 65, To: 118, Kind: SpanPhase},
+				{Label: "backup 1 (n3)", From: 70, To: 82, Kind: SpanEvent}, {Label: "backup 2 (n3)", From: 95, To: 108, Kind: SpanEvent}}}}}
 }

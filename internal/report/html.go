@@ -72,6 +72,8 @@ type htmlSection struct {
 	// print); its content is Blocks.
 	Part   bool
 	Blocks []block
+	// TimeCharts are the time series a step draws itself, after Rest.
+	TimeCharts []chartSpec
 }
 
 // HTML writes the report as one self-contained HTML page: the tables of
@@ -115,7 +117,7 @@ func HTML(w io.Writer, in Input) error {
 		page.Sections = []htmlSection{profileSection(v, "", "", "", false)}
 	}
 	for _, sec := range page.Sections {
-		for _, c := range slices.Concat(sec.Charts, sec.HostCharts, sec.SeriesCharts, sec.MonitorCharts) {
+		for _, c := range slices.Concat(sec.Charts, sec.HostCharts, sec.SeriesCharts, sec.MonitorCharts, sec.TimeCharts) {
 			if c.Bars == "" { // grouped bars are drawn already
 				page.AllCharts = append(page.AllCharts, c)
 			}

@@ -97,6 +97,52 @@ type Section struct {
 	Note     string    `json:"note,omitempty"`
 	Profiles []Profile `json:"profiles,omitempty"`
 	Tables   []Table   `json:"tables,omitempty"`
+	// Charts are time series the step draws itself (after its tables).
+	Charts []TimeChart `json:"charts,omitempty"`
+}
+
+// TimeChart is a time series a section draws itself: x in seconds from
+// an origin the chart names (XLabel), one or more series, and spans of
+// the x axis marked on it (phases as bands, events such as a backup as
+// outlined intervals).
+type TimeChart struct {
+	Title   string       `json:"title"`
+	Note    string       `json:"note,omitempty"`
+	XLabel  string       `json:"x_label"`
+	YLabel  string       `json:"y_label"`
+	Y2Label string       `json:"y2_label,omitempty"`
+	X       []float64    `json:"x"`
+	Series  []TimeSeries `json:"series"`
+	Spans   []Span       `json:"spans,omitempty"`
+}
+
+// TimeSeries is one line of a TimeChart: a value per x (nil where there
+// is none), read on the right-hand axis when Right is set.
+type TimeSeries struct {
+	Label  string     `json:"label"`
+	Values []*float64 `json:"values"`
+	Right  bool       `json:"right,omitempty"`
+	Dash   bool       `json:"dash,omitempty"`
+}
+
+// SpanKind is how a Span is drawn.
+type SpanKind string
+
+const (
+	// SpanPhase is a phase of the scenario: a pale band across the chart
+	// with its name, and a line at each edge.
+	SpanPhase SpanKind = "phase"
+	// SpanEvent is an event with a duration (a backup): a shaded interval
+	// outlined by a line at its start and end, named.
+	SpanEvent SpanKind = "event"
+)
+
+// Span marks [From, To] seconds of a TimeChart's x axis.
+type Span struct {
+	Label string   `json:"label"`
+	From  float64  `json:"from"`
+	To    float64  `json:"to"`
+	Kind  SpanKind `json:"kind"`
 }
 
 // Table is a table a section fills itself: a title, a note, a header and

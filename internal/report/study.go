@@ -29,15 +29,16 @@ type studyPart struct {
 // line here.
 var studyParts = []studyPart{
 	{ID: "summary", Title: "Summary", build: (*study).summary},
-	{ID: "system", Title: "System under test", build: (*study).system},
+	{ID: "system", Title: "System under test", Kinds: []string{"cpu"}, build: (*study).system},
 	{ID: "storage", Title: "Storage micro-benchmarks", Kinds: []string{"storage"}},
 	{ID: "profiles", Title: "Performance profiles", build: (*study).profiles},
 	{ID: "cpu", Title: "CPU idle and iowait", build: (*study).cpu},
 	{ID: "devices", Title: "Device latency and IOPS", build: (*study).devices},
 	{ID: "waits", Title: "Wait classes", build: (*study).waits},
-	{ID: "backup", Title: "Backup and restore", Kinds: []string{"backup", "restore"}},
-	{ID: "rebuild", Title: "Index rebuild, cold and hot cache", Kinds: []string{"rebuild", "index_rebuild"}},
-	{ID: "neighbours", Title: "Noisy neighbours", Kinds: []string{"neighbours", "noisy_neighbour"}},
+	{ID: "backup", Title: "Backup and restore", Kinds: []string{"backup"}},
+	{ID: "rebuild", Title: "Index rebuild, cold and hot cache", Kinds: []string{"rebuild"}},
+	{ID: "neighbours", Title: "Noisy neighbours", Kinds: []string{"neighbours"}},
+	{ID: "parallel", Title: "Targets driven at once", Kinds: []string{"parallel"}},
 	{ID: "other", Title: "Other steps"}, // sections of kinds no other part lists
 	{ID: "cost", Title: "Cost", build: (*study).cost},
 	{ID: "method", Title: "Method", Kinds: []string{"build"}, build: (*study).method},
@@ -124,16 +125,24 @@ func (s *study) parts() []htmlSection {
 	return out
 }
 
-// sectionBlocks shows a step kind's own section: its title, note and
-// tables.
+// sectionBlocks shows a step kind's own section: its title, note,
+// tables, and the time series it draws (phases and events marked).
 func (s *study) sectionBlocks(sec Section) []block {
-	if len(sec.Tables) == 0 && sec.Note == "" {
+	if len(sec.Tables) == 0 && len(sec.Charts) == 0 && sec.Note == "" {
 		return nil
 	}
 	out := []block{{Heading: sec.Title, Note: sec.Note}}
 	prefix := "k" + strconv.Itoa(slices.IndexFunc(s.e.Sections, func(o Section) bool { return o.Title == sec.Title })+1) + "-"
 	for _, t := range sectionTables(sec, prefix) {
 		out = append(out, block{Table: &t})
+	}
+	var cs []chartSpec
+	for ci, tc := range sec.Charts {
+		cs = append(cs, timeChart("chart-time-"+strconv.Itoa(ci+1), tc))
+	}
+	if len(cs) > 0 {
+		out = append(out, block{Note: "Second by second over the step. Shaded bands with a grey edge are the step's phases; purple-edged intervals are events (such as a backup) from their start to their end."})
+		out = append(out, chartBlocks(prefix, cs...)...)
 	}
 	return out
 }

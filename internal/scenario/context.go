@@ -28,7 +28,10 @@ type RunContext struct {
 	Instance any `json:"instance,omitempty"`
 	// Experiment places the measurement in an experiment (nil outside one).
 	Experiment *ExperimentContext `json:"experiment,omitempty"`
-	Notes      map[string]string  `json:"notes,omitempty"`
+	// Calibration is the newest CPU calibration (`oltplab cpu`) of this
+	// host, so that results compare across processor generations.
+	Calibration *Calibration      `json:"calibration,omitempty"`
+	Notes       map[string]string `json:"notes,omitempty"`
 
 	// dataDir holds the database's files when they are on this host (the
 	// database says where, as a dialect.DataDirer): the sampler watches
@@ -74,6 +77,11 @@ func (e *Env) GatherContext(ctx context.Context, db dialect.Database, tg dialect
 		c.Notes["host"] = err.Error()
 	}
 	c.Host = host
+	if cal, err := e.latestCalibration(ctx, host); err != nil {
+		c.Notes["calibration"] = err.Error()
+	} else {
+		c.Calibration = cal
+	}
 	c.Placement = Place(ctx, tg, e.IsLocalAddress)
 	c.Placement.Agent = e.Agent
 	if db != nil {
@@ -113,6 +121,22 @@ func (e *Env) GatherContext(ctx context.Context, db dialect.Database, tg dialect
 		c.Notes = nil
 	}
 	return c
+}
+
+// LocalDataDir is the directory of db's files when the database runs on
+// this host and can say where they are (a dialect.DataDirer), else "".
+func (e *Env) LocalDataDir(ctx context.Context, db dialect.Database, tg dialect.Target) string {
+	dd, ok := db.(dialect.DataDirer)
+	if !ok || !Place(ctx, tg, e.IsLocalAddress).Local {
+		return ""
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	dir, err := dd.DataDir(cctx)
+	if err != nil {
+		return ""
+	}
+	return dir
 }
 
 // SQLiteDir is the directory of an embedded database's file, known

@@ -1,11 +1,14 @@
 // Package scenario runs oltplab's measured procedures and records every
 // measurement in the results store: a build, a consistency check, a
 // performance profile (a virtual-user sequence with repeats and the
-// reset/checkpoint hygiene between steps) and a monitor, and the
-// infrastructure scenarios as they arrive. `oltplab run` and an experiment
-// plan's `profile` step are the same code: internal/cli parses flags and
-// renders, internal/experiment schedules steps over targets, and both call
-// this package.
+// reset/checkpoint hygiene between steps), a monitor, and the
+// infrastructure scenarios: storage micro-benchmarks, backup and restore
+// cycles, index rebuilds with a cold and a warm cache, the CPU
+// calibration, several targets driven with one synchronised measured
+// window (Window, Parallel) and noisy neighbours (Neighbours). `oltplab
+// run` and an experiment plan's `profile` step are the same code:
+// internal/cli parses flags and renders, internal/experiment schedules
+// steps over targets, and both call this package.
 //
 // A scenario never prints. What a user should see while it works (a step
 // starting, live rates, a run stored) goes to the Observer of its Env; the
@@ -16,8 +19,11 @@
 // Every timed run's database figures are cross-checked against the
 // driver's own counts (driver.Result.CheckCounters); a run that disagrees
 // is stored as suspect, and a profile with one returns a SuspectError
-// once every step has run.
+// once every step has run; so do Parallel and Neighbours, whose
+// synchronised windows carry the mark of a suspect target.
 //
-// It may import dialect, driver, load, profile, sampler, store, sysstat and
-// tpcc. It must not import cli, experiment or report.
+// It may import dialect, driver, instance (backups with the engines' own
+// tools, restores into managed instances, a managed server to restart),
+// load, profile, sampler, store, sysstat and tpcc. It must not import cli,
+// experiment or report.
 package scenario

@@ -229,6 +229,8 @@ func (e *UnsupportedError) Error() string {
 }
 
 var (
+	// ErrInvalidOptions: options a scenario cannot run with (bad input).
+	ErrInvalidOptions = errors.New("invalid options")
 	// ErrNoSchema: the target holds no oltplab TPC-C schema.
 	ErrNoSchema = errors.New("no oltplab TPC-C schema")
 	// ErrNotPostBuild: --reset-between needs the database as it was built.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/sysstat"
@@ -101,6 +102,28 @@ func StopSampling(s *sampler.Sampler, window time.Duration, p Placement) (Monito
 		m.HostRole = p.HostRole() + "; the database host was measured by oltplab agent at " + p.Agent
 	}
 	return m, r.Samples
+}
+
+// OwnIO reads a managed instance's own block I/O (its I/O cgroup's
+// counters) for the samplers (Env.OwnIO); nil when it cannot be read (an
+// embedded engine, no I/O cgroup).
+func OwnIO(inst interface {
+	IOCounters() (map[string]instance.IOCounters, error)
+}) sampler.IOProbe {
+	if _, err := inst.IOCounters(); err != nil {
+		return nil
+	}
+	return func() (map[string]sampler.IOCount, error) {
+		cs, err := inst.IOCounters()
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]sampler.IOCount, len(cs))
+		for dev, c := range cs {
+			out[dev] = sampler.IOCount{ReadIOs: c.ReadIOs, WriteIOs: c.WriteIOs, ReadBytes: c.ReadBytes, WriteBytes: c.WriteBytes}
+		}
+		return out, nil
+	}
 }
 
 func notLocal(p Placement) string {

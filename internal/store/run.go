@@ -21,12 +21,22 @@ const (
 	KindCheck   Kind = "check"   // consistency checks (TPC-C 3.3.2)
 	KindMonitor Kind = "monitor" // sampling only, no workload
 	KindStorage Kind = "storage" // storage micro-benchmarks (fio), no database
+	KindBackup  Kind = "backup"  // backup and restore cycles with the engine's own tools
+	KindRebuild Kind = "rebuild" // index rebuilds, cold and warm cache
+	KindCPU     Kind = "cpu"     // single-threaded CPU calibration, in the server and the client
+	// KindParallel is one measured window synchronised over several
+	// targets: its summary ties the targets' own runs (kind run) together.
+	KindParallel Kind = "parallel"
+	// KindNeighbours is a noisy-neighbour scenario: its phases, backups
+	// and the shared device's samples; the instances' load runs are runs
+	// of their own.
+	KindNeighbours Kind = "neighbours"
 )
 
 // Valid reports whether k is a kind this store knows.
 func (k Kind) Valid() bool {
 	switch k {
-	case KindBuild, KindRun, KindCheck, KindMonitor, KindStorage:
+	case KindBuild, KindRun, KindCheck, KindMonitor, KindStorage, KindBackup, KindRebuild, KindCPU, KindParallel, KindNeighbours:
 		return true
 	}
 	return false

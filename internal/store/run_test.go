@@ -322,6 +322,20 @@ func TestCreateRunRefusesPasswords(t *testing.T) {
 	}
 }
 
+func TestKindValid(t *testing.T) {
+	for _, tc := range []struct {
+		kind Kind
+		want bool
+	}{
+		{KindBuild, true}, {KindRun, true}, {KindCheck, true}, {KindMonitor, true}, {KindStorage, true},
+		{KindRebuild, true}, {KindCPU, true}, {"", false}, {"reindex", false},
+	} {
+		if got := tc.kind.Valid(); got != tc.want {
+			t.Errorf("Kind(%q).Valid() = %v, want %v", tc.kind, got, tc.want)
+		}
+	}
+}
+
 // TestCreateProfileRefusesPasswords: a profile's parameters and context
 // carry the target too; one that still holds a password is refused before
 // anything is written.

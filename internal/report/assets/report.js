@@ -46,6 +46,47 @@
     };
   }
 
+  // spanPlugin marks intervals of x: a fill under the series, then
+  // opaque edges of exactly the span's colour and its label over them.
+  // Event labels sit one line below phase labels.
+  function spanPlugin(spans) {
+    function each(u, fn) {
+      var ctx = u.ctx, b = u.bbox;
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(b.left, b.top, b.width, b.height);
+      ctx.clip();
+      spans.forEach(function (s, i) {
+        var x0 = Math.round(u.valToPos(s.from, "x", true));
+        var x1 = Math.round(u.valToPos(s.to, "x", true));
+        fn(ctx, b, s, x0, Math.max(x1, x0 + 1), i);
+      });
+      ctx.restore();
+    }
+    return {
+      hooks: {
+        drawClear: [function (u) {
+          each(u, function (ctx, b, s, x0, x1) {
+            ctx.fillStyle = s.fill;
+            ctx.fillRect(x0, b.top, x1 - x0, b.height);
+          });
+        }],
+        draw: [function (u) {
+          var px = window.devicePixelRatio || 1, line = Math.max(2, Math.round(2 * px));
+          each(u, function (ctx, b, s, x0, x1, i) {
+            ctx.fillStyle = s.color;
+            ctx.fillRect(x0, b.top, line, b.height);
+            ctx.fillRect(x1 - line, b.top, line, b.height);
+            ctx.font = Math.round(11 * px) + "px sans-serif";
+            ctx.textBaseline = "top";
+            var row = s.kind === "event" ? 1 + (i % 2) : 0;
+            ctx.fillText(s.label, x0 + line + 2 * px, b.top + (4 + 14 * row) * px);
+          });
+        }]
+      }
+    };
+  }
+
   specs.forEach(function (c) {
     var el = document.getElementById(c.id);
     if (!el) {
@@ -55,7 +96,7 @@
     // point markers unless sparse); otherwise x is virtual users.
     var seconds = c.x_kind === "seconds";
     var logX = !seconds && c.x.length > 1;
-    var xLabel = seconds ? "seconds since window start" : logX ? "virtual users (log scale)" : "virtual users";
+    var xLabel = c.x_label || (seconds ? "seconds since window start" : logX ? "virtual users (log scale)" : "virtual users");
     var series = [{ label: seconds ? "t (s)" : "virtual users" }];
     c.series.forEach(function (s) {
       var o = { label: s.label, stroke: s.color, spanGaps: !seconds, scale: s.scale || "y", value: function (u, v) { return show(v); } };
@@ -82,6 +123,13 @@
     if (c.zero_y) {
       scales.y.range = zeroRange;
     }
+    if (seconds && c.spans && c.spans.length && c.x.length) {
+      // The axis covers every span, also one that begins before the
+      // first sample or ends after the last.
+      var lo = Math.min.apply(null, c.x), hi = Math.max.apply(null, c.x);
+      c.spans.forEach(function (s) { lo = Math.min(lo, s.from); hi = Math.max(hi, s.to); });
+      scales.x.range = function () { return [lo, hi]; };
+    }
     var xAxis = { label: xLabel };
     if (!seconds) {
       xAxis.splits = function () { return c.x; };
@@ -105,6 +153,9 @@
     };
     if (c.marks && c.marks.length) {
       opts.hooks = { draw: [marksHook(c.marks)] };
+    }
+    if (c.spans && c.spans.length) {
+      opts.plugins = [spanPlugin(c.spans)];
     }
     if (c.sync) {
       // Charts of the same run share a cursor: hovering one second shows

@@ -1,0 +1,143 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/scenario"
+	"github.com/oltplab/oltplab/internal/store"
+)
+
+func init() {
+	Register(Kind{Name: "cpu", Scope: PerTarget,
+		Summary: "time a fixed single-threaded CPU loop in the database server and in oltplab, as `oltplab cpu` (options: repeat, server_iterations, client_iterations)",
+		New:     func() Step { return &cpuStep{Repeat: 3} }})
+}
+
+// cpuStep is `oltplab cpu` on one target (scenario.Env.CPU): the
+// calibration loop in the server and in oltplab, repeated, so that
+// processor generations and hosts compare; later results on the host
+// carry it in their context.
+//
+//	cpu:
+//	  repeat: 3               # runs of each loop
+//	  server_iterations: 0    # rounds of the server loop (0: the engine's default)
+//	  client_iterations: 0    # rounds of the client loop (0: the default)
+type cpuStep struct {
+	Repeat           int   `yaml:"repeat"`
+	ServerIterations int64 `yaml:"server_iterations"`
+	ClientIterations int64 `yaml:"client_iterations"`
+
+	experiment string
+}
+
+func (s *cpuStep) options() scenario.CPUOptions {
+	return scenario.CPUOptions{Repeat: s.Repeat, ServerIterations: s.ServerIterations, ClientIterations: s.ClientIterations}
+}
+
+func (s *cpuStep) Prepare(p *Plan) error {
+	if err := s.options().Validate(); err != nil {
+		return err
+	}
+	s.experiment = p.Name
+	return nil
+}
+
+func (s *cpuStep) Describe() string {
+	return fmt.Sprintf("CPU calibration in the server and the client × %d", s.Repeat)
+}
+
+func (s *cpuStep) Connections(*Plan) int { return 2 }
+
+// cpuSecondsPerRepeat is a repeat's server and client loops at their
+// default rounds on the 2-core test VM under load, rounded up.
+const cpuSecondsPerRepeat = 10
+
+func (s *cpuStep) Estimate(*Plan, *TargetSpec) time.Duration {
+	return time.Duration(s.Repeat*cpuSecondsPerRepeat) * time.Second
+}
+
+func (s *cpuStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
+	if err := supersedeEarlier(ctx, x, "the CPU calibration step started over"); err != nil {
+		return Outcome{}, err
+	}
+	o := s.options()
+	o.Label = s.experiment + "/" + x.Target.Spec.Name
+	o.Server = x.Target.Server
+	out, err := x.Env.CPU(ctx, x.Target.DB, x.Target.Target, o)
+	oc := Outcome{RunIDs: nonZero(out.RunID)}
+	if out.RunID != 0 && len(out.Client.Runs) > 0 {
+		oc.Headline = "client " + formatRate(out.Client.Rate.Mean) + " rounds/s"
+		if out.Server != nil && len(out.Server.Runs) > 0 {
+			oc.Headline = "server " + formatRate(out.Server.Rate.Mean) + " rounds/s, " + oc.Headline
+		}
+	}
+	return oc, err
+}
+
+// formatRate prints rounds per second in millions or thousands.
+func formatRate(r float64) string {
+	switch {
+	case r >= 1e6:
+		return strconv.FormatFloat(r/1e6, 'f', 2, 64) + " M"
+	case r >= 1e3:
+		return strconv.FormatFloat(r/1e3, 'f', 1, 64) + " k"
+	}
+	return strconv.FormatFloat(r, 'f', 0, 64)
+}
+
+// Section is the CPU step's part of the report: per target, the server's
+// loop and the client's, rounds per second with their spread, and the
+// client's rounds per CPU second (which other load on the host does not
+// lower).
+func (s *cpuStep) Section(ctx context.Context, rc *ReportContext, index int) (report.Section, error) {
+	t := report.Table{Title: "CPU calibration",
+		Note: "The same fixed single-threaded loop (" + calibrationWork + ") inside the database server, timed by its own clock, " +
+			"and in oltplab on the host it runs on. Rounds per second fall when other work on the host takes the CPU (its busy share " +
+			"meanwhile is shown); rounds per CPU second (of the managed server's processes, or of oltplab's thread) do not: compare " +
+			"those across hosts and processor generations, for the same engine.",
+		Header: []string{"Target", "Loop", "Method", "Rounds", "Runs", "Rounds/s", "Min", "Max", "CV %", "Rounds per CPU s", "Host CPU busy %"},
+		Right:  []bool{false, false, false, true, true, true, true, true, true, true, true}}
+	for _, u := range rc.inOrder(rc.Units(index)) {
+		var sum *scenario.CPUSummary
+		for _, r := range rc.Runs(u.Seq, store.KindCPU) {
+			if (r.Status != store.StatusOK && r.Status != store.StatusPartial) || len(r.Summary) == 0 {
+				continue
+			}
+			var cs scenario.CPUSummary
+			if err := json.Unmarshal(r.Summary, &cs); err != nil {
+				return report.Section{}, &scenario.StoreError{Op: fmt.Sprintf("decode CPU calibration %d", r.ID), Err: err}
+			}
+			sum = &cs
+			break
+		}
+		if sum == nil {
+			t.Rows = append(t.Rows, []string{u.Target, "—", "—", "—", "—", "—", "—", "—", "—", "—", string(u.State)})
+			continue
+		}
+		busy := "—"
+		if sum.Monitor.Seconds > 0 {
+			busy = strconv.FormatFloat(sum.Monitor.CPU.BusyPct, 'f', 0, 64)
+		}
+		row := func(loop string, c scenario.CPUSide) {
+			perCPU := "—"
+			if c.CPURate != nil {
+				perCPU = formatRate(c.CPURate.Mean)
+			}
+			t.Rows = append(t.Rows, []string{u.Target, loop, c.Method, strconv.FormatInt(c.Iterations, 10), strconv.Itoa(len(c.Runs)),
+				formatRate(c.Rate.Mean), formatRate(c.Rate.Min), formatRate(c.Rate.Max), strconv.FormatFloat(100*c.Rate.CV, 'f', 1, 64), perCPU, busy})
+		}
+		if sum.Server != nil {
+			row("server", *sum.Server)
+		}
+		row("client", sum.Client)
+	}
+	return report.Section{Tables: []report.Table{t}}, nil
+}
+
+// calibrationWork is the loop, as the report states it.
+const calibrationWork = "x = (x*31 + i) mod 1000003; s = the last 16 characters of s + the letter 'A' + x mod 26, for i = 1..n"

@@ -1,0 +1,269 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/instance"
+	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/scenario"
+	"github.com/oltplab/oltplab/internal/store"
+)
+
+func init() {
+	Register(Kind{Name: "rebuild", Scope: PerTarget,
+		Summary: "rebuild the largest index of ORDER-LINE after a cold restart and again warm, as `oltplab rebuild`: elapsed vs server CPU time (options: all_indexes, cold, repeat)",
+		New:     func() Step { return &rebuildStep{Cold: true, Repeat: 1} }})
+}
+
+// rebuildStep is `oltplab rebuild` on one target (scenario.Env.Rebuild):
+// on a managed instance each repeat restarts it with a cold cache,
+// rebuilds, and rebuilds again warm; on a URL target it rebuilds warm
+// only, and the result says so.
+//
+//	rebuild:
+//	  all_indexes: false   # every index of ORDER-LINE instead of the largest
+//	  cold: true           # a rebuild after a cold restart before each warm one
+//	  repeat: 2            # cold and warm pairs
+type rebuildStep struct {
+	AllIndexes bool `yaml:"all_indexes"`
+	Cold       bool `yaml:"cold"`
+	Repeat     int  `yaml:"repeat"`
+
+	experiment string
+	warehouses int
+}
+
+func (s *rebuildStep) Prepare(p *Plan) error {
+	if s.Repeat < 1 {
+		return fmt.Errorf("repeat must be at least 1, got %d", s.Repeat)
+	}
+	s.experiment, s.warehouses = p.Name, p.Warehouses
+	return nil
+}
+
+func (s *rebuildStep) Describe() string {
+	what := "the largest index of order_line"
+	if s.AllIndexes {
+		what = "every index of order_line"
+	}
+	how := "warm"
+	if s.Cold {
+		how = "cold (managed instances) then warm"
+	}
+	d := fmt.Sprintf("rebuild %s, %s", what, how)
+	if s.Repeat > 1 {
+		d += fmt.Sprintf(" × %d", s.Repeat)
+	}
+	return d
+}
+
+func (s *rebuildStep) Connections(*Plan) int { return 2 }
+
+// rebuildSecondsPerWarehouse is what one rebuild of ORDER-LINE's primary
+// key took per warehouse on the 2-core test VM under load (PostgreSQL
+// 1.5-2.6 s, MariaDB 2-4 s at 10 warehouses, capped or not), rounded up;
+// restartSeconds a cold restart.
+const (
+	rebuildSecondsPerWarehouse = 4
+	restartSeconds             = 10
+)
+
+func (s *rebuildStep) Estimate(p *Plan, t *TargetSpec) time.Duration {
+	per := time.Duration(rebuildSecondsPerWarehouse*s.warehouses) * time.Second
+	pair := per
+	if s.Cold && t.Managed() {
+		pair += per + restartSeconds*time.Second
+	}
+	return time.Duration(s.Repeat) * pair
+}
+
+func (s *rebuildStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
+	if err := supersedeEarlier(ctx, x, "the rebuild step started over"); err != nil {
+		return Outcome{}, err
+	}
+	o := scenario.RebuildOptions{Label: s.experiment + "/" + x.Target.Spec.Name, AllIndexes: s.AllIndexes, Cold: s.Cold,
+		Repeat: s.Repeat, DataDir: x.Target.Spec.LocalDir(), Server: x.Target.Server}
+	out, err := x.Env.Rebuild(ctx, x.Target.DB, x.Target.Target, o)
+	if o.Server != nil && o.Cold {
+		// The restarts took the target's connections with them.
+		if rerr := x.Target.Reopen(context.WithoutCancel(ctx)); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	oc := Outcome{RunIDs: nonZero(out.RunID)}
+	if out.RunID != 0 {
+		oc.Headline = rebuildHeadline(out.RebuildSummary)
+	}
+	return oc, err
+}
+
+// supersedeEarlier marks the runs an earlier attempt of this step stored
+// as no longer counting: the step measures everything again.
+func supersedeEarlier(ctx context.Context, x *Exec, why string) error {
+	if x.Attempt <= 1 || x.Env.Experiment == nil {
+		return nil
+	}
+	runs, err := x.Env.Store.ListRuns(ctx, store.RunFilter{ExperimentID: x.Env.Experiment.ID, Counting: true})
+	if err != nil {
+		return &scenario.StoreError{Op: "read the experiment's runs", Err: err}
+	}
+	for _, r := range runs {
+		if r.ExperimentSeq != x.Env.Experiment.Seq {
+			continue
+		}
+		if err := x.Env.Store.SupersedeRun(ctx, r.ID, why); err != nil {
+			return &scenario.StoreError{Op: "mark a run superseded", Err: err}
+		}
+	}
+	return nil
+}
+
+// rebuildHeadline: each cache state's mean elapsed time and the share
+// waited.
+func rebuildHeadline(s scenario.RebuildSummary) string {
+	var parts []string
+	for _, c := range []struct {
+		name string
+		sp   *scenario.RebuildSpread
+	}{{"cold", s.Cold}, {"warm", s.Warm}} {
+		if c.sp == nil {
+			continue
+		}
+		p := fmt.Sprintf("%s %.1f s", c.name, c.sp.Elapsed.Mean)
+		if c.sp.CPU != nil && c.sp.Elapsed.Mean > 0 {
+			p += fmt.Sprintf(" (%.0f%% waited)", 100*c.sp.Wait.Mean/c.sp.Elapsed.Mean)
+		}
+		parts = append(parts, p)
+	}
+	return "rebuild " + strings.Join(parts, ", ")
+}
+
+// Section is the rebuild step's part of the report: per target and cache
+// state, the mean of the rebuilds with their spread, the server's CPU
+// time, the time waited and the server's own reads, and the ratio of cold
+// to warm.
+func (s *rebuildStep) Section(ctx context.Context, rc *ReportContext, index int) (report.Section, error) {
+	t := report.Table{Title: "Index rebuilds, cold and warm cache",
+		Note: "Per target, the rebuilds of the last complete rebuild step: elapsed time (mean, min-max), the server's CPU time " +
+			"and their difference, the time the rebuild waited (for I/O, locks, and on a busy host for a CPU); the server's own " +
+			"reads as its I/O cgroup counted them. Cold: right after a restart that emptied the buffer pool and the OS page cache. " +
+			"I/O caps are the target's cgroup throttle (one far above what the device does caps nothing: it only has the server's I/O counted).",
+		Header: []string{"Target", "I/O caps", "Rebuilt", "Size MiB", "Cache", "Rebuilds", "Elapsed s", "Min-max s", "Server CPU s", "Waited s", "Waited %", "Read MB", "Cold/warm"},
+		Right:  []bool{false, true, false, true, false, true, true, true, true, true, true, true, true}}
+	var notes []string
+	for _, u := range rc.inOrder(rc.Units(index)) {
+		var sum *scenario.RebuildSummary
+		for _, r := range rc.Runs(u.Seq, store.KindRebuild) {
+			if (r.Status != store.StatusOK && r.Status != store.StatusPartial) || len(r.Summary) == 0 {
+				continue
+			}
+			var rs scenario.RebuildSummary
+			if err := json.Unmarshal(r.Summary, &rs); err != nil {
+				return report.Section{}, &scenario.StoreError{Op: fmt.Sprintf("decode rebuild %d", r.ID), Err: err}
+			}
+			sum = &rs
+			break
+		}
+		if sum == nil {
+			t.Rows = append(t.Rows, []string{u.Target, "—", "—", "—", "—", "—", "—", "—", "—", "—", "—", "—", string(u.State)})
+			continue
+		}
+		caps := "—"
+		if tp, ok := rc.Target(u.Target); ok && tp.Instance != nil {
+			caps = formatCaps(tp.Instance.IOLimit)
+		}
+		what := sum.Index
+		if sum.AllIndexes {
+			what = "all indexes"
+		}
+		what += " (" + sum.Rebuild.Rewrites + ")"
+		size := "—"
+		var bytes int64
+		for _, ix := range sum.Indexes {
+			if (sum.AllIndexes || ix.Name == sum.Index) && ix.SizeBytes >= 0 {
+				bytes += ix.SizeBytes
+			}
+		}
+		if bytes > 0 {
+			size = strconv.FormatFloat(float64(bytes)/(1<<20), 'f', 1, 64)
+		}
+		for _, c := range []struct {
+			name string
+			sp   *scenario.RebuildSpread
+		}{{scenario.CacheCold, sum.Cold}, {scenario.CacheWarm, sum.Warm}} {
+			if c.sp == nil {
+				continue
+			}
+			f := func(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
+			cpu, wait, waitPct := "—", "—", "—"
+			if c.sp.CPU != nil {
+				cpu, wait = f(c.sp.CPU.Mean), f(c.sp.Wait.Mean)
+				if c.sp.Elapsed.Mean > 0 {
+					waitPct = strconv.FormatFloat(100*c.sp.Wait.Mean/c.sp.Elapsed.Mean, 'f', 0, 64)
+				}
+			}
+			read := meanRead(sum.Phases, c.name)
+			ratio := ""
+			if c.name == scenario.CacheCold && sum.Warm != nil && sum.Warm.Elapsed.Mean > 0 {
+				ratio = strconv.FormatFloat(c.sp.Elapsed.Mean/sum.Warm.Elapsed.Mean, 'f', 2, 64) + "×"
+			}
+			t.Rows = append(t.Rows, []string{u.Target, caps, what, size, c.name, strconv.Itoa(c.sp.Elapsed.N), f(c.sp.Elapsed.Mean),
+				f(c.sp.Elapsed.Min) + "-" + f(c.sp.Elapsed.Max), cpu, wait, waitPct, read, ratio})
+		}
+		for _, n := range sum.Notes {
+			notes = append(notes, u.Target+": "+n+".")
+		}
+	}
+	return report.Section{Tables: []report.Table{t}, Note: strings.Join(notes, " ")}, nil
+}
+
+// meanRead is the server's mean read volume in MB over the finished
+// phases of one cache state; "—" when it was not counted.
+func meanRead(phases []scenario.RebuildPhase, cache string) string {
+	var total float64
+	n := 0
+	for _, p := range phases {
+		if p.Cache != cache || p.Error != "" || p.ServerIO == nil {
+			continue
+		}
+		total += float64(p.ServerIO.ReadBytes) / 1e6
+		n++
+	}
+	if n == 0 {
+		return "—"
+	}
+	return strconv.FormatFloat(total/float64(n), 'f', 1, 64)
+}
+
+// formatCaps prints a throttle as "read 120 IOPS, 8 MB/s; write 120
+// IOPS"; "—" for none.
+func formatCaps(l instance.IOLimit) string {
+	side := func(name string, iops int64, mbps float64) string {
+		var parts []string
+		if iops > 0 {
+			parts = append(parts, strconv.FormatInt(iops, 10)+" IOPS")
+		}
+		if mbps > 0 {
+			parts = append(parts, strconv.FormatFloat(mbps, 'f', -1, 64)+" MB/s")
+		}
+		if len(parts) == 0 {
+			return ""
+		}
+		return name + " " + strings.Join(parts, ", ")
+	}
+	var out []string
+	for _, s := range []string{side("read", l.ReadIOPS, l.ReadMBps), side("write", l.WriteIOPS, l.WriteMBps)} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return "—"
+	}
+	return strings.Join(out, "; ")
+}

@@ -1,0 +1,736 @@
+package scenario
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/instance"
+	"github.com/oltplab/oltplab/internal/profile"
+	"github.com/oltplab/oltplab/internal/sampler"
+	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/sysstat"
+)
+
+// BackupSource is the database a backup scenario copies.
+type BackupSource struct {
+	// DB is the open source database; an embedded one (SQLite) is copied
+	// through it (dialect.OnlineBackuper).
+	DB     dialect.Database
+	Target dialect.Target
+	// Instance is the managed instance serving Target, nil otherwise: its
+	// backups then run inside its own cgroups (its I/O caps hold for
+	// them) and restores start instances like it.
+	Instance *instance.Instance
+	// BinDir is where the engine's programs are; found when empty.
+	BinDir string
+}
+
+// BackupOptions are those of `oltplab backup` and of a plan's backup
+// step.
+type BackupOptions struct {
+	Label string `json:"label,omitempty"`
+	// Cycles is the number of backup (and restore) cycles.
+	Cycles int `json:"cycles"`
+	// To is the directory backups go to (another directory, another
+	// device): each cycle writes a new directory in it.
+	To string `json:"to"`
+	// Method is the engine's backup method; empty takes its default
+	// (PostgreSQL basebackup, MariaDB mariadb-backup, SQLite online).
+	Method instance.BackupMethod `json:"method,omitempty"`
+	// Jobs is the parallelism of a dump and its restore, and of
+	// mariadb-backup's copies.
+	Jobs int `json:"jobs,omitempty"`
+	// Interval is the pause between cycles.
+	Interval time.Duration `json:"-"`
+	// Restore restores each backup, checks the restored database and
+	// removes it: into a new managed instance for a server, a new file for
+	// SQLite, in RestoreDir (default To).
+	Restore    bool   `json:"restore"`
+	RestoreDir string `json:"restore_dir,omitempty"`
+	// Keep keeps each cycle's backup and restored copy (the restored
+	// instance is stopped all the same).
+	Keep bool `json:"keep,omitempty"`
+	// IOLimit caps the backup and restore tools' own I/O on the disks
+	// under To and RestoreDir, and the restored instances' (a slower
+	// backup device emulated). Not for a managed source, whose own caps
+	// hold for its backups.
+	IOLimit instance.IOLimit `json:"io_limit,omitzero"`
+	// RestoreSpec is what restored instances start with (memory, cpus,
+	// settings); nil takes the managed source's spec, else the engine's
+	// defaults.
+	RestoreSpec *instance.Spec `json:"-"`
+	// SampleInterval is the host sampling period; default 1 s.
+	SampleInterval time.Duration `json:"-"`
+}
+
+// DefaultBackupOptions are the studies' three cycles, each restored and
+// checked.
+func DefaultBackupOptions() BackupOptions {
+	return BackupOptions{Cycles: 3, Restore: true}
+}
+
+// Validate checks the options on their own.
+func (o BackupOptions) Validate() error {
+	switch {
+	case o.Cycles < 1:
+		return fmt.Errorf("cycles must be at least 1, got %d", o.Cycles)
+	case o.To == "":
+		return errors.New("the backup directory (to) is required: where the backups go")
+	case o.Jobs < 0:
+		return fmt.Errorf("jobs must not be negative, got %d", o.Jobs)
+	case o.Interval < 0:
+		return fmt.Errorf("interval must not be negative, got %s", o.Interval)
+	}
+	return nil
+}
+
+func (o BackupOptions) restoreDir() string {
+	if o.RestoreDir != "" {
+		return o.RestoreDir
+	}
+	return o.To
+}
+
+// BackupInfo is how a source is backed up.
+type BackupInfo struct {
+	Method instance.BackupMethod `json:"method"`
+	// Tools is the server tools' description (nil for an embedded
+	// database, copied by oltplab itself through SQLite's backup API).
+	Tools *instance.BackupperInfo `json:"tools,omitempty"`
+}
+
+// BackupCycle is one cycle: a backup, and its restore and check when
+// asked. Times are absolute; Env.Backup adds each phase's window on the
+// samples' time axis and what the host did in it.
+type BackupCycle struct {
+	Cycle   int           `json:"cycle"`
+	Backup  BackupPhase   `json:"backup"`
+	Restore *RestorePhase `json:"restore,omitempty"`
+	Check   *CheckPhase   `json:"check,omitempty"`
+	// Failed names the phase that failed ("backup", "restore", "check"),
+	// with Error; empty when the cycle finished.
+	Failed string `json:"failed,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Finished reports whether the whole cycle ran.
+func (c BackupCycle) Finished() bool { return c.Failed == "" }
+
+// BackupPhase is the backup of one cycle.
+type BackupPhase struct {
+	Dir     string    `json:"dir"`
+	Kept    bool      `json:"kept,omitempty"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
+	Seconds float64   `json:"seconds"`
+	// Bytes is the size of the backup; MBps is Bytes per second of the
+	// backup, in 10^6 bytes.
+	Bytes    int64   `json:"bytes"`
+	MBps     float64 `json:"mb_per_s"`
+	SyncedBy string  `json:"synced_by,omitempty"`
+	// Window and Host are set by Env.Backup.
+	Window *Window              `json:"window,omitempty"`
+	Host   *sampler.StepSummary `json:"host,omitempty"`
+}
+
+// RestorePhase is the restore of one cycle: the engine's steps until
+// the restored database accepts connections.
+type RestorePhase struct {
+	Dir     string    `json:"dir"`
+	Kept    bool      `json:"kept,omitempty"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
+	Seconds float64   `json:"seconds"`
+	// Bytes is the size of the restored database directory (or file);
+	// MBps is Bytes per second of the restore, in 10^6 bytes.
+	Bytes  int64                `json:"bytes"`
+	MBps   float64              `json:"mb_per_s"`
+	Steps  []RestoreStep        `json:"steps"`
+	Window *Window              `json:"window,omitempty"`
+	Host   *sampler.StepSummary `json:"host,omitempty"`
+}
+
+// RestoreStep is one step of a restore (prepare, copy, sync, init,
+// pg_restore, checkpoint, start).
+type RestoreStep struct {
+	Name    string    `json:"name"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
+	Seconds float64   `json:"seconds"`
+	Window  *Window   `json:"window,omitempty"`
+}
+
+// CheckPhase is the consistency check of the restored database, stored
+// as a run of kind check of its own.
+type CheckPhase struct {
+	RunID   int64     `json:"run_id"`
+	Passed  bool      `json:"passed"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
+	Seconds float64   `json:"seconds"`
+	Window  *Window   `json:"window,omitempty"`
+}
+
+// BackupError is a cycle that failed: its backup, restore or the check
+// of the restored database could not be done. The source is untouched
+// (every method only reads it), the partial backup is removed and any
+// restored instance stopped. RunID is the stored run holding what
+// finished (0 when the cycle ran on its own, outside Env.Backup).
+type BackupError struct {
+	RunID  int64
+	Status store.Status
+	Cycle  int
+	Phase  string
+	Err    error
+}
+
+func (e *BackupError) Error() string {
+	s := fmt.Sprintf("cycle %d: %s: %v", e.Cycle, e.Phase, e.Err)
+	if e.RunID != 0 {
+		s += fmt.Sprintf(" (what finished is stored as result %d, marked %s)", e.RunID, e.Status)
+	}
+	return s
+}
+func (e *BackupError) Unwrap() error { return e.Err }
+
+// copier is one way of copying a database and bringing the copy up.
+type copier interface {
+	info() BackupInfo
+	// backup writes a new backup into dir.
+	backup(ctx context.Context, dir string) (bytes int64, syncedBy string, err error)
+	// restore brings the backup in dir up in into.
+	restore(ctx context.Context, dir, into string) (*restoredCopy, error)
+	close() error
+}
+
+// restoredCopy is a restored database, running until stop.
+type restoredCopy struct {
+	target dialect.Target
+	steps  []instance.RestoreStep
+	bytes  int64
+	stop   func(context.Context) error
+}
+
+// Backups takes the backups of one source, one cycle at a time: a
+// backup is callable on its own (Cycle), cancellable, and returns a
+// typed result with its start and end, for scenarios that run backups
+// beside other work (noisy neighbours). Close releases it.
+type Backups struct {
+	env  *Env
+	src  BackupSource
+	opts BackupOptions
+	c    copier
+	stem string // each cycle's directory is stem-cN in To (and RestoreDir)
+}
+
+// NewBackups checks that src can be backed up as o asks (the method's
+// tools installed, caps possible) and prepares the cycles.
+func (e *Env) NewBackups(ctx context.Context, src BackupSource, o BackupOptions) (*Backups, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	b := &Backups{env: e, src: src, opts: o, stem: "oltplab-backup-" + time.Now().Format("20060102T150405") + "-" + randomHex(3)}
+	if ob, ok := src.DB.(dialect.OnlineBackuper); ok {
+		if o.Method != "" && o.Method != instance.Online {
+			return nil, &UnsupportedError{What: "back up with " + string(o.Method) + " (its backups use SQLite's online backup API: method online)", Dialect: src.DB.Name()}
+		}
+		if !o.IOLimit.IsZero() {
+			return nil, &UnsupportedError{What: "cap the I/O of its backups (oltplab copies an embedded database itself, in its own process)", Dialect: src.DB.Name()}
+		}
+		b.c = &onlineCopier{src: ob, target: src.Target}
+		return b, nil
+	}
+	eng, ok := instance.EngineOf(src.Target.Scheme)
+	if !ok {
+		return nil, &UnsupportedError{What: "be backed up", Dialect: src.Target.Scheme}
+	}
+	dataDir := ""
+	if src.DB != nil && src.Instance == nil {
+		dataDir = e.LocalDataDir(ctx, src.DB, src.Target)
+	}
+	bk, err := instance.NewBackupper(ctx, instance.BackupSource{Engine: eng, Target: src.Target, Instance: src.Instance,
+		DataDir: dataDir, BinDir: src.BinDir}, instance.BackupOptions{Method: o.Method, Jobs: o.Jobs, IOLimit: o.IOLimit,
+		Dirs: []string{o.To, o.restoreDir()}, Restore: o.RestoreSpec}, e.logger())
+	if err != nil {
+		return nil, err
+	}
+	b.c = &serverCopier{b: bk, source: src.Target}
+	return b, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Info is how the source is backed up.
+func (b *Backups) Info() BackupInfo { return b.c.info() }
+
+// Close releases what NewBackups prepared.
+func (b *Backups) Close() error { return b.c.close() }
+
+func mbps(bytes int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(bytes) / 1e6 / d.Seconds()
+}
+
+// Cycle runs cycle n: a backup into a new directory in To, then, when
+// Restore is set, its restore into a new directory in RestoreDir, the
+// consistency check of the restored database (stored as a check run),
+// and the restored instance's stop. Unless Keep is set, the backup and
+// the restored copy are removed afterwards. A failure is a *BackupError
+// naming the phase; cancellation returns ctx's error. Either way the
+// returned cycle holds what finished, no tool or restored instance is
+// left running and the partial backup is gone.
+func (b *Backups) Cycle(ctx context.Context, n int) (c BackupCycle, err error) {
+	o := b.opts
+	c = BackupCycle{Cycle: n}
+	fail := func(phase string, e error) (BackupCycle, error) {
+		c.Failed, c.Error = phase, b.env.scrub(e.Error())
+		if ctx.Err() != nil {
+			c.Error = "interrupted"
+			return c, ctx.Err()
+		}
+		return c, &BackupError{Cycle: n, Phase: phase, Err: e}
+	}
+	dir := filepath.Join(o.To, fmt.Sprintf("%s-c%d", b.stem, n))
+	c.Backup = BackupPhase{Dir: dir, Started: time.Now()}
+	b.env.note("cycle %d: backup (%s) into %s", n, b.c.info().Method, dir)
+	bytes, syncedBy, err := b.c.backup(ctx, dir)
+	c.Backup.Ended = time.Now()
+	c.Backup.Seconds = c.Backup.Ended.Sub(c.Backup.Started).Seconds()
+	if err != nil {
+		return fail("backup", err)
+	}
+	c.Backup.Bytes, c.Backup.SyncedBy = bytes, syncedBy
+	c.Backup.MBps = mbps(bytes, c.Backup.Ended.Sub(c.Backup.Started))
+	b.env.note("cycle %d: backup of %s in %.1f s (%.1f MB/s)", n, decimalBytes(bytes), c.Backup.Seconds, c.Backup.MBps)
+	if o.Keep {
+		c.Backup.Kept = true
+	} else {
+		defer b.remove(dir)
+	}
+	if !o.Restore {
+		return c, nil
+	}
+
+	into := filepath.Join(o.restoreDir(), fmt.Sprintf("%s-c%d-restored", b.stem, n))
+	c.Restore = &RestorePhase{Dir: into, Started: time.Now()}
+	b.env.note("cycle %d: restore into %s", n, into)
+	if !o.Keep {
+		defer b.remove(into)
+	} else {
+		c.Restore.Kept = true
+	}
+	r, err := b.c.restore(ctx, dir, into)
+	c.Restore.Ended = time.Now()
+	c.Restore.Seconds = c.Restore.Ended.Sub(c.Restore.Started).Seconds()
+	if r != nil {
+		defer func() {
+			if serr := r.stop(context.WithoutCancel(ctx)); serr != nil {
+				b.env.logger().Warn("stop the restored instance", "err", serr)
+			}
+		}()
+		for _, s := range r.steps {
+			c.Restore.Steps = append(c.Restore.Steps, RestoreStep{Name: s.Name, Started: s.Started, Ended: s.Ended,
+				Seconds: s.Ended.Sub(s.Started).Seconds()})
+		}
+	}
+	if err != nil {
+		return fail("restore", err)
+	}
+	c.Restore.Bytes = r.bytes
+	c.Restore.MBps = mbps(r.bytes, c.Restore.Ended.Sub(c.Restore.Started))
+	b.env.note("cycle %d: restored %s in %.1f s (%.1f MB/s); checking it", n, decimalBytes(r.bytes), c.Restore.Seconds, c.Restore.MBps)
+
+	c.Check = &CheckPhase{Started: time.Now()}
+	out, err := b.checkRestored(ctx, r.target)
+	c.Check.Ended = time.Now()
+	c.Check.Seconds = c.Check.Ended.Sub(c.Check.Started).Seconds()
+	c.Check.RunID, c.Check.Passed = out.RunID, out.Passed
+	if err != nil {
+		return fail("check", err)
+	}
+	return c, nil
+}
+
+// checkRestored runs the consistency checks on the restored database.
+func (b *Backups) checkRestored(ctx context.Context, tg dialect.Target) (CheckOutcome, error) {
+	db, err := dialect.Open(ctx, tg)
+	if err != nil {
+		return CheckOutcome{}, fmt.Errorf("open the restored database: %w", err)
+	}
+	defer db.Close()
+	return b.env.Check(ctx, db, tg)
+}
+
+// remove deletes a cycle's directory (a backup, a restored copy).
+func (b *Backups) remove(dir string) {
+	if err := os.RemoveAll(dir); err != nil {
+		b.env.logger().Warn("remove "+dir, "err", err)
+	}
+}
+
+// serverCopier backs servers up with their engine's tools
+// (internal/instance) and restores them into new managed instances.
+type serverCopier struct {
+	b      *instance.Backupper
+	source dialect.Target
+	last   instance.Backup
+}
+
+func (s *serverCopier) info() BackupInfo {
+	i := s.b.Info()
+	return BackupInfo{Method: i.Method, Tools: &i}
+}
+
+func (s *serverCopier) backup(ctx context.Context, dir string) (int64, string, error) {
+	bk, err := s.b.Backup(ctx, dir)
+	if err != nil {
+		return 0, "", err
+	}
+	s.last = bk
+	return bk.Bytes, bk.SyncedBy, nil
+}
+
+func (s *serverCopier) restore(ctx context.Context, dir, into string) (*restoredCopy, error) {
+	if s.last.Dir != dir {
+		return nil, fmt.Errorf("restore %s: not the last backup taken (%s)", dir, s.last.Dir)
+	}
+	inst, rep, err := s.b.Restore(ctx, s.last, into)
+	if err != nil {
+		return &restoredCopy{steps: rep.Steps, stop: func(context.Context) error { return nil }}, err
+	}
+	tg := inst.Target()
+	// The restored copy holds the source's database under its own name.
+	if s.source.URL != nil && s.source.URL.Path != "" && s.source.URL.Path != "/" {
+		tg.URL.Path = s.source.URL.Path
+	}
+	return &restoredCopy{target: tg, steps: rep.Steps, bytes: rep.Bytes, stop: inst.Stop}, nil
+}
+
+func (s *serverCopier) close() error { return s.b.Close() }
+
+// onlineCopier copies an embedded database with its dialect's online
+// backup (SQLite's backup API), and restores a copy the same way, from
+// the backup file into a new one.
+type onlineCopier struct {
+	src    dialect.OnlineBackuper
+	target dialect.Target
+}
+
+func (o *onlineCopier) info() BackupInfo { return BackupInfo{Method: instance.Online} }
+
+// file is the database file's name in a backup or restore directory, as
+// in a managed embedded instance's data directory.
+func (o *onlineCopier) file(dir string) string { return filepath.Join(dir, instance.SQLiteFile) }
+
+func (o *onlineCopier) backup(ctx context.Context, dir string) (int64, string, error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return 0, "", err
+	}
+	partial := dir + ".partial"
+	if err := os.Mkdir(partial, 0o755); err != nil {
+		return 0, "", err
+	}
+	n, err := o.src.OnlineBackup(ctx, o.file(partial))
+	if err == nil {
+		err = os.Rename(partial, dir)
+	}
+	if err != nil {
+		_ = os.RemoveAll(partial)
+		return 0, "", err
+	}
+	return n, "SQLite (the backup's commit)", nil
+}
+
+func (o *onlineCopier) restore(ctx context.Context, dir, into string) (*restoredCopy, error) {
+	started := time.Now()
+	if err := os.MkdirAll(into, 0o755); err != nil {
+		return nil, err
+	}
+	from, err := dialect.Open(ctx, fileTarget(o.target, o.file(dir)))
+	if err != nil {
+		return nil, fmt.Errorf("open the backup: %w", err)
+	}
+	defer from.Close()
+	ob, ok := from.(dialect.OnlineBackuper)
+	if !ok {
+		return nil, fmt.Errorf("the %s dialect cannot copy the backup back", from.Name())
+	}
+	n, err := ob.OnlineBackup(ctx, o.file(into))
+	steps := []instance.RestoreStep{{Name: "copy", Started: started, Ended: time.Now()}}
+	if err != nil {
+		return &restoredCopy{steps: steps, stop: func(context.Context) error { return nil }}, err
+	}
+	return &restoredCopy{target: fileTarget(o.target, o.file(into)), steps: steps, bytes: n,
+		stop: func(context.Context) error { return nil }}, nil
+}
+
+func (o *onlineCopier) close() error { return nil }
+
+// fileTarget is tg (an embedded database's target, with its parameters)
+// naming another file.
+func fileTarget(tg dialect.Target, file string) dialect.Target {
+	u := *tg.URL
+	u.Opaque, u.Path, u.OmitHost = "", file, true
+	tg.URL = &u
+	return tg
+}
+
+// decimalBytes is a size for backup progress notes, in the decimal units
+// of the MB/s beside it.
+func decimalBytes(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%d kB", n/1000)
+}
+
+// BackupOutcome is a stored backup scenario.
+type BackupOutcome struct {
+	RunID  int64        `json:"run_id"`
+	Status store.Status `json:"status"`
+	BackupSummary
+}
+
+// BackupSummary is what a backup scenario stores as its summary.
+type BackupSummary struct {
+	Source     string     `json:"source"`
+	Info       BackupInfo `json:"info"`
+	To         string     `json:"to"`
+	RestoreDir string     `json:"restore_dir,omitempty"`
+	// Devices are the storage under the source, To and RestoreDir.
+	Devices     map[string]sysstat.Device `json:"devices,omitempty"`
+	Cycles      []BackupCycle             `json:"cycles"`
+	Stats       BackupStats               `json:"stats"`
+	Interrupted bool                      `json:"interrupted,omitempty"`
+	Monitor     MonitorSummary            `json:"monitor"`
+}
+
+// BackupStats are the spread of the finished cycles' figures.
+type BackupStats struct {
+	BackupSeconds  profile.Summary `json:"backup_seconds"`
+	BackupMBps     profile.Summary `json:"backup_mb_per_s"`
+	RestoreSeconds profile.Summary `json:"restore_seconds,omitzero"`
+	RestoreMBps    profile.Summary `json:"restore_mb_per_s,omitzero"`
+	ChecksPassed   int             `json:"checks_passed"`
+	ChecksFailed   int             `json:"checks_failed"`
+}
+
+// Backup runs the backup scenario: o.Cycles cycles of Backups.Cycle
+// with o.Interval between them, the host sampled throughout (the devices
+// under the source, the backups and the restores marked), stored as one
+// run of kind backup with each phase's window on the samples' time axis
+// and what the devices did in it. A failed cycle ends the scenario:
+// what finished is stored (partial) and the error is a *BackupError;
+// cancellation stores what finished likewise and returns ctx's error.
+// RunID is 0 when nothing could be stored.
+func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (BackupOutcome, error) {
+	if err := o.Validate(); err != nil {
+		return BackupOutcome{}, err
+	}
+	meta, err := ReadSchema(ctx, src.DB, src.Target)
+	if err != nil {
+		return BackupOutcome{}, err
+	}
+	bs, err := e.NewBackups(ctx, src, o)
+	if err != nil {
+		return BackupOutcome{}, err
+	}
+	defer func() {
+		if err := bs.Close(); err != nil {
+			e.logger().Warn("backup: clean up", "err", err)
+		}
+	}()
+	rc := e.GatherContext(ctx, src.DB, src.Target, &meta)
+	sum := BackupSummary{Source: src.Target.String(), Info: bs.Info(), To: o.To, Devices: map[string]sysstat.Device{}}
+	dirs := map[string]string{"backup": o.To}
+	if o.Restore {
+		sum.RestoreDir = o.restoreDir()
+		dirs["restore"] = o.restoreDir()
+	}
+	source := rc.DataDir()
+	if src.Instance != nil {
+		source = src.Instance.DataDir()
+	}
+	if source != "" {
+		dirs["source"] = source
+	}
+	for role, d := range dirs {
+		if role != "source" {
+			// Created now, so that the sampler finds their devices.
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return BackupOutcome{}, &instance.Error{Kind: instance.KindDirectory, Err: fmt.Errorf("%s directory %s: %w", role, d, err)}
+			}
+		}
+		if dev, err := deviceOfNearest(d); err == nil {
+			sum.Devices[role] = dev
+		}
+	}
+	params := struct {
+		BackupOptions
+		IntervalSeconds float64    `json:"interval_seconds"`
+		Info            BackupInfo `json:"info"`
+	}{o, o.Interval.Seconds(), bs.Info()}
+	expID, expSeq := e.link()
+	id, err := e.Store.CreateRun(ctx, store.Run{Kind: store.KindBackup, Label: o.Label, Target: src.Target.String(),
+		Dialect: src.DB.Name(), ToolVersion: e.ToolVersion, ExperimentID: expID, ExperimentSeq: expSeq,
+		Params: JSON(params), Context: JSON(rc)})
+	if err != nil {
+		return BackupOutcome{}, storeErr("record the backup", err)
+	}
+	e.note("%d backup cycle(s) of %s with %s into %s (Ctrl-C stops, keeps what finished and removes the partial backup)",
+		o.Cycles, src.Target, sum.Info.Method, o.To)
+
+	interval := o.SampleInterval
+	if interval <= 0 {
+		interval = time.Second
+	}
+	t0 := time.Now()
+	// A managed source's own I/O counters include its backup tools': they
+	// run in its cgroups.
+	s := sampler.Start(ctx, sampler.Options{Start: t0, Interval: interval, Dirs: dirs, DB: src.DB, OwnIO: e.OwnIO, Logger: e.logger()})
+	var runErr error
+	for n := 1; n <= o.Cycles; n++ {
+		if n > 1 && o.Interval > 0 {
+			e.note("pausing %s before cycle %d", o.Interval, n)
+			if err := sleep(ctx, o.Interval); err != nil {
+				runErr = err
+				break
+			}
+		}
+		c, err := bs.Cycle(ctx, n)
+		sum.Cycles = append(sum.Cycles, c)
+		if err != nil {
+			runErr = err
+			break
+		}
+	}
+	m, samples := StopSampling(s, time.Since(t0), rc.Placement)
+	sum.Monitor = m
+	for i := range sum.Cycles {
+		placeCycle(&sum.Cycles[i], t0, samples)
+	}
+	sum.Stats = backupStats(sum.Cycles)
+	sum.Interrupted = errors.Is(runErr, context.Canceled) && ctx.Err() != nil
+
+	finished := 0
+	for _, c := range sum.Cycles {
+		if c.Finished() {
+			finished++
+		}
+	}
+	status, errText := store.StatusOK, ""
+	switch {
+	case runErr == nil:
+	case finished > 0:
+		status, errText = store.StatusPartial, e.scrub(runErr.Error())
+	default:
+		status, errText = store.StatusFailed, e.scrub(runErr.Error())
+	}
+	if sum.Interrupted {
+		errText = "interrupted"
+		if finished == 0 {
+			status = store.StatusPartial
+		}
+	}
+	out := BackupOutcome{RunID: id, Status: status, BackupSummary: sum}
+	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(sum), Error: errText, Samples: samples}); err != nil {
+		return out, err
+	}
+	var be *BackupError
+	if errors.As(runErr, &be) {
+		be.RunID, be.Status = id, status
+	}
+	return out, runErr
+}
+
+// placeCycle turns a cycle's absolute times into windows on the samples'
+// time axis (ms since t0) and summarises what the host did in each.
+func placeCycle(c *BackupCycle, t0 time.Time, samples []store.Sample) {
+	win := func(from, to time.Time) *Window {
+		return &Window{FromMillis: from.Sub(t0).Milliseconds(), ToMillis: to.Sub(t0).Milliseconds()}
+	}
+	host := func(w *Window) *sampler.StepSummary {
+		h := sampler.Summarize(samples, time.Duration(w.FromMillis)*time.Millisecond, time.Duration(w.ToMillis)*time.Millisecond)
+		return &h
+	}
+	c.Backup.Window = win(c.Backup.Started, c.Backup.Ended)
+	c.Backup.Host = host(c.Backup.Window)
+	if r := c.Restore; r != nil {
+		r.Window = win(r.Started, r.Ended)
+		r.Host = host(r.Window)
+		for i, s := range r.Steps {
+			r.Steps[i].Window = win(s.Started, s.Ended)
+		}
+	}
+	if ch := c.Check; ch != nil {
+		ch.Window = win(ch.Started, ch.Ended)
+	}
+}
+
+func backupStats(cycles []BackupCycle) BackupStats {
+	var st BackupStats
+	var bs, bm, rs, rm []float64
+	for _, c := range cycles {
+		if c.Failed == "backup" {
+			continue
+		}
+		bs, bm = append(bs, c.Backup.Seconds), append(bm, c.Backup.MBps)
+		if c.Restore != nil && c.Failed != "restore" {
+			rs, rm = append(rs, c.Restore.Seconds), append(rm, c.Restore.MBps)
+		}
+		if c.Check != nil && c.Failed == "" {
+			if c.Check.Passed {
+				st.ChecksPassed++
+			} else {
+				st.ChecksFailed++
+			}
+		}
+	}
+	st.BackupSeconds, st.BackupMBps = profile.Summarize(bs), profile.Summarize(bm)
+	if len(rs) > 0 {
+		st.RestoreSeconds, st.RestoreMBps = profile.Summarize(rs), profile.Summarize(rm)
+	}
+	return st
+}
+
+// deviceOfNearest is the device under dir, or under its nearest existing
+// parent when dir does not exist yet.
+func deviceOfNearest(dir string) (sysstat.Device, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return sysstat.Device{}, err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || d == "/" {
+			return sysstat.DeviceOf(d)
+		}
+	}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

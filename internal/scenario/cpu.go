@@ -1,0 +1,370 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/profile"
+	"github.com/oltplab/oltplab/internal/sampler"
+	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/sysstat"
+)
+
+// DefaultClientIterations is the client loop's default number of rounds
+// of dialect.CalibrationWork: about two CPU seconds (205 M rounds per CPU
+// second on our 2-core test VM).
+const DefaultClientIterations = 400_000_000
+
+// MaxClientIterations keeps x*31 + i of the loop within 64 bits.
+const MaxClientIterations = 1 << 40
+
+// CPUOptions describe a CPU calibration: the same fixed single-threaded
+// loop (dialect.CalibrationWork) inside the database server, when there
+// is a database, and in oltplab itself, each Repeat times.
+type CPUOptions struct {
+	Label  string
+	Repeat int // at least 1
+	// ServerIterations and ClientIterations are the rounds of each loop;
+	// 0 takes the dialect's default and DefaultClientIterations.
+	ServerIterations int64
+	ClientIterations int64
+	// Server, when not nil, is the managed instance holding the
+	// database: the CPU time its processes use during each server loop
+	// gives the server's rounds per CPU second, which other load on the
+	// host does not lower.
+	Server Server
+}
+
+// Validate checks the options.
+func (o CPUOptions) Validate() error {
+	switch {
+	case o.Repeat < 1:
+		return fmt.Errorf("%w: repeat must be at least 1, got %d", ErrInvalidOptions, o.Repeat)
+	case o.ServerIterations < 0 || o.ClientIterations < 0:
+		return fmt.Errorf("%w: iterations must be positive (0: the default)", ErrInvalidOptions)
+	case o.ClientIterations > MaxClientIterations:
+		return fmt.Errorf("%w: client iterations %d: at most %d", ErrInvalidOptions, o.ClientIterations, int64(MaxClientIterations))
+	}
+	return nil
+}
+
+// CPUOutcome is a stored calibration: its summary and where it is.
+type CPUOutcome struct {
+	RunID  int64        `json:"run_id"`
+	Status store.Status `json:"status"`
+	CPUSummary
+}
+
+// CPUSummary is what a calibration stores as its summary.
+type CPUSummary struct {
+	// Work describes the loop, the same in the server and the client.
+	Work string `json:"work"`
+	// Server is the loop inside the database server (nil without a
+	// database); Client the loop in oltplab, on the host oltplab runs on.
+	Server      *CPUSide       `json:"server,omitempty"`
+	Client      CPUSide        `json:"client"`
+	Interrupted bool           `json:"interrupted,omitempty"`
+	Monitor     MonitorSummary `json:"monitor"`
+}
+
+// CPUSide is the loop run several times in one place.
+type CPUSide struct {
+	Method     string   `json:"method"`
+	Iterations int64    `json:"iterations"`
+	Runs       []CPURun `json:"runs"`
+	// Rate is the spread of iterations per second (wall clock) over the
+	// runs; CPURate of iterations per CPU second of the thread that ran
+	// the loop, where that is known (the client): on a busy host it
+	// stays what the processor does while Rate falls.
+	Rate    profile.Summary  `json:"rate"`
+	CPURate *profile.Summary `json:"cpu_rate,omitempty"`
+	// CPUSource says whose CPU time CPURate divides by ("" when there
+	// is none).
+	CPUSource string `json:"cpu_source,omitempty"`
+}
+
+// CPURun is one timed run of the loop.
+type CPURun struct {
+	Repeat     int      `json:"repeat"`
+	Seconds    float64  `json:"seconds"`
+	CPUSeconds *float64 `json:"cpu_seconds,omitempty"`
+	Rate       float64  `json:"rate"`
+	// X and S are the loop's checksum, checked against
+	// dialect.CalibrationWork.
+	X      int64  `json:"x"`
+	S      string `json:"s"`
+	Window Window `json:"window"`
+}
+
+// calibrationWork describes dialect.CalibrationWork in results.
+const calibrationWork = "x = (x*31 + i) mod 1000003; s = last 16 characters of s + letter('A' + x mod 26), for i = 1..n"
+
+// CPU runs the calibration: for each repeat, the loop in the server (db
+// may be nil: the client alone) and then in oltplab, on one locked OS
+// thread. It stores one run of kind cpu with the host samples; later
+// results on this host carry its rates in their context
+// (RunContext.Calibration). A server loop whose checksum is not the
+// reference's fails the calibration: it did other work.
+func (e *Env) CPU(ctx context.Context, db dialect.Database, tg dialect.Target, o CPUOptions) (CPUOutcome, error) {
+	if err := o.Validate(); err != nil {
+		return CPUOutcome{}, err
+	}
+	var cal dialect.CPUCalibrator
+	if db != nil {
+		var ok bool
+		if cal, ok = db.(dialect.CPUCalibrator); !ok {
+			return CPUOutcome{}, &UnsupportedError{What: "run the CPU calibration loop", Dialect: db.Name()}
+		}
+		standard, most := cal.CalibrationIterations()
+		if o.ServerIterations == 0 {
+			o.ServerIterations = standard
+		}
+		if o.ServerIterations > most {
+			return CPUOutcome{}, fmt.Errorf("%w: server iterations %d: the %s loop runs at most %d", ErrInvalidOptions, o.ServerIterations, db.Name(), most)
+		}
+	}
+	if o.ClientIterations == 0 {
+		o.ClientIterations = DefaultClientIterations
+	}
+	rc := e.GatherContext(ctx, db, tg, nil)
+	rc.Calibration = nil // this run is the calibration
+	dialectName := ""
+	if db != nil {
+		dialectName = db.Name()
+	}
+	params := map[string]any{"repeat": o.Repeat, "client_iterations": o.ClientIterations}
+	if db != nil {
+		params["server_iterations"] = o.ServerIterations
+	}
+	expID, expSeq := e.link()
+	id, err := e.Store.CreateRun(ctx, store.Run{Kind: store.KindCPU, Label: o.Label, Target: tg.String(), Dialect: dialectName,
+		ToolVersion: e.ToolVersion, ExperimentID: expID, ExperimentSeq: expSeq, Params: JSON(params), Context: JSON(rc)})
+	if err != nil {
+		return CPUOutcome{}, storeErr("record the CPU calibration", err)
+	}
+	sum := CPUSummary{Work: calibrationWork,
+		Client: CPUSide{Method: "Go loop on one locked OS thread, timed by oltplab's clock",
+			CPUSource: "the thread's CPU time, clock_gettime(CLOCK_THREAD_CPUTIME_ID)", Iterations: o.ClientIterations}}
+	var wantX int64
+	var wantS string
+	var serverCPU cpuClock
+	if cal != nil {
+		sum.Server = &CPUSide{Iterations: o.ServerIterations}
+		var t cpuTimer
+		if o.Server != nil {
+			t = o.Server
+		}
+		serverCPU, sum.Server.CPUSource, _ = serverCPUClock(t)
+		wantX, wantS = dialect.CalibrationWork(o.ServerIterations)
+		e.note("CPU calibration: %d round(s) in the server (%s) and %d in oltplab, %d time(s)", o.ServerIterations, db.Name(), o.ClientIterations, o.Repeat)
+	} else {
+		e.note("CPU calibration: %d round(s) in oltplab, %d time(s) (no --target: the client alone)", o.ClientIterations, o.Repeat)
+	}
+
+	t0 := time.Now()
+	s := sampler.Start(ctx, sampler.Options{Start: t0, Interval: time.Second, Logger: e.logger()})
+	var runErr error
+	for rep := 1; rep <= o.Repeat && runErr == nil; rep++ {
+		if err := ctx.Err(); err != nil {
+			runErr = err
+			break
+		}
+		if cal != nil {
+			var cpu0 float64
+			if serverCPU != nil {
+				var err error
+				if cpu0, err = serverCPU(); err != nil {
+					runErr = fmt.Errorf("read the server's CPU time: %w", err)
+					break
+				}
+			}
+			start := time.Now()
+			c, err := cal.CalibrateCPU(ctx, o.ServerIterations)
+			end := time.Now()
+			if err != nil {
+				runErr = fmt.Errorf("CPU calibration in the server: %w", err)
+				break
+			}
+			var cpuSeconds *float64
+			if serverCPU != nil {
+				cpu1, err := serverCPU()
+				if err != nil {
+					runErr = fmt.Errorf("read the server's CPU time: %w", err)
+					break
+				}
+				d := cpu1 - cpu0
+				cpuSeconds = &d
+			}
+			if c.X != wantX || c.S != wantS {
+				runErr = fmt.Errorf("the server's calibration loop ended at x %d s %q, want x %d s %q: it did other work than oltplab's loop", c.X, c.S, wantX, wantS)
+				break
+			}
+			sum.Server.Method = c.Method
+			run := CPURun{Repeat: rep, Seconds: c.Seconds, CPUSeconds: cpuSeconds, Rate: c.Rate(), X: c.X, S: c.S,
+				Window: Window{FromMillis: start.Sub(t0).Milliseconds(), ToMillis: end.Sub(t0).Milliseconds()}}
+			sum.Server.Runs = append(sum.Server.Runs, run)
+			e.note("  server: %.3f s, %s rounds/s%s", c.Seconds, formatRate(c.Rate()), perCPUSecond(run))
+		}
+		run := clientLoop(o.ClientIterations, t0)
+		run.Repeat = rep
+		sum.Client.Runs = append(sum.Client.Runs, run)
+		e.note("  client: %.3f s, %s rounds/s%s", run.Seconds, formatRate(run.Rate), perCPUSecond(run))
+	}
+	m, samples := StopSampling(s, time.Since(t0), rc.Placement)
+	sum.Monitor = m
+	sum.Interrupted = ctx.Err() != nil
+	sum.Client.Rate, sum.Client.CPURate = rateSpread(sum.Client.Runs)
+	if sum.Server != nil {
+		sum.Server.Rate, sum.Server.CPURate = rateSpread(sum.Server.Runs)
+	}
+
+	status, errText := store.StatusOK, ""
+	if runErr != nil {
+		status, errText = store.StatusFailed, e.scrub(runErr.Error())
+		if sum.Interrupted {
+			errText = "interrupted"
+		}
+		if len(sum.Client.Runs) > 0 {
+			status = store.StatusPartial
+		}
+	}
+	out := CPUOutcome{RunID: id, Status: status, CPUSummary: sum}
+	// What was measured is kept whatever the store does (Env.complete).
+	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(sum), Error: errText, Samples: samples}); err != nil {
+		return out, err
+	}
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return out, &RunError{RunID: id, Status: status, Err: runErr}
+	}
+	return out, runErr
+}
+
+// clientLoop runs dialect.CalibrationWork on one locked OS thread, timed
+// by the wall clock and by the thread's CPU time.
+func clientLoop(n int64, t0 time.Time) CPURun {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu0, cpuOK := sysstat.ThreadCPUTime()
+	start := time.Now()
+	x, s := dialect.CalibrationWork(n)
+	end := time.Now()
+	cpu1, _ := sysstat.ThreadCPUTime()
+	r := CPURun{Seconds: end.Sub(start).Seconds(), X: x, S: s,
+		Window: Window{FromMillis: start.Sub(t0).Milliseconds(), ToMillis: end.Sub(t0).Milliseconds()}}
+	if r.Seconds > 0 {
+		r.Rate = float64(n) / r.Seconds
+	}
+	if cpuOK {
+		c := (cpu1 - cpu0).Seconds()
+		r.CPUSeconds = &c
+	}
+	return r
+}
+
+// perCPUSecond prints a run's rounds per CPU second, when its CPU time
+// is known.
+func perCPUSecond(r CPURun) string {
+	if r.CPUSeconds == nil || *r.CPUSeconds <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s rounds per CPU s)", formatRate(r.Rate*r.Seconds / *r.CPUSeconds))
+}
+
+// rateSpread is the spread of the runs' rates, and of their rates per CPU
+// second when every run has its CPU time.
+func rateSpread(runs []CPURun) (profile.Summary, *profile.Summary) {
+	var rates, cpuRates []float64
+	for _, r := range runs {
+		rates = append(rates, r.Rate)
+		if r.CPUSeconds != nil && *r.CPUSeconds > 0 {
+			cpuRates = append(cpuRates, r.Rate*r.Seconds / *r.CPUSeconds)
+		}
+	}
+	s := profile.Summarize(rates)
+	if len(cpuRates) == 0 || len(cpuRates) != len(rates) {
+		return s, nil
+	}
+	c := profile.Summarize(cpuRates)
+	return s, &c
+}
+
+// formatRate prints rounds per second in millions or thousands.
+func formatRate(r float64) string {
+	switch {
+	case r >= 1e6:
+		return fmt.Sprintf("%.2f M", r/1e6)
+	case r >= 1e3:
+		return fmt.Sprintf("%.1f k", r/1e3)
+	}
+	return fmt.Sprintf("%.0f", r)
+}
+
+// Calibration is the newest CPU calibration of a host, carried in the
+// context of later results on it so that they can be compared across
+// processor generations and hosts.
+type Calibration struct {
+	RunID      int64     `json:"run_id"`
+	MeasuredAt time.Time `json:"measured_at"`
+	// ClientRate is the client loop's mean rounds per second on this
+	// host; ClientCPURate per CPU second of its thread.
+	ClientRate    float64  `json:"client_rate"`
+	ClientCPURate *float64 `json:"client_cpu_rate,omitempty"`
+	// ServerRate is the server loop's mean rounds per second, of the
+	// database (Dialect, Target) it was measured on; 0 when none was.
+	ServerRate float64 `json:"server_rate,omitempty"`
+	// ServerCPURate is its rounds per CPU second of the server's
+	// processes, when they were measured (a managed instance).
+	ServerCPURate *float64 `json:"server_cpu_rate,omitempty"`
+	Dialect       string   `json:"dialect,omitempty"`
+	Target        string   `json:"target,omitempty"`
+}
+
+// calibrationLookback is how many of the newest cpu runs are searched
+// for one of this host.
+const calibrationLookback = 50
+
+// latestCalibration finds the newest finished calibration measured on a
+// host of the same name and processor; nil when there is none.
+func (e *Env) latestCalibration(ctx context.Context, h sysstat.Host) (*Calibration, error) {
+	if e.Store == nil || h.Hostname == "" {
+		return nil, nil
+	}
+	runs, err := e.Store.ListRuns(ctx, store.RunFilter{Kind: store.KindCPU, Counting: true, Limit: calibrationLookback})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		if r.Status != store.StatusOK && r.Status != store.StatusPartial {
+			continue
+		}
+		var rc struct {
+			Host sysstat.Host `json:"host"`
+		}
+		var sum CPUSummary
+		if json.Unmarshal(r.Context, &rc) != nil || json.Unmarshal(r.Summary, &sum) != nil {
+			continue
+		}
+		if rc.Host.Hostname != h.Hostname || rc.Host.CPUModel != h.CPUModel || len(sum.Client.Runs) == 0 {
+			continue
+		}
+		c := &Calibration{RunID: r.ID, MeasuredAt: r.StartedAt, ClientRate: sum.Client.Rate.Mean}
+		if sum.Client.CPURate != nil {
+			v := sum.Client.CPURate.Mean
+			c.ClientCPURate = &v
+		}
+		if sum.Server != nil && len(sum.Server.Runs) > 0 {
+			c.ServerRate, c.Dialect, c.Target = sum.Server.Rate.Mean, r.Dialect, r.Target
+			if sum.Server.CPURate != nil {
+				v := sum.Server.CPURate.Mean
+				c.ServerCPURate = &v
+			}
+		}
+		return c, nil
+	}
+	return nil, nil
+}

@@ -1,0 +1,69 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/instance"
+	"github.com/oltplab/oltplab/internal/sampler"
+)
+
+func TestCheckPhases(t *testing.T) {
+	host := func(busy float64) sampler.StepSummary {
+		return sampler.StepSummary{Seconds: 5, CPU: sampler.CPUSummary{BusyPct: busy}}
+	}
+	counted := &instance.IOCounters{ReadIOs: 180, ReadBytes: 287e6}
+	cases := []struct {
+		name      string
+		phases    []RebuildPhase
+		wantNotes []string // substrings, in order
+		wantIO    bool     // the I/O figures are kept
+	}{
+		{"quiet host, counted I/O", []RebuildPhase{{Cache: CacheCold, ServerIO: counted, Host: host(40)},
+			{Cache: CacheWarm, ServerIO: &instance.IOCounters{}, Host: host(45)}}, nil, true},
+		{"a cold rebuild that counted no I/O", []RebuildPhase{{Cache: CacheCold, ServerIO: &instance.IOCounters{}, Host: host(30)},
+			{Cache: CacheWarm, ServerIO: &instance.IOCounters{}, Host: host(30)}}, []string{"not counted"}, false},
+		{"busy host", []RebuildPhase{{Cache: CacheWarm, Host: host(99)}, {Cache: CacheWarm, Host: host(95)}}, []string{"97% busy"}, true},
+		{"busy host, nothing counted", []RebuildPhase{{Cache: CacheCold, ServerIO: &instance.IOCounters{}, Host: host(100)}},
+			[]string{"not counted", "100% busy"}, false},
+		{"no samples", []RebuildPhase{{Cache: CacheWarm}}, nil, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			notes := checkPhases(tc.phases)
+			if len(notes) != len(tc.wantNotes) {
+				t.Fatalf("notes %q, want %d like %q", notes, len(tc.wantNotes), tc.wantNotes)
+			}
+			for i, want := range tc.wantNotes {
+				if !strings.Contains(notes[i], want) {
+					t.Errorf("note %d = %q, want it to say %q", i, notes[i], want)
+				}
+			}
+			for _, p := range tc.phases {
+				if kept := p.ServerIO != nil; kept && !tc.wantIO {
+					t.Errorf("phase %s kept I/O figures %+v, want them dropped", p.Cache, p.ServerIO)
+				}
+			}
+		})
+	}
+}
+
+// TestStillRunning: a long statement says it is still running every
+// progressEvery, with the time since it started, and says nothing once
+// stopped (on the synctest bubble's clock).
+func TestStillRunning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var notes []string
+		e := &Env{Observer: Observer{Note: func(m string) { notes = append(notes, m) }}}
+		stop := e.stillRunning("cold: still rebuilding", time.Now())
+		time.Sleep(2*progressEvery + progressEvery/2)
+		stop()
+		time.Sleep(3 * progressEvery)
+		want := []string{"    cold: still rebuilding, 15 s", "    cold: still rebuilding, 30 s"}
+		if strings.Join(notes, "|") != strings.Join(want, "|") {
+			t.Errorf("notes: got %q, want %q", notes, want)
+		}
+	})
+}
