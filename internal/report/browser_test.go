@@ -154,8 +154,8 @@ func TestExperimentHTMLInBrowser(t *testing.T) {
 		want = append(want, "s2-"+id)
 	}
 	// The neighbours step's own time series, with its phases and backups.
-	want = append(want, "k3-chart-time-1")
-	page, got := checkInBrowser(t, experimentFixture(), want, map[string]int{"k3-chart-time-1": 2})
+	want = append(want, "step-3-chart-time-1")
+	page, got := checkInBrowser(t, experimentFixture(), want, map[string]int{"step-3-chart-time-1": 2})
 	checkParts(t, got, map[string]int{"summary": 0, "system": 0, "storage": 0, "profiles": 10, "cpu": 1, "devices": 2, "waits": 1,
 		"backup": 0, "neighbours": 1, "cost": 0, "method": 0, "appendix": 0})
 	for _, s := range []string{`id="cost-table"`, `<ol class="footnotes">`, "sata gives 0.58× the NOPM of nvme at 8 VUs (95% CI 0.48–0.67",
@@ -198,7 +198,7 @@ func TestFewStepsDrawBars(t *testing.T) {
 			sec.Profiles[0].Steps[i].Host = &h
 		}
 	}
-	page, got := checkInBrowser(t, in, []string{"k3-chart-time-1"}, map[string]int{"k3-chart-time-1": 2})
+	page, got := checkInBrowser(t, in, []string{"step-3-chart-time-1"}, map[string]int{"step-3-chart-time-1": 2})
 	bars := map[string]int{}
 	for _, p := range got.Parts {
 		for _, b := range p.Bars {

@@ -132,7 +132,7 @@ func (s *study) sectionBlocks(sec Section) []block {
 		return nil
 	}
 	out := []block{{Heading: sec.Title, Note: sec.Note}}
-	prefix := "k" + strconv.Itoa(slices.IndexFunc(s.e.Sections, func(o Section) bool { return o.Title == sec.Title })+1) + "-"
+	prefix := "step-" + strconv.Itoa(slices.IndexFunc(s.e.Sections, func(o Section) bool { return o.Title == sec.Title })+1) + "-"
 	for _, t := range sectionTables(sec, prefix) {
 		out = append(out, block{Table: &t})
 	}
