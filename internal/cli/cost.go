@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/store"
+	"go.yaml.in/yaml/v3"
 )
 
 const costSynopsis = "cost --prices FILE.yaml [TARGET...] [--baseline TARGET] [--objective-p90-ms MS] [--target-nopm N] [--format text|md|json]"
@@ -40,7 +39,7 @@ func runCost(ctx context.Context, a *app, args []string) error {
 	)
 	fs := newFlagSet("cost")
 	sf.register(fs, a.env)
-	fs.StringVar(&o.prices, "prices", "", "prices `FILE` (YAML): profile labels mapped to their prices (see examples/licences.yaml)")
+	fs.StringVar(&o.prices, "prices", "", "prices `FILE` (YAML): profile labels mapped to their prices (see examples/licence-study.yaml)")
 	fs.StringVar(&o.opts.Baseline, "baseline", "", "show each target's savings against `TARGET`")
 	fs.Float64Var(&o.opts.ObjectiveP90Millis, "objective-p90-ms", 0,
 		"latency objective: also price the best step whose New-Order p90 is at most `MS` milliseconds")
@@ -60,7 +59,7 @@ func runCost(ctx context.Context, a *app, args []string) error {
 		return usageErrorf("cost: unknown --format %q (want text, md or json)", o.format)
 	}
 	if o.prices == "" {
-		return usageErrorf("cost: --prices FILE is required (see examples/licences.yaml)")
+		return usageErrorf("cost: --prices FILE is required (see examples/licence-study.yaml)")
 	}
 	for _, f := range []struct {
 		name string
@@ -76,6 +75,9 @@ func runCost(ctx context.Context, a *app, args []string) error {
 	}
 	sheet, err := cost.ParseSheet(data)
 	if err != nil {
+		if isPlan(data) {
+			return usageErrorf("cost: %s is an experiment plan: its report prices its targets (oltplab experiment run, then oltplab report --experiment ID); --prices takes a prices file such as examples/licence-study.yaml", o.prices)
+		}
 		return pricesError(o.prices, err)
 	}
 	names := sheet.Names()
@@ -155,7 +157,7 @@ func costTarget(ctx context.Context, st *store.Store, name string, p cost.Prices
 		}
 		t.Steps = append(t.Steps, cost.Step{VUs: s.VUs, NOPM: s.NOPM.Mean, TPM: s.TPM.Mean, NewOrderP90Millis: p90})
 	}
-	t.Cores, t.CoresSource = recordedCores(rp)
+	t.Cores, t.CoresSource = results.RecordedCores(rp)
 	return t, true, nil
 }
 
@@ -180,27 +182,6 @@ func newOrderP90(ctx context.Context, st *store.Store, s report.Step) (float64, 
 	return float64(h.ValueAtQuantile(90)) / 1000, nil
 }
 
-// recordedCores is the recorded host's logical CPUs when the profile's
-// database ran on that host (embedded SQLite, or a server on loopback);
-// 0 otherwise, since the recorded host is then the load generator.
-func recordedCores(p report.Profile) (int, string) {
-	n, err := strconv.Atoi(p.Context["host.LogicalCPUs"])
-	if err != nil || n <= 0 {
-		return 0, ""
-	}
-	local := p.Dialect == "sqlite" || strings.HasPrefix(p.Target, "sqlite:")
-	if u, err := url.Parse(p.Target); err == nil && !local {
-		switch u.Hostname() {
-		case "127.0.0.1", "localhost", "::1":
-			local = true
-		}
-	}
-	if !local {
-		return 0, ""
-	}
-	return n, "the logical CPUs of the host the profile recorded (its database ran there)"
-}
-
 // costView is what `oltplab cost` renders.
 type costView struct {
 	PricesFile string     `json:"prices_file"`
@@ -208,157 +189,6 @@ type costView struct {
 }
 
 func costJSON(w io.Writer, v costView) error { return writeJSON(w, v) }
-
-// costGrid is the cost table as cells, with the formulas as numbered
-// notes that the cells point to.
-type costGrid struct {
-	header []string
-	rows   [][]string
-	notes  []string
-}
-
-// note adds a numbered note and returns its marker.
-func (g *costGrid) note(mark func(int) string, text string) string {
-	g.notes = append(g.notes, text)
-	return mark(len(g.notes))
-}
-
-func buildCostGrid(t cost.Table, mark func(int) string) costGrid {
-	var g costGrid
-	has := func(f func(cost.Row) bool) bool {
-		for _, r := range t.Rows {
-			if f(r) {
-				return true
-			}
-		}
-		return false
-	}
-	licence := func(r cost.Row) *cost.Figure {
-		for i := range r.Components {
-			if strings.HasPrefix(r.Components[i].Name, "db licence") && !strings.HasSuffix(r.Components[i].Name, "support") {
-				return &r.Components[i]
-			}
-		}
-		return nil
-	}
-	withLicence := has(func(r cost.Row) bool { return r.LicensedCores != nil })
-	perCore := has(func(r cost.Row) bool { return r.NOPMPerCore != nil })
-	obj := t.ObjectiveP90Millis > 0
-	base := t.Baseline != ""
-
-	g.header = []string{"target", "cores"}
-	if withLicence {
-		g.header = append(g.header, "licensed cores", "db licence")
-	}
-	g.header = append(g.header, "total cost", "peak VUs", "NOPM", "per 1,000 NOPM", "per 1,000 TPM †")
-	if obj {
-		p := strconv.FormatFloat(t.ObjectiveP90Millis, 'f', -1, 64)
-		g.header = append(g.header, "p90 ≤ "+p+" ms: VUs", "NOPM", "p90 ms", "per 1,000 NOPM")
-	}
-	if perCore {
-		g.header = append(g.header, "NOPM per core")
-		if t.TargetNOPM > 0 {
-			g.header = append(g.header, "cores for "+thousands(t.TargetNOPM)+" NOPM")
-		}
-	}
-	if base {
-		g.header = append(g.header, "saving vs "+t.Baseline)
-	}
-
-	for _, r := range t.Rows {
-		cell := func(f *cost.Figure, text string) string {
-			if f == nil {
-				return "-"
-			}
-			if f.Formula == "" {
-				return text
-			}
-			return text + " " + g.note(mark, r.Target+" "+f.Name+": "+f.Formula)
-		}
-		cores := func(f *cost.Figure) string {
-			if f == nil {
-				return "-"
-			}
-			return cell(f, strconv.Itoa(int(f.Value)))
-		}
-		per := func(f *cost.Figure) string {
-			if f == nil {
-				return "-"
-			}
-			return cell(f, cost.Money(f.Value, r.Currency))
-		}
-		row := []string{r.Target, cores(r.Cores)}
-		if withLicence {
-			row = append(row, cores(r.LicensedCores), cell(licence(r), textOf(licence(r))))
-		}
-		// The total's note spells out the components that have no
-		// column of their own.
-		total := r.Total.Formula
-		for i, c := range r.Components {
-			if withLicence && &r.Components[i] == licence(r) {
-				continue
-			}
-			total += "\n    " + c.Name + ": " + c.Formula
-		}
-		row = append(row, r.Total.Text+" "+g.note(mark, r.Target+" "+r.Total.Name+": "+total))
-		if r.Peak != nil {
-			var tpm *cost.Figure
-			if r.Peak.PerKTPM != nil {
-				tpm = r.Peak.PerKTPM
-			}
-			row = append(row, strconv.Itoa(r.Peak.VUs), thousands(r.Peak.NOPM), per(&r.Peak.PerKNOPM), per(tpm))
-		} else {
-			row = append(row, "- "+g.note(mark, r.Target+": "+r.PeakNote), "-", "-", "-")
-		}
-		if obj {
-			if o := r.Objective; o != nil {
-				row = append(row, strconv.Itoa(o.VUs), thousands(o.NOPM), strconv.FormatFloat(o.NewOrderP90Millis, 'f', 2, 64), per(&o.PerKNOPM))
-			} else {
-				why := r.ObjectiveNote
-				if why == "" {
-					why = r.PeakNote
-				}
-				row = append(row, "none "+g.note(mark, r.Target+": "+why), "-", "-", "-")
-			}
-		}
-		if perCore {
-			row = append(row, cell(r.NOPMPerCore, textOf(r.NOPMPerCore)))
-			if t.TargetNOPM > 0 {
-				row = append(row, cores(r.CoresNeeded))
-			}
-		}
-		if base {
-			switch {
-			case r.Target == t.Baseline:
-				row = append(row, "baseline")
-			case r.Saving != nil:
-				text, formula := r.Saving.Text, r.Saving.Formula
-				if p := r.SavingPct; p != nil {
-					text += " (" + p.Text + ")"
-					formula += "; " + p.Formula
-				}
-				if p := r.PeakPerKNOPMSavingPct; p != nil {
-					formula += "; per 1,000 NOPM at the peaks " + p.Formula
-				}
-				row = append(row, text+" "+g.note(mark, r.Target+" "+r.Saving.Name+": "+formula))
-			default:
-				row = append(row, "-")
-			}
-		}
-		g.rows = append(g.rows, row)
-	}
-	return g
-}
-
-func textOf(f *cost.Figure) string {
-	if f == nil {
-		return "-"
-	}
-	if f.Unit == "NOPM per core" {
-		return strings.TrimSuffix(f.Text, " NOPM per core")
-	}
-	return f.Text
-}
 
 func costHeadline(v costView) string {
 	t := v.Table
@@ -371,19 +201,19 @@ func costHeadline(v costView) string {
 }
 
 func costText(w io.Writer, v costView) error {
-	g := buildCostGrid(v.Table, func(n int) string { return fmt.Sprintf("[%d]", n) })
+	g := report.NewCostGrid(v.Table, func(n int) string { return fmt.Sprintf("[%d]", n) })
 	fmt.Fprintln(w, costHeadline(v))
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(g.header, "\t"))
-	for _, r := range g.rows {
+	fmt.Fprintln(tw, strings.Join(g.Header, "\t"))
+	for _, r := range g.Rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
-	for i, n := range g.notes {
+	for i, n := range g.Notes {
 		fmt.Fprintf(w, "[%d] %s\n", i+1, n)
 	}
 	_, err := fmt.Fprintf(w, "† %s.\n", cost.TPMCaveat)
@@ -391,15 +221,15 @@ func costText(w io.Writer, v costView) error {
 }
 
 func costMarkdown(w io.Writer, v costView) error {
-	g := buildCostGrid(v.Table, func(n int) string { return fmt.Sprintf("[^%d]", n) })
+	g := report.NewCostGrid(v.Table, func(n int) string { return fmt.Sprintf("[^%d]", n) })
 	fmt.Fprintf(w, "## Cost\n\n%s\n\n", costHeadline(v))
 	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
-	fmt.Fprintf(w, "| %s |\n|", strings.Join(g.header, " | "))
-	for range g.header {
+	fmt.Fprintf(w, "| %s |\n|", strings.Join(g.Header, " | "))
+	for range g.Header {
 		fmt.Fprint(w, "---|")
 	}
 	fmt.Fprintln(w)
-	for _, r := range g.rows {
+	for _, r := range g.Rows {
 		cells := make([]string, len(r))
 		for i, c := range r {
 			cells[i] = esc(c)
@@ -407,9 +237,21 @@ func costMarkdown(w io.Writer, v costView) error {
 		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	}
 	fmt.Fprintln(w)
-	for i, n := range g.notes {
+	for i, n := range g.Notes {
 		fmt.Fprintf(w, "[^%d]: %s\n", i+1, strings.ReplaceAll(n, "\n", "\n   "))
 	}
 	_, err := fmt.Fprintf(w, "\n† %s.\n", cost.TPMCaveat)
 	return err
+}
+
+// isPlan reports whether data is an experiment plan (it has the steps
+// and warehouses a plan requires) rather than a prices file.
+func isPlan(data []byte) bool {
+	var top map[string]any
+	if yaml.Unmarshal(data, &top) != nil {
+		return false
+	}
+	_, steps := top["steps"]
+	_, wh := top["warehouses"]
+	return steps && wh
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // licencesYAML is the SQL Server licence study's prices.
-var licencesYAML = filepath.Join("..", "..", "examples", "licences.yaml")
+var licencesYAML = filepath.Join("..", "..", "examples", "licence-study.yaml")
 
 // fixtureRepeat is one stored run of a step: its NOPM and TPM, its
 // New-Order latencies in microseconds, and whether it completed.
@@ -252,6 +252,8 @@ func TestCostBadInput(t *testing.T) {
 			"mix.yaml:7: b.currency is EUR but a.currency is USD"},
 		{"target not priced", []string{"--prices", write("ok.yaml", good), "zz"}, `has no prices for "zz" (it prices a)`},
 		{"unknown baseline", []string{"--prices", write("ok2.yaml", good), "--baseline", "zz"}, `baseline "zz" is not one of the targets (a)`},
+		{"a plan", []string{"--prices", filepath.Join("..", "..", "examples", "licences.yaml")},
+			"examples/licences.yaml is an experiment plan: its report prices its targets"},
 		{"no prices flag", nil, "cost: --prices FILE is required"},
 		{"missing file", []string{"--prices", filepath.Join(dir, "nope.yaml")}, "cost: read the prices:"},
 		{"negative objective", []string{"--prices", write("ok3.yaml", good), "--objective-p90-ms", "-1"}, "--objective-p90-ms must be 0 (none) or a positive number, not -1"},

@@ -7,17 +7,17 @@ import (
 	"testing"
 )
 
-// loadExample parses examples/licences.yaml, the prices of the SQL
+// loadExample parses examples/licence-study.yaml, the prices of the SQL
 // Server licence study.
 func loadExample(t *testing.T) Sheet {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "licences.yaml"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "licence-study.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s, err := ParseSheet(b)
 	if err != nil {
-		t.Fatalf("examples/licences.yaml: %v", err)
+		t.Fatalf("examples/licence-study.yaml: %v", err)
 	}
 	return s
 }
@@ -25,7 +25,7 @@ func loadExample(t *testing.T) Sheet {
 func near(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Max(1, math.Abs(want)) }
 
 // TestWorkedExampleSQLServer reproduces METHODOLOGY.md's licence study
-// from examples/licences.yaml, to the dollar: SQL Server Standard at
+// from examples/licence-study.yaml, to the dollar: SQL Server Standard at
 // 3,717 USD per 2-core pack with at least 4 cores per VM; totals of
 // 34,075 USD (4 cores on SSD), 41,509 USD (8 cores on SSD) and 56,121 USD
 // (16 cores on HDD), hardware and OS included; 4 cores on SSD save
@@ -48,7 +48,7 @@ func TestWorkedExampleSQLServer(t *testing.T) {
 	for _, name := range []string{"hdd-16c", "ssd-4c", "ssd-8c"} {
 		p, ok := sheet.Lookup(name)
 		if !ok {
-			t.Fatalf("examples/licences.yaml has no target %s", name)
+			t.Fatalf("examples/licence-study.yaml has no target %s", name)
 		}
 		targets = append(targets, Target{Name: name, Prices: p, Steps: []Step{{VUs: 1, NOPM: 1000, TPM: 4000}, steps[name]}})
 	}

@@ -18,7 +18,12 @@
 // driver or the loader directly.
 //
 // A target's optional prices are decoded into cost.Prices and validated
-// with the plan, so that the cost model can price an experiment's targets.
+// with the plan (priced targets share one currency and period), and the
+// plan's cost section sets the latency objective and target NOPM: the
+// report prices each target with what its last profile step measured
+// (cost per 1,000 NOPM and TPM, total cost, cores needed, savings against
+// the baseline), its cores taken from the prices, the CPUs a managed
+// instance was confined to, or the recorded host.
 //
 // It may import cost, dialect, driver, instance, load, profile, report,
 // results, sampler, scenario, store and sysstat. It must not import cli, and

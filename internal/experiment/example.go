@@ -55,6 +55,10 @@ cpu:                         # options of every cpu step (as oltplab cpu)
 
 baseline: disk               # every ratio is taken against it (default: the first target)
 
+cost:                        # optional: what the report's cost table also shows
+  objective_p90_ms: 50       # cost at the best step whose New-Order p90 is at most 50 ms
+  target_nopm: 20000         # the cores 20,000 NOPM would need at each target's NOPM per core
+
 targets:                     # written one by one...
   - name: tmpfs              # a managed instance: oltplab starts and stops it
     engine: postgres         # postgres, mariadb or sqlite (embedded)

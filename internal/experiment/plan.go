@@ -38,6 +38,9 @@ type Plan struct {
 	Baseline string
 	Targets  []*TargetSpec
 	Steps    []*PlanStep
+	// Cost is what the report's cost table is asked for beyond the
+	// targets' prices (nil when the plan has no cost section).
+	Cost *CostSpec
 }
 
 // PlanStep is one entry of the plan's steps list.
@@ -59,6 +62,7 @@ type planFile struct {
 	Baseline    string        `yaml:"baseline"`
 	Targets     []*TargetSpec `yaml:"targets"`
 	Matrix      *yaml.Node    `yaml:"matrix"`
+	Cost        *CostSpec     `yaml:"cost"`
 	Steps       []yaml.Node   `yaml:"steps"`
 }
 
@@ -120,6 +124,12 @@ func Decode(file string, src []byte) (*Plan, error) {
 	}
 	if p.Warehouses < 1 {
 		return nil, d.Errorf(orRoot(valueNode(root, "warehouses"), root), "warehouses", "required: the number of warehouses to build, at least 1")
+	}
+	if pf.Cost != nil {
+		if err := pf.Cost.check(d, valueNode(root, "cost")); err != nil {
+			return nil, err
+		}
+		p.Cost = pf.Cost
 	}
 	if pf.Results != "" {
 		p.Results = pf.Results
@@ -189,6 +199,9 @@ func Decode(file string, src []byte) (*Plan, error) {
 		return nil, d.Errorf(root, "targets", "required: at least one target (targets: or matrix:)")
 	}
 	if err := p.checkTargets(d); err != nil {
+		return nil, err
+	}
+	if err := p.checkCost(d); err != nil {
 		return nil, err
 	}
 	if p.Baseline == "" {

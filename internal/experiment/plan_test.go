@@ -157,6 +157,13 @@ func TestDecodeBadPlans(t *testing.T) {
 		{"duplicate key", base("name: u\n"), 7, "name", "given twice"},
 		{"unknown prices field", base("  - name: b\n    url: sqlite:b.db\n    prices:\n      currency: USD\n      colour: red\n"), 11, "targets[1].prices.colour", "unknown field"},
 		{"bad prices", base("  - name: b\n    url: sqlite:b.db\n    prices:\n      currency: USD\n      years: 0\n"), 11, "targets[1].prices.years", "at least 1"},
+		{"negative price", base("  - name: b\n    url: sqlite:b.db\n    prices:\n      currency: USD\n      years: 3\n      hardware: {price: -5}\n"), 12, "targets[1].prices.hardware.price", "must not be negative"},
+		{"missing currency", base("  - name: b\n    url: sqlite:b.db\n    prices:\n      years: 3\n      hardware: {price: 5}\n"), 9, "targets[1].prices.currency", "required"},
+		{"pack size 0", base("  - name: b\n    url: sqlite:b.db\n    prices:\n      currency: USD\n      years: 3\n      db_licence: {per_pack: 3717, pack_cores: 0}\n"), 12, "targets[1].prices.db_licence.pack_cores", "at least 1"},
+		{"minimum below pack", base("  - name: b\n    url: sqlite:b.db\n    prices:\n      currency: USD\n      years: 3\n      db_licence: {per_pack: 3717, pack_cores: 4, min_cores_per_server: 2}\n"), 12, "targets[1].prices.db_licence.min_cores_per_server", "must not be below pack_cores"},
+		{"currencies differ", base("    prices: {currency: USD, years: 3, hardware: {price: 1}}\n  - name: b\n    url: sqlite:b.db\n    prices: {currency: EUR, years: 3, hardware: {price: 1}}\n"), 8, "targets[1].prices.currency", "one currency"},
+		{"negative objective", base("cost: {objective_p90_ms: -1}\n"), 7, "cost.objective_p90_ms", "positive number"},
+		{"unknown cost field", base("cost: {objective_p99_ms: 5}\n"), 7, "cost.objective_p99_ms", "unknown field"},
 		{"parallel on one target", strings.Replace(base(""), "[build]", "[build, parallel]", 1), 3, "steps[1].parallel", "the plan has 1 target"},
 		{"parallel bad tolerance", strings.Replace(base("  - name: b\n    url: sqlite:b.db\nparallel: {skew_tolerance: -1s}\n"), "[build]", "[build, parallel]", 1), 3, "steps[1].parallel", "skew_tolerance must not be negative"},
 		{"parallel unknown option", base("parallel: {vu: 4}\n"), 7, "parallel.vu", "did you mean vus"},
@@ -241,7 +248,7 @@ func TestExampleDecodes(t *testing.T) {
 
 // TestExamplesDecode: the plans in examples/ stay valid plans.
 func TestExamplesDecode(t *testing.T) {
-	for _, name := range []string{"storage-tiers.yaml", "memory.yaml", "cores.yaml", "backup-tiers.yaml", "neighbours.yaml", "parallel.yaml", "rebuild.yaml"} {
+	for _, name := range []string{"storage-tiers.yaml", "memory.yaml", "cores.yaml", "licences.yaml", "backup-tiers.yaml", "neighbours.yaml", "parallel.yaml", "rebuild.yaml"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("..", "..", "examples", name)
 			src, err := os.ReadFile(path)

@@ -238,6 +238,9 @@ func (s *profileStep) Section(ctx context.Context, rc *ReportContext, index int)
 		}
 		sec.Profiles = append(sec.Profiles, rp)
 	}
+	if err := rc.alignSeries(ctx, sec.Profiles); err != nil {
+		return sec, err
+	}
 	var notes []string
 	if len(missing) > 0 {
 		notes = append(notes, "No measured run on "+strings.Join(missing, ", ")+".")
@@ -247,4 +250,41 @@ func (s *profileStep) Section(ctx context.Context, rc *ReportContext, index int)
 	}
 	sec.Note = strings.Join(notes, " ")
 	return sec, nil
+}
+
+// alignSeries gives every profile the per-second series of the same step,
+// so that the report can overlay them: the largest number of virtual
+// users every sampled profile ran (each profile's own peak otherwise).
+func (rc *ReportContext) alignSeries(ctx context.Context, ps []report.Profile) error {
+	if len(ps) < 2 {
+		return nil
+	}
+	count := map[int]int{}
+	for _, p := range ps {
+		for _, s := range p.Steps {
+			if s.Host != nil && s.NOPM.N > 0 {
+				count[s.VUs]++
+			}
+		}
+	}
+	common := 0
+	for vus, n := range count {
+		if n == len(ps) && vus > common {
+			common = vus
+		}
+	}
+	if common == 0 {
+		return nil
+	}
+	for i := range ps {
+		if ps[i].Series != nil && ps[i].Series.VUs == common {
+			continue
+		}
+		s, err := results.SeriesAt(ctx, rc.Store, ps[i], common, rc.IncludeSuspect)
+		if err != nil {
+			return err
+		}
+		ps[i].Series = s
+	}
+	return nil
 }

@@ -127,8 +127,9 @@ func Report(ctx context.Context, st *store.Store, id int64, includeSuspect bool)
 	out := &report.Experiment{ID: e.ID, Name: e.Name, Description: p.Description, Status: string(e.Status), Baseline: p.Baseline}
 	for _, name := range rc.Order {
 		t, _ := rc.Target(name)
+		full := rc.targetContext(t)
 		out.Targets = append(out.Targets, report.ExperimentTarget{Name: t.Name, Display: t.Display, Dialect: t.Dialect,
-			Context: rc.targetContext(t)})
+			Context: relevant(full), FullContext: full})
 	}
 	for _, s := range rc.Steps {
 		var oc Outcome
@@ -138,6 +139,11 @@ func Report(ctx context.Context, st *store.Store, id int64, includeSuspect bool)
 		out.Schedule = append(out.Schedule, report.ScheduleEntry{Seq: s.Seq, Target: s.Target, Step: s.Kind, State: string(s.State),
 			Attempts: s.Attempts, Headline: oc.Headline, Error: s.Error})
 	}
+	// The last profile step that measured something is what the cost
+	// table prices.
+	var priced map[string]report.Profile
+	pricedStep := ""
+	out.Method = []string{fmt.Sprintf("Scale: %d warehouses.", p.Warehouses)}
 	for i, sp := range p.Steps {
 		title := fmt.Sprintf("Step %d: %s", i+1, sp.Describe)
 		kind := lookupKind(sp.Kind)
@@ -151,7 +157,15 @@ func Report(ctx context.Context, st *store.Store, id int64, includeSuspect bool)
 		}
 		sec.Title, sec.Kind = title, sp.Kind
 		out.Sections = append(out.Sections, sec)
+		if len(sec.Profiles) > 0 {
+			priced, pricedStep = map[string]report.Profile{}, title
+			for _, rp := range sec.Profiles {
+				priced[rp.Label] = rp
+			}
+		}
+		out.Method = append(out.Method, title)
 	}
+	out.Cost = rc.costTable(priced, pricedStep)
 	return report.Input{Experiment: out}, nil
 }
 
@@ -215,9 +229,16 @@ func (rc *ReportContext) targetContext(t TargetParams) map[string]string {
 			out[k] = v
 		}
 	}
-	for k := range out {
-		if ignored(k) {
-			delete(out, k)
+	return out
+}
+
+// relevant leaves out of ctx the keys that differ between any two
+// targets without saying anything about them (see ignoredContext).
+func relevant(ctx map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range ctx {
+		if !ignored(k) {
+			out[k] = v
 		}
 	}
 	return out

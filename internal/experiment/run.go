@@ -64,6 +64,7 @@ type Params struct {
 	Baseline    string         `json:"baseline"`
 	Targets     []TargetParams `json:"targets"`
 	Steps       []StepParams   `json:"steps"`
+	Cost        *CostSpec      `json:"cost,omitempty"`
 	EstimateSec float64        `json:"estimate_seconds"`
 }
 
@@ -87,7 +88,7 @@ type StepParams struct {
 // ParamsOf describes p for the store.
 func ParamsOf(p *Plan) Params {
 	out := Params{Name: p.Name, Description: p.Description, Warehouses: p.Warehouses, Baseline: p.Baseline,
-		EstimateSec: p.Estimate().Seconds()}
+		EstimateSec: p.Estimate().Seconds(), Cost: p.Cost}
 	for _, t := range p.Targets {
 		tp := TargetParams{Name: t.Name, Display: t.Display(), Dialect: t.Dialect(), Managed: t.Managed(), Axes: t.Axes}
 		if t.Managed() {

@@ -32,7 +32,7 @@ const probeScript = `<script>
   document.addEventListener("securitypolicyviolation", function (e) { violations.push(e.violatedDirective + " " + e.blockedURI); });
   function rgb(hex) { return [1, 3, 5].map(function (i) { return parseInt(hex.substr(i, 2), 16); }); }
   window.addEventListener("load", function () {
-    var out = { charts: [], errors: errors, violations: violations, resources: [] };
+    var out = { charts: [], errors: errors, violations: violations, resources: [], parts: [], legends: [] };
     try {
       var specs = JSON.parse(document.getElementById("oltplab-charts").textContent);
       specs.forEach(function (spec) {
@@ -67,6 +67,22 @@ const probeScript = `<script>
         });
       });
       out.resources = performance.getEntriesByType("resource").map(function (e) { return e.name; });
+      // The parts of a study report: what each drew.
+      document.querySelectorAll("section.part").forEach(function (sec) {
+        var part = { id: sec.id, canvases: 0, tables: sec.querySelectorAll("table").length, bars: [] };
+        sec.querySelectorAll(".chart canvas").forEach(function (cv) { if (cv.width > 0 && cv.height > 0) { part.canvases++; } });
+        sec.querySelectorAll("svg.bars").forEach(function (svg) {
+          var b = { id: svg.id, width: svg.getBoundingClientRect().width, series: {}, missing: svg.querySelectorAll("text.missing").length, whiskers: svg.querySelectorAll("path.ci").length };
+          svg.querySelectorAll("rect.bar").forEach(function (r) {
+            var box = r.getBoundingClientRect();
+            if (box.width > 0 && box.height > 0) { b.series[r.getAttribute("data-series")] = (b.series[r.getAttribute("data-series")] || 0) + 1; }
+          });
+          part.bars.push(b);
+        });
+        out.parts.push(part);
+      });
+      // What a static render shows in the charts' legends.
+      document.querySelectorAll(".u-legend").forEach(function (l) { out.legends.push(l.innerText); });
     } catch (e) {
       errors.push("probe: " + e);
     }
@@ -96,6 +112,19 @@ type probeResult struct {
 	Errors     []string `json:"errors"`
 	Violations []string `json:"violations"`
 	Resources  []string `json:"resources"`
+	Parts      []struct {
+		ID       string `json:"id"`
+		Canvases int    `json:"canvases"`
+		Tables   int    `json:"tables"`
+		Bars     []struct {
+			ID       string         `json:"id"`
+			Width    float64        `json:"width"`
+			Series   map[string]int `json:"series"`
+			Missing  int            `json:"missing"`
+			Whiskers int            `json:"whiskers"`
+		} `json:"bars"`
+	} `json:"parts"`
+	Legends []string `json:"legends"`
 }
 
 // TestHTMLInBrowser opens the fixture's HTML report from a file in
@@ -110,27 +139,127 @@ func TestHTMLInBrowser(t *testing.T) {
 		"chart-series-0-throughput", "chart-series-0-cpu", "chart-series-0-disk"}, nil)
 }
 
-// TestExperimentHTMLInBrowser: an experiment's report draws the charts of
-// its profile step (every target overlaid, the ratio to the baseline, CPU,
-// data-disk latency and IOPS against virtual users), each with ids of its
-// step, and the build step's table.
+// TestExperimentHTMLInBrowser: an experiment's report is the study
+// report, its parts in the studies' order, each present only with data,
+// and each drew: the profile curves (with the same step of every target
+// overlaid second by second), CPU, device latency and IOPS, wait classes
+// against virtual users; the sections of other step kinds in their parts;
+// the cost table with its formulas. The legends of a static render show
+// no hover placeholders.
 func TestExperimentHTMLInBrowser(t *testing.T) {
 	var want []string
 	for _, id := range []string{"chart-nopm", "chart-tpm", "chart-tpm-per-vu", "chart-ratio", "chart-latency-0", "chart-latency-1",
-		"chart-cpu", "chart-disk-latency", "chart-disk-iops", "chart-waits-0",
-		"chart-series-0-throughput", "chart-series-0-cpu", "chart-series-0-disk"} {
-		want = append(want, "step-2-"+id)
+		"chart-overlay-nopm", "chart-overlay-p99", "chart-overlay-cpu", "chart-overlay-disk",
+		"chart-cpu", "chart-disk-latency", "chart-disk-iops", "chart-waits-0"} {
+		want = append(want, "s2-"+id)
 	}
 	// The neighbours step's own time series, with its phases and backups.
 	want = append(want, "step-3-chart-time-1")
-	page := checkInBrowser(t, experimentFixture(), want, map[string]int{"step-3-chart-time-1": 2})
-	for _, s := range []string{`id="targets"`, `id="schedule"`, `id="step-1-table-1"`, `id="differences"`, `id="step-2-comparison"`} {
+	page, got := checkInBrowser(t, experimentFixture(), want, map[string]int{"step-3-chart-time-1": 2})
+	checkParts(t, got, map[string]int{"summary": 0, "system": 0, "storage": 0, "profiles": 10, "cpu": 1, "devices": 2, "waits": 1,
+		"backup": 0, "neighbours": 1, "cost": 0, "method": 0, "appendix": 0})
+	for _, s := range []string{`id="cost-table"`, `<ol class="footnotes">`, "sata gives 0.58× the NOPM of nvme at 8 VUs (95% CI 0.48–0.67",
+		"Step 4: backup, 3 cycles", `id="appendix-context"`, "instance.id"} {
 		if !strings.Contains(page, s) {
-			t.Errorf("experiment report lacks %s", s)
+			t.Errorf("study report lacks %q", s)
 		}
 	}
 	if strings.Contains(page, fixtureSecret) {
 		t.Errorf("experiment report contains the password")
+	}
+	for _, l := range got.Legends {
+		if strings.Contains(l, "—") || strings.Contains(l, "--") || strings.Contains(l, "virtual users") {
+			t.Errorf("a static render's legend shows a hover placeholder: %q", l)
+		}
+	}
+	if len(got.Legends) == 0 {
+		t.Errorf("probe saw no legend, want one per chart")
+	}
+}
+
+// TestFewStepsDrawBars: a comparison at two steps is drawn as grouped
+// bars (one bar per target and step, whiskers for the intervals), a
+// figure a target lacks is written "n/a" in its slot, not dropped, and
+// a negative figure is drawn below zero.
+func TestFewStepsDrawBars(t *testing.T) {
+	in := experimentFixture()
+	sec := &in.Experiment.Sections[1]
+	for i := range sec.Profiles {
+		p := &sec.Profiles[i]
+		p.Steps = slices.DeleteFunc(slices.Clone(p.Steps), func(s Step) bool { return s.VUs < 4 })
+		p.Series = nil
+	}
+	// sata recorded no host figures at 4 VUs; nvme's wait time went
+	// negative at 8 (a counter reset the report must not hide).
+	for i, s := range sec.Profiles[0].Steps {
+		if s.VUs == 8 {
+			h := *s.Host
+			h.CPUIOWaitPct = -2
+			sec.Profiles[0].Steps[i].Host = &h
+		}
+	}
+	page, got := checkInBrowser(t, in, []string{"step-3-chart-time-1"}, map[string]int{"step-3-chart-time-1": 2})
+	bars := map[string]int{}
+	for _, p := range got.Parts {
+		for _, b := range p.Bars {
+			t.Logf("bars %s in %s: %+v", b.ID, p.ID, b)
+			if b.Width < 300 {
+				t.Errorf("bars %s are %.0f px wide, want at least 300", b.ID, b.Width)
+			}
+			for _, n := range b.Series {
+				bars[b.ID] += n
+			}
+		}
+	}
+	// Two steps × two targets.
+	for _, id := range []string{"s2-chart-nopm", "s2-chart-tpm", "s2-chart-tpm-per-vu"} {
+		if bars[id] != 4 {
+			t.Errorf("%s drew %d bars, want 4 (2 targets × 2 steps)", id, bars[id])
+		}
+	}
+	if bars["s2-chart-ratio"] != 2 {
+		t.Errorf("ratio drew %d bars, want 2", bars["s2-chart-ratio"])
+	}
+	// CPU: nvme's idle and iowait at 4 and 8 VUs, the negative one too.
+	if bars["s2-chart-cpu"] != 4 {
+		t.Errorf("cpu drew %d bars, want 4 (negative iowait included)", bars["s2-chart-cpu"])
+	}
+	if !strings.Contains(page, "Negative: nvme iowait at 8 (−2.00) VUs, drawn below zero.") {
+		t.Errorf("the cpu chart does not say that a value is negative")
+	}
+	for _, p := range got.Parts {
+		if p.ID == "profiles" {
+			for _, b := range p.Bars {
+				if b.ID == "s2-chart-nopm" && b.Whiskers != 4 {
+					t.Errorf("NOPM bars have %d whiskers, want 4 (every step has an interval)", b.Whiskers)
+				}
+			}
+		}
+	}
+}
+
+// checkParts checks that the study report has exactly the parts of want,
+// in studyParts order, each with at least one table or chart and the
+// number of uPlot canvases want gives.
+func checkParts(t *testing.T, got probeResult, want map[string]int) {
+	t.Helper()
+	var order, gotIDs []string
+	for _, p := range studyParts {
+		if _, ok := want[p.ID]; ok {
+			order = append(order, p.ID)
+		}
+	}
+	for _, p := range got.Parts {
+		gotIDs = append(gotIDs, p.ID)
+		if p.Tables+p.Canvases+len(p.Bars) == 0 && p.ID != "summary" {
+			t.Errorf("part %s drew no table and no chart", p.ID)
+		}
+		if n, ok := want[p.ID]; ok && p.Canvases != n {
+			t.Errorf("part %s drew %d charts, want %d", p.ID, p.Canvases, n)
+		}
+	}
+	if !slices.Equal(gotIDs, order) {
+		t.Errorf("parts %v, want %v", gotIDs, order)
 	}
 }
 
@@ -138,8 +267,8 @@ func TestExperimentHTMLInBrowser(t *testing.T) {
 // the charts wantCharts (in page order) drew every value series and the
 // marks of their spans (wantSpans: the number of span colours a chart
 // marks, phases and events), with no script error, console line or
-// network request. It returns the page.
-func checkInBrowser(t *testing.T, in Input, wantCharts []string, wantSpans map[string]int) string {
+// network request. It returns the page and what the probe found.
+func checkInBrowser(t *testing.T, in Input, wantCharts []string, wantSpans map[string]int) (string, probeResult) {
 	t.Helper()
 	chromium := findChromium(t)
 	var buf bytes.Buffer
@@ -191,7 +320,7 @@ func checkInBrowser(t *testing.T, in Input, wantCharts []string, wantSpans map[s
 			}
 		}
 	}
-	return buf.String()
+	return buf.String(), got
 }
 
 // TestBrowserProbeDetectsFaults proves the probe of TestHTMLInBrowser
@@ -307,4 +436,51 @@ func tail(s string, n int) string {
 		return s
 	}
 	return "..." + s[len(s)-n:]
+}
+
+// TestStudyPrintsOnePartPerPage prints a short study report to PDF with
+// Chromium: every part starts a page (the print stylesheet), so a report
+// whose parts would all fit on two pages prints on one page per part.
+func TestStudyPrintsOnePartPerPage(t *testing.T) {
+	chromium := findChromium(t)
+	e := experimentFixture().Experiment
+	short := &Experiment{ID: e.ID, Name: "short", Status: "ok", Baseline: "nvme", Targets: e.Targets[:2], Schedule: e.Schedule[:2],
+		Sections: e.Sections[:1], Cost: e.Cost, Method: []string{"Scale: 4 warehouses."}}
+	short.Cost.Table.Rows = short.Cost.Table.Rows[:1]
+	for i := range short.Targets {
+		short.Targets[i].FullContext = map[string]string{"tool.version": "v0.1.0-test"}
+	}
+	var buf bytes.Buffer
+	if err := HTML(&buf, Input{Experiment: short}); err != nil {
+		t.Fatal(err)
+	}
+	parts := len(newStudy(short).parts())
+	dir := t.TempDir()
+	file, pdf := filepath.Join(dir, "report.html"), filepath.Join(dir, "report.pdf")
+	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--virtual-time-budget=3000", "--no-pdf-header-footer",
+		"--print-to-pdf="+pdf, "file://"+file)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("print to pdf: %v\n%s", err, tail(string(out), 3000))
+	}
+	b, err := os.ReadFile(pdf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := len(regexp.MustCompile(`/Type\s*/Page[^s]`).FindAll(b, -1))
+	t.Logf("%d parts, %d pages", parts, pages)
+	if parts < 4 {
+		t.Fatalf("the short report has %d parts, want at least 4 for this test to mean something", parts)
+	}
+	if pages < parts {
+		t.Errorf("printed on %d pages, want at least one per part (%d)", pages, parts)
+	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"html/template"
 	"math"
 	"strconv"
 	"strings"
@@ -35,8 +36,13 @@ type chartSpec struct {
 	// Sync names a group of charts that share one cursor (the time
 	// series of one run).
 	Sync string `json:"sync,omitempty"`
+	// Marks are vertical lines (plateaus) drawn over the chart.
+	Marks []markSpec `json:"marks,omitempty"`
 	// Note is shown above the chart (not passed to the script).
 	Note string `json:"-"`
+	// Bars is the chart drawn as grouped bars (few steps), instead of by
+	// the script.
+	Bars template.HTML `json:"-"`
 	// XLabel names the x axis when the default (virtual users, seconds
 	// since the window start) does not fit.
 	XLabel string `json:"x_label,omitempty"`

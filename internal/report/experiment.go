@@ -3,8 +3,6 @@ package report
 import (
 	"fmt"
 	"strconv"
-
-	"github.com/oltplab/oltplab/internal/profile"
 )
 
 // experimentLead is the sentence under an experiment report's title.
@@ -61,25 +59,6 @@ func experimentIntro(e *Experiment) []table {
 	return []table{targets, sched}
 }
 
-// experimentSection renders one step of the plan: its profiles as the
-// profile report draws them (ids prefixed by the step), then its own
-// tables.
-func experimentSection(i int, sec Section) htmlSection {
-	prefix := "step-" + strconv.Itoa(i+1) + "-"
-	var out htmlSection
-	if len(sec.Profiles) > 0 {
-		out = profileSection(newView(Input{Profiles: sec.Profiles}), prefix, sec.Title, sec.Note, true)
-	} else {
-		out = htmlSection{ID: prefix, Title: sec.Title, Note: sec.Note, Sub: true}
-	}
-	out.Rest = append(out.Rest, sectionTables(sec, prefix)...)
-	for ci, tc := range sec.Charts {
-		out.TimeCharts = append(out.TimeCharts, timeChart(prefix+"chart-time-"+strconv.Itoa(ci+1), tc))
-	}
-	out.TimeCharts = drawable(out.TimeCharts)
-	return out
-}
-
 // sectionTables converts a section's own tables.
 func sectionTables(sec Section, prefix string) []table {
 	var out []table
@@ -93,41 +72,4 @@ func sectionTables(sec Section, prefix string) []table {
 		out = append(out, tb)
 	}
 	return out
-}
-
-// experimentOutro is the table of what was recorded differently about
-// the targets: only the keys whose values differ.
-func experimentOutro(e *Experiment) []table {
-	if len(e.Targets) < 2 {
-		return nil
-	}
-	ctxs := make([]map[string]string, len(e.Targets))
-	for i, t := range e.Targets {
-		ctxs[i] = t.Context
-	}
-	all := profile.Keys(ctxs)
-	diff := profile.DiffKeys(ctxs)
-	t := table{ID: "differences", Title: "What differs between the targets",
-		Note: fmt.Sprintf("Only what was recorded differently about the targets: %d of %d recorded keys differ (instance settings, storage, database settings, host); "+
-			"\"—\" where a target has no such key.", len(diff), len(all)),
-		Header: []string{"Key"}, Right: []bool{false}}
-	for _, tg := range e.Targets {
-		t.Header = append(t.Header, tg.Name)
-		t.Right = append(t.Right, false)
-	}
-	for _, k := range diff {
-		cells := texts(k)
-		for _, c := range ctxs {
-			val, ok := c[k]
-			if !ok || val == "" {
-				val = dash
-			}
-			cells = append(cells, cell{Text: val})
-		}
-		t.Rows = append(t.Rows, row{Cells: cells})
-	}
-	if len(diff) == 0 {
-		t.Note = "Nothing recorded differs between the targets."
-	}
-	return []table{t}
 }

@@ -1,9 +1,12 @@
 package report
 
 import (
+	"maps"
 	"math"
+	"strconv"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/cost"
 	"github.com/oltplab/oltplab/internal/profile"
 )
 
@@ -183,8 +186,56 @@ func experimentFixture() Input {
 			neighboursFixture(),
 		},
 	}
+	// sata's run of the same step, second by second, for the overlays:
+	// slower, and one second it counted no new order.
+	sata := fixtureSeries(8, 213)
+	for i := range sata.Points {
+		pt := &sata.Points[i]
+		pt.TPM, pt.NOPM, pt.P99Millis, pt.DiskLatencyMillis, pt.CPUBusyPct = pt.TPM*0.58, pt.NOPM*0.58, pt.P99Millis*2.7, pt.DiskLatencyMillis*2.5, pt.CPUBusyPct*0.7
+	}
+	sata.Points[40].NOPM = 0
+	in.Experiment.Sections[1].Profiles[1].Series = sata
+	// A storage benchmark and a backup step, as step kinds of their own
+	// report them: they land in their parts of the study, in its order.
+	in.Experiment.Sections = append(in.Experiment.Sections,
+		Section{Title: "Step 4: backup, 3 cycles", Kind: "backup", Tables: []Table{{Title: "Backups", Header: []string{"Target", "Seconds", "MB/s"},
+			Right: []bool{false, true, true}, Rows: [][]string{{"nvme", "265", "593"}, {"sata", "512", "307"}}}}},
+		Section{Title: "Step 0: storage bench", Kind: "fio", Part: "storage", Tables: []Table{{Title: "fio", Header: []string{"Target", "Profile", "IOPS"},
+			Right: []bool{false, false, true}, Rows: [][]string{{"nvme", "4k-random-70-30-qd32", "412,000"}}}}})
+	for i := range in.Experiment.Targets {
+		t := &in.Experiment.Targets[i]
+		t.FullContext = maps.Clone(t.Context)
+		t.FullContext["tool.version"] = "v0.1.0-test"
+		t.FullContext["instance.id"] = strconv.Itoa(40 + i)
+		t.FullContext["database.target"] = t.Display // sata's holds the password: the appendix must blank it
+	}
+	in.Experiment.Method = []string{"Scale: 4 warehouses.", "Step 1: build", "Step 2: profile 1,2,4,8 VUs × 3 repeats"}
+	in.Experiment.Cost = fixtureCost()
 	in.Profiles = nil
 	return in
+}
+
+// fixtureCost prices nvme and sata (hdd has none) with SQL Server
+// Standard's licence terms, over what the fixture's profiles measured.
+func fixtureCost() *CostSection {
+	licence := &cost.DBLicence{Edition: "Standard", PerPack: 3717, PackCores: 2, MinCoresPerServer: 4}
+	in := fixture()
+	var targets []cost.Target
+	for i, name := range []string{"nvme", "sata"} {
+		t := cost.Target{Name: name, Prices: cost.Prices{Currency: "USD", Years: 3, Cores: 4 * (i + 1),
+			Hardware: &cost.Hardware{Price: 26641 - 1000*float64(i)}, DBLicence: licence}}
+		for _, s := range in.Profiles[i].Steps {
+			if s.NOPM.N > 0 {
+				t.Steps = append(t.Steps, cost.Step{VUs: s.VUs, NOPM: s.NOPM.Mean, TPM: s.TPM.Mean, NewOrderP90Millis: s.Latency["new_order"].P99Millis * 0.8})
+			}
+		}
+		targets = append(targets, t)
+	}
+	tab, err := cost.Compute(targets, cost.Options{Baseline: "nvme", ObjectiveP90Millis: 10, TargetNOPM: 100000})
+	if err != nil {
+		panic(err) // fixed inputs
+	}
+	return &CostSection{Table: tab, Step: "Step 2: profile 1,2,4,8 VUs × 3 repeats", Unpriced: []string{"hdd"}}
 }
 
 // neighboursFixture is a step that draws its own time series: a shared

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/oltplab/oltplab/internal/profile"
 )
@@ -45,6 +46,8 @@ type htmlPage struct {
 	Sections     []htmlSection
 	// HasHost: some section has host charts (the method notes them).
 	HasHost bool
+	// Study: an experiment's report, whose parts include its own method.
+	Study bool
 	// AllCharts is every chart, in page order, for the script.
 	AllCharts []chartSpec
 
@@ -67,6 +70,10 @@ type htmlSection struct {
 	// MonitorCharts are the per-second series of monitor results.
 	MonitorCharts []chartSpec
 	Rest          []table
+	// Part: a part of the study report (a page break before it in
+	// print); its content is Blocks.
+	Part   bool
+	Blocks []block
 	// TimeCharts are the time series a step draws itself, after Rest.
 	TimeCharts []chartSpec
 }
@@ -102,11 +109,8 @@ func HTML(w io.Writer, in Input) error {
 			page.Title = "Experiment " + e.Name
 		}
 		page.Lead = experimentLead(e)
-		page.Intro = experimentIntro(e)
-		for i, sec := range e.Sections {
-			page.Sections = append(page.Sections, experimentSection(i, sec))
-		}
-		page.Outro = experimentOutro(e)
+		page.Sections = newStudy(e).parts()
+		page.Study = true
 	} else {
 		if page.Title == "" {
 			page.Title = "Performance profiles"
@@ -116,8 +120,17 @@ func HTML(w io.Writer, in Input) error {
 		page.Sections = []htmlSection{profileSection(v, "", "", "", false)}
 	}
 	for _, sec := range page.Sections {
-		page.AllCharts = slices.Concat(page.AllCharts, sec.Charts, sec.HostCharts, sec.SeriesCharts, sec.MonitorCharts, sec.TimeCharts)
+		for _, c := range slices.Concat(sec.Charts, sec.HostCharts, sec.SeriesCharts, sec.MonitorCharts, sec.TimeCharts) {
+			if c.Bars == "" { // grouped bars are drawn already
+				page.AllCharts = append(page.AllCharts, c)
+			}
+		}
 		page.HasHost = page.HasHost || len(sec.HostCharts) > 0
+		for _, b := range sec.Blocks {
+			if b.Chart != nil {
+				page.AllCharts = append(page.AllCharts, *b.Chart)
+			}
+		}
 	}
 	if page.AllCharts == nil {
 		page.AllCharts = []chartSpec{}
@@ -153,7 +166,15 @@ func profilesLead(v *view) string {
 // what differs).
 func profileSection(v *view, prefix, title, note string, sub bool) htmlSection {
 	sec := htmlSection{ID: prefix, Title: title, Note: note, Sub: sub,
-		Charts: v.charts(), HostCharts: v.hostCharts(), SeriesCharts: v.seriesCharts(), MonitorCharts: v.monitorCharts()}
+		Charts: v.charts(), HostCharts: v.hostCharts(), SeriesCharts: slices.Concat(v.overlayCharts(), v.seriesCharts()), MonitorCharts: v.monitorCharts()}
+	for _, cs := range [][]chartSpec{sec.Charts, sec.HostCharts} {
+		for i := range cs {
+			cs[i].Note = strings.TrimSpace(cs[i].Note + " " + valueNotes(cs[i]))
+			if len(cs[i].X) <= maxBarGroups {
+				cs[i].Bars = barsSVG(cs[i])
+			}
+		}
+	}
 	tables := v.tables()
 	if sub {
 		tables = slices.DeleteFunc(tables, func(t table) bool { return t.ID == "context" })

@@ -3,6 +3,7 @@ package report
 import (
 	"time"
 
+	"github.com/oltplab/oltplab/internal/cost"
 	"github.com/oltplab/oltplab/internal/profile"
 )
 
@@ -44,6 +45,23 @@ type Experiment struct {
 	Schedule []ScheduleEntry    `json:"schedule"`
 	// Sections are the plan's steps in order, each as its kind reports it.
 	Sections []Section `json:"sections"`
+	// Cost is the price/performance of the targets that have prices; nil
+	// when none has.
+	Cost *CostSection `json:"cost,omitempty"`
+	// Method is what the method section states about the plan: its
+	// scale and steps as run.
+	Method []string `json:"method,omitempty"`
+}
+
+// CostSection is an experiment's cost table with what it was computed
+// from.
+type CostSection struct {
+	Table cost.Table `json:"table"`
+	// Step names the profile step whose measurements were priced.
+	Step string `json:"step"`
+	// Unpriced lists the targets without prices (left out of the table).
+	Unpriced []string `json:"unpriced,omitempty"`
+	Note     string   `json:"note,omitempty"`
 }
 
 // ExperimentTarget is one target of an experiment.
@@ -57,6 +75,10 @@ type ExperimentTarget struct {
 	// settings, host, storage, database), flattened; the report shows the
 	// keys whose values differ between targets.
 	Context map[string]string `json:"context,omitempty"`
+	// FullContext is everything recorded about the target (ids, times,
+	// tool and paths included), for the report's appendix. It must hold
+	// no secrets.
+	FullContext map[string]string `json:"full_context,omitempty"`
 }
 
 // ScheduleEntry is one (target, step) of the experiment's schedule.
@@ -74,8 +96,12 @@ type ScheduleEntry struct {
 // target, the baseline first) drawn as the profile report draws them,
 // and tables of its own.
 type Section struct {
-	Title    string    `json:"title"`
-	Kind     string    `json:"kind"`
+	Title string `json:"title"`
+	Kind  string `json:"kind"`
+	// Part is the part of the study report the section belongs in
+	// (storage, backup, rebuild, neighbours: see studyParts); empty for
+	// the part of its Kind.
+	Part     string    `json:"part,omitempty"`
 	Note     string    `json:"note,omitempty"`
 	Profiles []Profile `json:"profiles,omitempty"`
 	Tables   []Table   `json:"tables,omitempty"`
@@ -229,6 +255,9 @@ type TPCCCheck struct {
 
 // LatencyFigures are the latency percentiles of one transaction kind.
 type LatencyFigures struct {
+	// P90Millis is what a latency objective is set on (TPC-C 5.2.5.3
+	// sets its limits on the 90th percentile).
+	P90Millis float64 `json:"p90_ms,omitempty"`
 	P95Millis float64 `json:"p95_ms"`
 	P99Millis float64 `json:"p99_ms"`
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 )
@@ -27,21 +26,11 @@ func Markdown(w io.Writer, in Input) error {
 	fmt.Fprintf(bw, "Generated %s by oltplab %s.\n", formatTime(in.Generated), mdEscape(versionOrDev(in.Version)))
 	if e := in.Experiment; e != nil {
 		fmt.Fprintf(bw, "\n%s\n", mdEscape(experimentLead(e)))
-		for _, t := range experimentIntro(e) {
-			writeMarkdownTable(bw, t)
-		}
-		for i, sec := range e.Sections {
-			s := experimentSection(i, sec)
-			fmt.Fprintf(bw, "\n## %s\n", mdEscape(s.Title))
-			if s.Note != "" {
-				fmt.Fprintf(bw, "\n%s\n", mdEscape(s.Note))
+		for _, part := range newStudy(e).parts() {
+			fmt.Fprintf(bw, "\n## %s\n", mdEscape(part.Title))
+			for _, b := range part.Blocks {
+				writeMarkdownBlock(bw, b)
 			}
-			for _, t := range slices.Concat(s.Top, s.Rest) {
-				writeMarkdownTable(bw, t)
-			}
-		}
-		for _, t := range experimentOutro(e) {
-			writeMarkdownTable(bw, t)
 		}
 	} else {
 		for _, t := range newView(in).tables() {
@@ -52,6 +41,32 @@ func Markdown(w io.Writer, in Input) error {
 		return fmt.Errorf("write markdown report: %w", err)
 	}
 	return nil
+}
+
+// writeMarkdownBlock writes one block of a study part; charts are left
+// out (their figures are in the tables), their notes kept.
+func writeMarkdownBlock(w *bufio.Writer, b block) {
+	switch {
+	case b.Heading != "":
+		fmt.Fprintf(w, "\n### %s\n", mdEscape(b.Heading))
+	case b.Table != nil:
+		writeMarkdownTable(w, *b.Table)
+	}
+	if b.Note != "" && b.Bars == "" {
+		fmt.Fprintf(w, "\n%s\n", mdEscape(b.Note))
+	}
+	if len(b.List) > 0 {
+		w.WriteString("\n")
+		for _, l := range b.List {
+			fmt.Fprintf(w, "- %s\n", mdEscape(l))
+		}
+	}
+	if len(b.Notes) > 0 {
+		w.WriteString("\n")
+		for i, n := range b.Notes {
+			fmt.Fprintf(w, "%d. %s\n", i+1, mdEscape(n))
+		}
+	}
 }
 
 func writeMarkdownTable(w *bufio.Writer, t table) {

@@ -230,3 +230,50 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestFewStepsProfileReport: a profile report of two steps draws its
+// charts against virtual users as grouped bars (none left to the script),
+// and a step one profile lacks is said under the chart and written "n/a"
+// in the bars.
+func TestFewStepsProfileReport(t *testing.T) {
+	in := fixture()
+	for i := range in.Profiles {
+		p := &in.Profiles[i]
+		var keep []Step
+		for _, s := range p.Steps {
+			if s.VUs == 4 || s.VUs == 8 && i == 0 {
+				keep = append(keep, s)
+			}
+		}
+		p.Steps = keep
+	}
+	var buf bytes.Buffer
+	if err := HTML(&buf, in); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, id := range []string{"chart-nopm", "chart-tpm", "chart-tpm-per-vu", "chart-ratio"} {
+		if !strings.Contains(page, `<svg class="bars" id="`+id+`"`) {
+			t.Errorf("no grouped bars for %s", id)
+		}
+	}
+	m := regexp.MustCompile(`(?s)<script id="oltplab-charts" type="application/json">(.*?)</script>`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("no chart data")
+	}
+	var specs []chartSpec
+	if err := json.Unmarshal([]byte(m[1]), &specs); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range specs {
+		if c.XKind == "" {
+			t.Errorf("chart %s against virtual users left to the script, want bars", c.ID)
+		}
+	}
+	if !strings.Contains(page, "No figure for sata at 8 VUs") {
+		t.Errorf("the NOPM chart does not say sata has no 8-VU figure")
+	}
+	if n := strings.Count(page, `class="missing"`); n == 0 {
+		t.Errorf("no n/a slot in the bars, want sata's missing 8-VU bar written")
+	}
+}

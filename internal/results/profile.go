@@ -97,6 +97,7 @@ func Profile(ctx context.Context, st *store.Store, p store.Profile, includeSuspe
 		for kind, h := range hs {
 			if h.TotalCount() > 0 {
 				lat[kind] = report.LatencyFigures{
+					P90Millis: float64(h.ValueAtQuantile(90)) / 1000,
 					P95Millis: float64(h.ValueAtQuantile(95)) / 1000,
 					P99Millis: float64(h.ValueAtQuantile(99)) / 1000,
 				}
@@ -108,25 +109,29 @@ func Profile(ctx context.Context, st *store.Store, p store.Profile, includeSuspe
 	}
 	out.Verdict = profile.Analyze(out.StepFigures("new_order"), profile.DefaultKneeThreshold)
 	// The per-second series of the peak step's first complete repeat.
-	for i, s := range steps {
-		st0 := out.Steps[i]
-		if st0.VUs != out.Verdict.PeakVUs || st0.Host == nil {
+	if out.Series, err = SeriesAt(ctx, st, out, out.Verdict.PeakVUs, includeSuspect); err != nil {
+		return report.Profile{}, err
+	}
+	return out, nil
+}
+
+// SeriesAt reads the per-second series of the first complete repeat of
+// p's step of vus virtual users (nil when the step is missing or was not
+// sampled): an experiment's report overlays the same step of every target.
+func SeriesAt(ctx context.Context, st *store.Store, p report.Profile, vus int, includeSuspect bool) (*report.StepSeries, error) {
+	for _, s := range p.Steps {
+		if s.VUs != vus || s.Host == nil {
 			continue
 		}
-		for _, r := range s.repeats {
+		for _, r := range s.Repeats {
 			if r.Partial || r.Suspect && !includeSuspect {
 				continue
 			}
-			series, err := stepSeries(ctx, st, r.RunID, st0.VUs, st0.Host.DataDevice, seriesSource(st0.Host))
-			if err != nil {
-				return report.Profile{}, err
-			}
-			out.Series = series
-			break
+			return stepSeries(ctx, st, r.RunID, s.VUs, s.Host.DataDevice, seriesSource(s.Host))
 		}
-		break
+		return nil, nil
 	}
-	return out, nil
+	return nil, nil
 }
 
 // LoadProfiles loads every reference, for compare, report and export.

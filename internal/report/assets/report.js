@@ -13,8 +13,37 @@
   function show(v) {
     return v == null ? "—" : fmt.format(v);
   }
+  // Throughput starts at 0, so curves compare from one origin; a negative
+  // value still shows, below it.
   function zeroRange(u, lo, hi) {
-    return [0, hi > 0 ? hi * 1.08 : 1];
+    return [lo < 0 ? lo * 1.08 : 0, hi > 0 ? hi * 1.08 : 1];
+  }
+  // A log axis of virtual users spans the steps with a little room, not
+  // whole powers of ten.
+  function logRange(u, lo, hi) {
+    return [lo / 1.25, hi * 1.25];
+  }
+  // Vertical dotted lines (a profile's plateau), labelled at the top.
+  function marksHook(marks) {
+    return function (u) {
+      var ctx = u.ctx;
+      ctx.save();
+      marks.forEach(function (m, i) {
+        var x = Math.round(u.valToPos(m.x, "x", true));
+        ctx.strokeStyle = m.color;
+        ctx.fillStyle = m.color;
+        ctx.lineWidth = 2 * devicePixelRatio;
+        ctx.setLineDash([2 * devicePixelRatio, 4 * devicePixelRatio]);
+        ctx.beginPath();
+        ctx.moveTo(x, u.bbox.top);
+        ctx.lineTo(x, u.bbox.top + u.bbox.height);
+        ctx.stroke();
+        ctx.font = (11 * devicePixelRatio) + "px system-ui, sans-serif";
+        ctx.textAlign = x > u.bbox.left + u.bbox.width * 0.7 ? "right" : "left";
+        ctx.fillText(m.label, x + (ctx.textAlign === "right" ? -4 : 4) * devicePixelRatio, u.bbox.top + (12 + 13 * i) * devicePixelRatio);
+      });
+      ctx.restore();
+    };
   }
 
   // spanPlugin marks intervals of x: a fill under the series, then
@@ -66,7 +95,8 @@
     // x_kind "seconds": a per-second time series (linear x, dense, no
     // point markers unless sparse); otherwise x is virtual users.
     var seconds = c.x_kind === "seconds";
-    var xLabel = c.x_label || (seconds ? "seconds since window start" : "virtual users");
+    var logX = !seconds && c.x.length > 1;
+    var xLabel = c.x_label || (seconds ? "seconds since window start" : logX ? "virtual users (log scale)" : "virtual users");
     var series = [{ label: seconds ? "t (s)" : "virtual users" }];
     c.series.forEach(function (s) {
       var o = { label: s.label, stroke: s.color, spanGaps: !seconds, scale: s.scale || "y", value: function (u, v) { return show(v); } };
@@ -89,8 +119,7 @@
       }
       series.push(o);
     });
-    var logX = !seconds && c.x.length > 1;
-    var scales = { x: logX ? { time: false, distr: 3, log: 10 } : { time: false }, y: {} };
+    var scales = { x: logX ? { time: false, distr: 3, log: 10, range: logRange } : { time: false }, y: {} };
     if (c.zero_y) {
       scales.y.range = zeroRange;
     }
@@ -122,6 +151,9 @@
       series: series,
       bands: (c.bands || []).map(function (b) { return { series: [b.hi + 1, b.lo + 1], fill: b.fill }; })
     };
+    if (c.marks && c.marks.length) {
+      opts.hooks = { draw: [marksHook(c.marks)] };
+    }
     if (c.spans && c.spans.length) {
       opts.plugins = [spanPlugin(c.spans)];
     }
