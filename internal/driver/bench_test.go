@@ -36,7 +36,7 @@ func BenchmarkTxBookkeeping(b *testing.B) {
 			run := tpcc.NewRunConstants(tpcc.NewRand(2, tpcc.ConstantsStream), load)
 			var g gate
 			g.measuring.Store(true)
-			v := newVU(0, nil, o, run, 10, realClock{}, &g)
+			v := newVU(0, nil, o, run, 10, realClock{}, &g, &outageLog{})
 			v.sess = nullSession{}
 			ctx := context.Background()
 			b.ReportAllocs()

@@ -3,6 +3,7 @@ package driver
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -27,6 +28,12 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative retries", func(o *Options) { o.MaxRetries = -1 }, true},
 		{"zero live interval", func(o *Options) { o.LiveEvery = 0 }, true},
 		{"unknown style", func(o *Options) { o.Style = 7 }, true},
+		{"no reconnection", func(o *Options) { o.ReconnectFor = 0 }, false},
+		{"negative reconnect-for", func(o *Options) { o.ReconnectFor = -time.Second }, true},
+		{"no failure allowed", func(o *Options) { o.MaxFailurePct = 0 }, false},
+		{"failure rate above 100", func(o *Options) { o.MaxFailurePct = 101 }, true},
+		{"failure rate negative", func(o *Options) { o.MaxFailurePct = -1 }, true},
+		{"failure rate NaN", func(o *Options) { o.MaxFailurePct = math.NaN() }, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := ok
