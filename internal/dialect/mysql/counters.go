@@ -55,7 +55,7 @@ func (d *DB) TxCountSource() string { return "Com_commit+Com_rollback (global)" 
 func (d *DB) ServerStartTime(ctx context.Context) (time.Time, error) {
 	var started int64
 	err := d.db.QueryRowContext(ctx,
-		"SELECT UNIX_TIMESTAMP() - VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'").Scan(&started)
+		"SELECT UNIX_TIMESTAMP() - CAST(VARIABLE_VALUE AS SIGNED) FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'").Scan(&started)
 	if err != nil {
 		return time.Time{}, d.wrap("read the server's Uptime", err)
 	}
