@@ -153,7 +153,8 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad flags or values, 3 target unreacha
 this host, 12 no block device for io_limit, 13 control unavailable here (cgroups),
 14 managed server failed, 15 too little free space for a build, 16 result suspect
 (stored, but the database's figures disagree with the driver's own counts),
-17 database privilege missing, 130 interrupted (what was measured is stored, marked partial).
+17 database privilege missing, 18 too many failed transactions (stored, status failures),
+130 interrupted (what was measured is stored, marked partial).
 
 Run "oltplab COMMAND --help" for a command's flags.
 `, defaultResultsHint)

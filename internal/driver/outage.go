@@ -2,6 +2,7 @@ package driver
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -110,4 +111,34 @@ func (l *outageLog) list(now time.Time) []Outage {
 // write; Order-Status, 2.6, and Stock-Level, 2.8, only read).
 func writes(k tpcc.TxKind) bool {
 	return k == tpcc.NewOrderTx || k == tpcc.PaymentTx || k == tpcc.DeliveryTx
+}
+
+// FaultNotes describes, one line each, the run's outages (when each began
+// relative to the measured window, how long it lasted, what it cost) and
+// why its TPM and NOPM are the driver's own counts, if they are.
+func (r *Result) FaultNotes() []string {
+	var notes []string
+	for i, o := range r.Outages {
+		notes = append(notes, fmt.Sprintf("outage %d: %s", i+1, r.describeOutage(o)))
+	}
+	if r.CountsFallback != "" {
+		notes = append(notes, "TPM and NOPM are the driver's own counts: "+r.CountsFallback)
+	}
+	return notes
+}
+
+func (r *Result) describeOutage(o Outage) string {
+	when := "before the measured window"
+	if ws := r.Window.Start; !ws.IsZero() && !o.Start.Before(ws) {
+		when = fmt.Sprintf("%.1f s into the measured window", o.Start.Sub(ws).Seconds())
+		if we := r.Window.End; !we.IsZero() && o.Start.After(we) {
+			when = "after the measured window"
+		}
+	}
+	lasted := fmt.Sprintf("lasted %.1f s", o.Seconds)
+	if o.Ongoing {
+		lasted = fmt.Sprintf("still down when the run ended %.1f s later", o.Seconds)
+	}
+	return fmt.Sprintf("%s, %s; %d connection(s) lost, %d transaction(s) of unknown outcome (writes the server may have committed), %d failed",
+		when, lasted, o.VUs, o.UnknownOutcome, o.Failed)
 }

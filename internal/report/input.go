@@ -141,6 +141,10 @@ type Repeat struct {
 	Reasons []string `json:"suspect_reasons,omitempty"`
 	// Counted marks a suspect repeat the caller chose to summarise.
 	Counted bool `json:"counted,omitempty"`
+	// Faults describes what went wrong on the server's side during the
+	// run: outages, figures that are the driver's own counts and why, too
+	// many failed transactions. Such a run is shown apart too.
+	Faults []string `json:"faults,omitempty"`
 }
 
 // LatencyFigures are the latency percentiles of one transaction kind.
