@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/oltplab/oltplab/internal/load"
 )
 
 // Plan is a decoded plan file: the experiment's name, the scale, the
@@ -118,6 +120,9 @@ func Decode(file string, src []byte) (*Plan, error) {
 	}
 	if p.Warehouses < 1 {
 		return nil, d.Errorf(orRoot(valueNode(root, "warehouses"), root), "warehouses", "required: the number of warehouses to build, at least 1")
+	}
+	if p.Warehouses > load.MaxWarehouses {
+		return nil, d.Errorf(valueNode(root, "warehouses"), "warehouses", "%d: at most %d", p.Warehouses, load.MaxWarehouses)
 	}
 	if pf.Results != "" {
 		p.Results = p.resolve(pf.Results)
