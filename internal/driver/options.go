@@ -1,12 +1,13 @@
 // Package driver owns a timed run of the TPC-C workload: the virtual users
 // (one session, one terminal and one random stream each), their pacing
 // (none: TPROC-C mode, as HammerDB), the ramp-up, measured and grace
-// windows, retries of serialization and deadlock failures, reconnection,
-// per-kind HDR latency histograms, the per-second series of the measured
-// window, the database counters read at the window's edges (NOPM, TPM)
-// and their cross-check against its own counts (crosscheck.go), and the
-// driver's own CPU and scheduling lag, which show it is not the
-// bottleneck.
+// windows, retries of serialization and deadlock failures, reconnection
+// and the outages it rides through (outage.go), per-kind HDR latency
+// histograms, the per-second series of the measured window, the database
+// counters read at the window's edges (NOPM, TPM), their fallback to its
+// own counts when the server restarted, and their cross-check against its
+// own counts (crosscheck.go), and the driver's own CPU and scheduling lag,
+// which show it is not the bottleneck.
 //
 // It must not import internal/cli, internal/store, internal/load or any
 // dialect package (internal/dialect/...): it sees a database only through
