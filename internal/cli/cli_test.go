@@ -178,7 +178,7 @@ func TestHelp(t *testing.T) {
 				t.Errorf("--help differs from %s (go test ./internal/cli -update rewrites it):\n got:\n%s\nwant:\n%s", golden, r.out, want)
 			}
 			short := oltplab(t, []string{"HOME=/nonexistent"}, append(c, "-h")...)
-			if short.out = strings.ReplaceAll(short.out, version(), "VERSION"); short.code != 0 || short.out != r.out {
+			if short.out = strings.ReplaceAll(short.out, "oltplab "+version()+":", "oltplab VERSION:"); short.code != 0 || short.out != r.out {
 				t.Errorf("-h: exit %d, output differs from --help:\n%s", short.code, short.out)
 			}
 		})
@@ -198,7 +198,7 @@ func TestFlagSyntax(t *testing.T) {
 		{[]string{"results", "list", "--limit=x"}, exitUsage, "--limit"},
 		{[]string{"results", "list", "--limit=0", "--json"}, exitOK, ""},
 		{[]string{"results", "show", "--json", "12345"}, exitUsage, "12345"},
-		{[]string{"compare", "a", "--format", "md", "b"}, exitUsage, `profile "a"`},
+		{[]string{"compare", "a", "--format", "md", "b"}, exitUsage, `"a": names no profile`},
 		{[]string{"compare", "--", "--format"}, exitUsage, "at least two"},
 		{[]string{"version", "extra"}, exitUsage, `unexpected argument "extra"`},
 	}
