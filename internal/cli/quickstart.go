@@ -36,6 +36,7 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 	setDefault(fs, "rampup", "3s")
 	setDefault(fs, "duration", "10s")
 	setDefault(fs, "grace", "5s")
+	setDefault(fs, "reconnect-for", "30s") // embedded SQLite: no server to come back
 	setDefault(fs, "label", "quickstart")
 	if err := a.parseFlags(fs, quickstartSynopsis, args); err != nil {
 		return helpOK(err)
