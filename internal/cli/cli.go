@@ -166,7 +166,8 @@ this host, 12 no block device for io_limit, 13 control unavailable here (cgroups
 14 managed server failed, 15 too little free space for a build, 16 result suspect
 (stored, but the database's figures disagree with the driver's own counts),
 17 database privilege missing, 18 a backup or restore failed (the source is
-untouched), 130 interrupted (what was measured is stored, marked partial).
+untouched), 19 too many failed transactions (stored, status failures),
+130 interrupted (what was measured is stored, marked partial).
 
 Run "oltplab COMMAND --help" for a command's flags.
 `, defaultResultsHint)

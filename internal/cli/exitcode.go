@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/experiment"
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/load"
@@ -34,10 +35,11 @@ const (
 	exitNoDevice    = 12 // io_limit on a directory with no block device under it
 	exitControl     = 13 // the environment cannot provide a requested control (e.g. no writable cgroup)
 	exitServer      = 14 // a managed server failed to start or stopped on its own
-	exitNoSpace     = 15 // too little free space for a plan's build
+	exitNoSpace     = 15 // too little free space for a build (a plan's or build's)
 	exitSuspect     = 16 // measured and stored, but the database's figures disagree with the driver's own counts
 	exitPermission  = 17 // the database user lacks a privilege the command needs
 	exitBackup      = 18 // a backup, or the restore of one, failed (the source is untouched)
+	exitFailures    = 19 // measured and stored, but more transactions failed than --max-failure-rate allows
 	exitInterrupted = 130
 )
 
@@ -131,6 +133,11 @@ func exitCode(err error) int {
 	if errors.As(err, &re) {
 		// A run that stopped for a reason with its own code (connection,
 		// authentication, schema) keeps it; otherwise it could not continue.
+		// A server that did not come back within --reconnect-for is a run
+		// that could not continue, not an unreachable target.
+		if errors.Is(re.Err, driver.ErrServerGone) {
+			return exitRunFailed
+		}
 		if c := exitCode(re.Err); c != exitFailure {
 			return c
 		}
@@ -144,6 +151,10 @@ func exitCode(err error) int {
 			return c
 		}
 		return exitBackup
+	}
+	var fails *scenario.FailuresError
+	if errors.As(err, &fails) {
+		return exitFailures
 	}
 	var sus *scenario.SuspectError
 	if errors.As(err, &sus) {

@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
@@ -29,6 +31,11 @@ func TestExitCodes(t *testing.T) {
 		{"saved result", &store.SavedError{Path: "/x", Err: store.ErrBusy}, exitStore},
 		{"not a saved result", fmt.Errorf("import: %w", store.ErrNotSaved), exitUsage},
 		{"interrupted", fmt.Errorf("run: %w", context.Canceled), exitInterrupted},
+		// The connection error it wraps would be exit 3 on its own.
+		{"server gone for good", &scenario.RunError{RunID: 1, Status: store.StatusPartial, Err: fmt.Errorf("run stopped: %w: %w: %w",
+			driver.ErrServerGone, errors.New("virtual user 1"), &dialect.Error{Class: dialect.ClassConnection, Op: "connect", Err: errors.New("refused")})}, exitRunFailed},
+		{"too many failures", errors.Join(&scenario.FailuresError{Total: 1}, &scenario.SuspectError{Total: 1}), exitFailures},
+		{"suspect", &scenario.SuspectError{Total: 1}, exitSuspect},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

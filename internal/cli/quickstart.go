@@ -37,6 +37,7 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 	setDefault(fs, "rampup", "3s")
 	setDefault(fs, "duration", "10s")
 	setDefault(fs, "grace", "5s")
+	setDefault(fs, "reconnect-for", "30s") // embedded SQLite: no server to come back
 	setDefault(fs, "label", "quickstart")
 	// The demonstration runs the tproc-c mode only: the tpc-c mode's
 	// terminals take minutes per cycle.
@@ -82,12 +83,14 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 		}
 	}
 	fmt.Fprintf(ew, "running %s virtual users: %s ramp-up and %s measured each, no think time\n", o.vus, o.driver.Rampup, o.driver.Duration)
-	out, err := a.profile(ctx, st, db, tg, o)
-	// A suspect run is stored and shown: the quickstart still checks and
-	// reports, and exits with the suspect code at the end.
+	out, measuredErr := a.profile(ctx, st, db, tg, o)
+	// A suspect run, or one with too many failures, is stored and shown:
+	// the quickstart still checks and reports, and exits with its code at
+	// the end.
 	var suspect *scenario.SuspectError
-	if err != nil && !errors.As(err, &suspect) {
-		return err
+	var failures *scenario.FailuresError
+	if measuredErr != nil && !errors.As(measuredErr, &suspect) && !errors.As(measuredErr, &failures) {
+		return measuredErr
 	}
 	if err := a.check(ctx, st, db, tg, false); err != nil {
 		return err
@@ -103,10 +106,7 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 	abs, _ := filepath.Abs(output)
 	fmt.Fprintf(a.out(), "\nreport: %s\n", abs)
 	fmt.Fprintf(a.out(), "next: oltplab results list; oltplab build/run --target postgres://... for a real server\n")
-	if suspect != nil {
-		return suspect
-	}
-	return nil
+	return measuredErr
 }
 
 // openQuickstartDB opens the quickstart file and says whether it already

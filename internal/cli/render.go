@@ -51,6 +51,7 @@ func (a *app) printRunResult(r *driver.Result, id int64, tg dialect.Target) {
 	if r.IsSuspect() {
 		fmt.Fprintln(w, a.red("  this run is stored with status suspect and left out of peaks and verdicts (--include-suspect shows it)"))
 	}
+	a.printFaults(w, r)
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "  note: %s\n", warn)
 	}
@@ -88,6 +89,19 @@ func (a *app) printRunResult(r *driver.Result, id int64, tg dialect.Target) {
 	}
 	if r.EmbeddedDatabase {
 		fmt.Fprintf(w, "        (embedded SQLite runs inside oltplab: its CPU includes the database's work)\n")
+	}
+}
+
+// printFaults prints what went wrong on the server's side during a run
+// (driver.Result.FaultNotes): its outages, why TPM and NOPM are the
+// driver's own counts, and a failure rate past --max-failure-rate, in red.
+func (a *app) printFaults(w io.Writer, r *driver.Result) {
+	for _, n := range r.FaultNotes() {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
+	if r.TooManyFailures != "" {
+		fmt.Fprintln(w, a.red("  FAILURES: "+r.TooManyFailures))
+		fmt.Fprintln(w, a.red("  this run is stored with status failures and left out of peaks and verdicts"))
 	}
 }
 

@@ -113,8 +113,23 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 		if r.Status == store.StatusSuspect {
 			fmt.Fprintln(w, a.red(fmt.Sprintf("result %d is suspect: %s", r.ID, strings.Join(suspectReasons(r), "; "))))
 		}
+		if r.Status == store.StatusFailures {
+			fmt.Fprintln(w, a.red(fmt.Sprintf("result %d failed too often: %s", r.ID, failuresReason(r))))
+		}
 	}
 	return nil
+}
+
+// failuresReason reads from a stored run's summary how many of its
+// transactions failed (status failures).
+func failuresReason(r store.Run) string {
+	var s struct {
+		TooManyFailures string `json:"too_many_failures"`
+	}
+	if len(r.Summary) == 0 || json.Unmarshal(r.Summary, &s) != nil || s.TooManyFailures == "" {
+		return "no reason recorded"
+	}
+	return s.TooManyFailures
 }
 
 // suspectReasons reads why a stored run is suspect from its summary.
@@ -158,7 +173,7 @@ func (a *app) listProfiles(ctx context.Context, st *store.Store, label string, l
 			byStatus[r.Status]++
 		}
 		var counts []string
-		for _, s := range []store.Status{store.StatusOK, store.StatusSuspect, store.StatusPartial, store.StatusFailed, store.StatusRunning} {
+		for _, s := range []store.Status{store.StatusOK, store.StatusSuspect, store.StatusFailures, store.StatusPartial, store.StatusFailed, store.StatusRunning, store.StatusAbandoned} {
 			if n := byStatus[s]; n > 0 {
 				counts = append(counts, fmt.Sprintf("%d %s", n, s))
 			}
@@ -348,6 +363,7 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 			fmt.Fprintf(w, "  NOPM %s from %s; TPM %s from %s; driver's own counts: NOPM %s, TPM %s%s\n",
 				thousands(res.NOPM), res.NOPMSource, thousands(res.TPM), res.TPMSource,
 				thousands(res.DriverNOPM), thousands(res.DriverTPM), agreement(&res))
+			a.printFaults(w, &res)
 			for _, warn := range res.Warnings {
 				fmt.Fprintf(w, "  note: %s\n", warn)
 			}

@@ -67,6 +67,12 @@ func (o *runOptions) register(fs *pflag.FlagSet, a *app) {
 	fs.BoolVar(&o.driver.AllWarehouses, "all-warehouses", false, "spread each virtual user over several warehouses (HammerDB's \"use all warehouses\")")
 	fs.BoolVar(&o.clientSQL, "client-sql", false, "send each statement from the client instead of calling stored procedures")
 	fs.IntVar(&o.driver.MaxRetries, "max-retries", d.MaxRetries, "`N` retries of one transaction after a serialization failure, deadlock or lock timeout")
+	fs.DurationVar(&o.driver.ReconnectFor, "reconnect-for", d.ReconnectFor,
+		"`DURATION` a virtual user that lost its connection (a server restart, a failover) keeps reconnecting while the run goes on; "+
+			"each outage is recorded with the run. A server not back by then ends the run (exit 8)")
+	fs.Float64Var(&o.driver.MaxFailurePct, "max-failure-rate", d.MaxFailurePct,
+		"`PERCENT` of the measured window's transactions that may fail; a run with more is stored with status failures, "+
+			"left out of peaks and verdicts, and exits 19")
 	fs.BoolVar(&o.checkpoint, "checkpoint-before", false, "write dirty pages and log before each step (PostgreSQL CHECKPOINT; InnoDB flush; SQLite WAL checkpoint)")
 	fs.BoolVar(&o.reset, "reset-between", false,
 		"return the database to its post-build state before each step and repeat, so repeats start equal. Needs a database "+

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -109,8 +110,38 @@ func testRun(t *testing.T, db dialect.Database) {
 		t.Errorf("TPMSource = %q, want %q", res.TPMSource, wantTPM)
 	}
 
+	if res.CountsFallback != "" || res.ServerRestarted || len(res.Outages) > 0 {
+		t.Errorf("counts fallback %q, restarted %v, outages %v: want the database's own figures of an undisturbed run",
+			res.CountsFallback, res.ServerRestarted, res.Outages)
+	}
+	checkServerStart(t, ctx, db)
+
 	checkAuditFigures(t, res.AuditFigures)
 	checkConsistency(t, ctx, db, false)
+}
+
+// checkServerStart: a dialect.ServerStartReader reads a start time in the
+// past, and the same one (to the second) again while the server runs.
+func checkServerStart(t *testing.T, ctx context.Context, db dialect.Database) {
+	t.Helper()
+	sr, ok := db.(dialect.ServerStartReader)
+	if !ok {
+		return
+	}
+	first, err := sr.ServerStartTime(ctx)
+	if err != nil {
+		t.Fatalf("ServerStartTime: %v", err)
+	}
+	again, err := sr.ServerStartTime(ctx)
+	if err != nil {
+		t.Fatalf("ServerStartTime again: %v", err)
+	}
+	if first.IsZero() || first.After(time.Now().Add(time.Second)) {
+		t.Errorf("ServerStartTime = %v: want a time in the past", first)
+	}
+	if d := again.Sub(first); d > time.Second || d < -time.Second {
+		t.Errorf("ServerStartTime read %v, then %v: want the same start of a server that did not restart", first, again)
+	}
 }
 
 // checkAuditFigures asserts each clause 9.2 figure that the sample count

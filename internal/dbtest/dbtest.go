@@ -15,11 +15,14 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -164,10 +167,16 @@ func parse(t testing.TB, raw string) dialect.Target {
 // packages cannot promise. The server stops when the test ends.
 func PrivateMySQL(t testing.TB) dialect.Target {
 	t.Helper()
-	return private(t, instance.MariaDB)
+	_, tg := PrivateServer(t, instance.MariaDB)
+	return tg
 }
 
-func private(t testing.TB, e instance.Engine) dialect.Target {
+// PrivateServer starts a server of the test's own, as PrivateMySQL does,
+// and returns it with a target for its database: a test that crashes or
+// restarts a server (the fault suite) does it to this one, never to the
+// servers other packages share.
+func PrivateServer(t testing.TB, e instance.Engine) (*instance.Instance, dialect.Target) {
+	t.Helper()
 	t.Helper()
 	if _, err := exec.LookPath("mariadbd"); err != nil && e == instance.MariaDB && !required() {
 		t.Skip("mariadbd not installed: run `make test`")
@@ -197,7 +206,39 @@ func private(t testing.TB, e instance.Engine) dialect.Target {
 			t.Errorf("stop the private %s server: %v", e, err)
 		}
 	})
-	return inst.Target()
+	return inst, inst.Target()
+}
+
+// crashSignal is how CrashRestart kills each engine: PostgreSQL's
+// immediate shutdown (SIGQUIT to the postmaster, what `pg_ctl stop -m
+// immediate` sends: no checkpoint, crash recovery at the next start) and
+// SIGKILL for MariaDB (InnoDB recovers from its redo log).
+var crashSignal = map[instance.Engine]syscall.Signal{
+	instance.Postgres: syscall.SIGQUIT,
+	instance.MariaDB:  syscall.SIGKILL,
+}
+
+// CrashRestart kills a private server (PrivateServer) as a crash would,
+// waits for it to exit and starts it again on the same port with the same
+// password; it returns when the server accepts connections again. It
+// returns an error rather than failing the test, so that a test may call
+// it from another goroutine while a run goes on.
+func CrashRestart(inst *instance.Instance) error {
+	done := inst.Done()
+	if err := syscall.Kill(inst.PID(), crashSignal[inst.Spec().Engine]); err != nil {
+		return fmt.Errorf("kill the private server: %w", err)
+	}
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		return errors.New("the private server did not exit within a minute of its kill")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := inst.Restart(ctx, false); err != nil {
+		return fmt.Errorf("restart the private server after its crash: %w", err)
+	}
+	return nil
 }
 
 // testSettings trade durability for speed, as scripts/testservers.sh

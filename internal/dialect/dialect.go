@@ -6,7 +6,7 @@
 // shared code never compares dialect names.
 //
 // Optional abilities are separate interfaces found by type assertion:
-// ProcedureInstaller, TxCounter, Checkpointer and Resetter (hygiene.go),
+// ProcedureInstaller, TxCounter, ServerStartReader, Checkpointer and Resetter (hygiene.go),
 // WaitSampler (waits.go), DataDirer (datadir.go) on a Database, and
 // Interrupter (interrupt.go) on a Session.
 //
@@ -147,4 +147,12 @@ type TxCounter interface {
 	// TxCountSource labels the counter in results, e.g.
 	// "pg_stat_database xact_commit+xact_rollback".
 	TxCountSource() string
+}
+
+// ServerStartReader reads when the database server last started. A run
+// reads it at both edges of its measured window: a server that restarted
+// in between counted its transactions again from zero (and may have lost
+// its last commits), so the window's database figures do not describe it.
+type ServerStartReader interface {
+	ServerStartTime(ctx context.Context) (time.Time, error)
 }

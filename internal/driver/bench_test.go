@@ -37,7 +37,7 @@ func BenchmarkTxBookkeeping(b *testing.B) {
 			run := tpcc.NewRunConstants(tpcc.NewRand(2, tpcc.ConstantsStream), load)
 			g := newGate()
 			g.measuring.Store(true)
-			v := newVU(0, nil, o, 10, realClock{}, g)
+			v := newVU(0, nil, o, 10, realClock{}, g, &outageLog{})
 			v.own = newTerminal(0, o.VUs, o.Seed, run, 10, o.AllWarehouses)
 			v.sess = nullSession{}
 			ctx := context.Background()

@@ -161,7 +161,7 @@ func (r *Result) CheckCounters(observerStatements int64) {
 				"another client wrote to this database, or it was rebuilt during the run",
 			r.DBNewOrders, c.NewOrders.DiffPct, newOrders, c.NewOrders.Limit()))
 	}
-	if r.TPMSource != DriverTPMSource {
+	if src := r.txCountSource; src != "" {
 		lag := r.TxCountLagSeconds
 		txAllow := 2*vus + ceil(perSecond(completed, peakTx)*(edges+2*lag)) + retried + failed +
 			observerStatements + 2*counterReadStatements
@@ -171,12 +171,12 @@ func (r *Result) CheckCounters(observerStatements int64) {
 		case r.DBTransactions < 0:
 			r.Suspect = append(r.Suspect, fmt.Sprintf(
 				"the server's transaction counter (%s) went backwards by %d during the window: its statistics were reset or the database re-created",
-				r.TPMSource, -r.DBTransactions))
+				src, -r.DBTransactions))
 		case !tc.OK:
 			r.Suspect = append(r.Suspect, fmt.Sprintf(
 				"TPM from %s (%d transactions) is %+.1f%% off the driver's own count (%d), beyond the allowed ±%.0f: "+
 					"another client ran transactions there, or its counters were reset during the run",
-				r.TPMSource, r.DBTransactions, tc.DiffPct, completed, tc.Limit()))
+				src, r.DBTransactions, tc.DiffPct, completed, tc.Limit()))
 		}
 	}
 	r.Check = c

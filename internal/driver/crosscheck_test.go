@@ -27,6 +27,7 @@ func checked(dbNewOrders, dbTx int64, serverCounter bool, observer int64) *Resul
 	}
 	if serverCounter {
 		r.TPMSource = "pg_stat_database xact_commit+xact_rollback"
+		r.txCountSource = r.TPMSource
 		r.TxCountLagSeconds = 1
 	}
 	r.CheckCounters(observer)

@@ -24,7 +24,7 @@ func deliverySessions(t *testing.T, q *deliveryQueue, g *gate, n int, d time.Dur
 	o := Defaults()
 	vus := make([]*vu, n)
 	for i := range vus {
-		v := newVU(i, nil, o, 10, realClock{}, g)
+		v := newVU(i, nil, o, 10, realClock{}, g, &outageLog{})
 		v.stats.deferred = newDeferredStats()
 		v.sess = &scriptedSession{delivery: func(_ context.Context, in *tpcc.Delivery) error {
 			time.Sleep(d)

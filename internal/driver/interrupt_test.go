@@ -21,7 +21,7 @@ func TestPooledSessionsInterrupted(t *testing.T) {
 				g.measuring.Store(true)
 				o := Defaults()
 				o.Mode = ModeTPCC
-				v := newVU(0, nil, o, 1, realClock{}, g)
+				v := newVU(0, nil, o, 1, realClock{}, g, &outageLog{})
 				v.role = role
 				sess := newBlockingSession()
 				v.sess = sess

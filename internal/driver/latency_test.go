@@ -59,7 +59,7 @@ func TestRateLatencyFromSchedule(t *testing.T) {
 				if c.interval > 0 {
 					o.Rate = float64(time.Second / c.interval)
 				}
-				v := newVU(0, nil, o, 10, realClock{}, g)
+				v := newVU(0, nil, o, 10, realClock{}, g, &outageLog{})
 				v.own = newTerminal(0, 1, 3, testConstants(), 10, false)
 				v.interval = c.interval
 				calls := 0
@@ -123,7 +123,7 @@ func TestPoolResponseIncludesSessionWait(t *testing.T) {
 		p := newPacer(realClock{}, g, terms, time.Now())
 		o := Defaults()
 		o.Mode = ModeTPCC
-		v := newVU(0, nil, o, 5, realClock{}, g)
+		v := newVU(0, nil, o, 5, realClock{}, g, &outageLog{})
 		v.queue = newDeliveryQueue()
 		v.sess = &scriptedSession{call: func(context.Context, tpcc.TxKind) error {
 			time.Sleep(500 * time.Millisecond)

@@ -41,6 +41,12 @@ func TestOptionsValidate(t *testing.T) {
 		{"tpc-c at a rate", func(o *Options) { o.Mode, o.Rate = ModeTPCC, 10 }, true},
 		{"tpc-c over all warehouses", func(o *Options) { o.Mode, o.AllWarehouses = ModeTPCC, true }, true},
 		{"unknown mode", func(o *Options) { o.Mode = 5 }, true},
+		{"no reconnection", func(o *Options) { o.ReconnectFor = 0 }, false},
+		{"negative reconnect-for", func(o *Options) { o.ReconnectFor = -time.Second }, true},
+		{"no failure allowed", func(o *Options) { o.MaxFailurePct = 0 }, false},
+		{"failure rate above 100", func(o *Options) { o.MaxFailurePct = 101 }, true},
+		{"failure rate negative", func(o *Options) { o.MaxFailurePct = -1 }, true},
+		{"failure rate NaN", func(o *Options) { o.MaxFailurePct = math.NaN() }, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := ok

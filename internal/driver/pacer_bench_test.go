@@ -64,7 +64,7 @@ func benchScheduling(b *testing.B, style string, n int, window time.Duration) {
 	o.Mode = ModeTPCC
 	pool := make([]*vu, sessions)
 	for i := range pool {
-		pool[i] = newVU(i, nil, o, n/tpcc.TerminalsPerWarehouse, realClock{}, g)
+		pool[i] = newVU(i, nil, o, n/tpcc.TerminalsPerWarehouse, realClock{}, g, &outageLog{})
 		pool[i].queue = newDeliveryQueue()
 		pool[i].sess = nullSession{}
 	}

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"fmt"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -15,6 +16,11 @@ const NOPMSource = "delta of SUM(d_next_o_id) FROM district"
 // DriverTPMSource labels TPM taken from the driver's own counts, for
 // dialects without a server transaction counter.
 const DriverTPMSource = "driver commits (no server counter)"
+
+// DriverFallbackSource begins the label of a figure taken from the
+// driver's own counts because the database's could not describe the
+// window (Result.CountsFallback says why).
+const DriverFallbackSource = "the driver's own count"
 
 // Result is a run's measurements. Every count, rate, percentile and audit
 // figure covers only the transactions that ended inside the measured
@@ -34,9 +40,24 @@ type Result struct {
 	NOPM       float64 `json:"nopm"`
 	TPMSource  string  `json:"tpm_source"`
 	NOPMSource string  `json:"nopm_source"`
-	// DBTransactions and DBNewOrders are the deltas behind TPM and NOPM.
+	// DBTransactions and DBNewOrders are the deltas behind TPM and NOPM
+	// (0 when the database's counters could not be used: CountsFallback).
 	DBTransactions int64 `json:"db_transactions"`
 	DBNewOrders    int64 `json:"db_new_orders"`
+	// CountsFallback says why TPM and NOPM are the driver's own counts
+	// rather than the database's (its counters could not be read at the
+	// end of the window; the server restarted inside it); empty when they
+	// are the database's. It is a labelled measurement, not a suspect one.
+	CountsFallback string `json:"counts_fallback,omitempty"`
+	// ServerRestarted: the server's start time changed inside the window.
+	ServerRestarted bool `json:"server_restarted,omitempty"`
+	// Outages are the stretches of the run (ramp-up, window and grace)
+	// during which virtual users had lost their connection.
+	Outages []Outage `json:"outages,omitempty"`
+	// TooManyFailures says, when more of the window's transactions failed
+	// than Options.MaxFailurePct allows, how many did: such a run is not a
+	// success. Empty otherwise.
+	TooManyFailures string `json:"too_many_failures,omitempty"`
 
 	// DriverTPM and DriverNOPM are the same rates from the driver's own
 	// counts: completed transactions (committed or rolled back as asked)
@@ -112,6 +133,9 @@ type Result struct {
 	// countersRead: both edges' counters were read, so the database's
 	// figures exist and can be cross-checked.
 	countersRead bool
+	// txCountSource names the server counter behind DBTransactions; empty
+	// without one. TPMSource says so too, unless TPM had to be replaced.
+	txCountSource string
 }
 
 // Window is the measured window: from the moment the start counters were
@@ -259,4 +283,60 @@ func (r *Result) completed() int64 {
 		n += k.Completed
 	}
 	return n
+}
+
+// failed is the number of transactions of every kind that failed.
+func (r *Result) failed() int64 {
+	var n int64
+	for _, k := range r.Kinds {
+		for _, f := range k.Failed {
+			n += f
+		}
+	}
+	return n
+}
+
+// FailurePct is the share of the window's transactions that failed, in
+// percent of those that ended (completed or failed); 0 when none ended.
+func (r *Result) FailurePct() float64 {
+	failed, done := r.failed(), r.completed()
+	if failed+done == 0 {
+		return 0
+	}
+	return 100 * float64(failed) / float64(failed+done)
+}
+
+// judgeFailures sets TooManyFailures when the failure rate passes
+// Options.MaxFailurePct.
+func (r *Result) judgeFailures() {
+	if pct := r.FailurePct(); pct > r.Options.MaxFailurePct {
+		r.TooManyFailures = fmt.Sprintf("%d of %d transactions failed (%.1f%%), more than the %g%% allowed (--max-failure-rate): "+
+			"the database does not hold what its metadata says, or the server misbehaved",
+			r.failed(), r.failed()+r.completed(), pct, r.Options.MaxFailurePct)
+	}
+}
+
+// neverNegative replaces a negative TPM or NOPM (a counter that went
+// backwards without a restart oltplab could see: a statistics reset, a
+// restore) by the driver's own count, labelled. The negative deltas stay
+// in DBTransactions and DBNewOrders, for the cross-check to report.
+func (r *Result) neverNegative() {
+	const why = " (the database's counter went backwards)"
+	if r.NOPM < 0 {
+		r.NOPM = r.DriverNOPM
+		r.NOPMSource = DriverFallbackSource + why
+	}
+	if r.TPM < 0 {
+		r.TPM = r.DriverTPM
+		r.TPMSource = DriverFallbackSource + why
+	}
+}
+
+// useDriverCounts makes TPM and NOPM the driver's own counts, labelled
+// with CountsFallback.
+func (r *Result) useDriverCounts() {
+	label := DriverFallbackSource + " (" + r.CountsFallback + ")"
+	r.TPM, r.NOPM = r.DriverTPM, r.DriverNOPM
+	r.TPMSource, r.NOPMSource = label, label
+	r.DBTransactions, r.DBNewOrders = 0, 0
 }

@@ -37,10 +37,15 @@ const openSessionsAtOnce = 8
 //
 // When ctx is canceled (Ctrl-C) Run stops the virtual users, reads the end
 // counters with a fresh short context and returns the partial Result
-// (Partial set) with a nil error. When a virtual user cannot go on (a
-// connection that does not come back, a missing schema object) or the
-// counters cannot be read, Run returns the Result measured so far, marked
-// Partial, together with the error.
+// (Partial set) with a nil error. A lost connection is an outage the run
+// rides through: virtual users reconnect for up to Options.ReconnectFor and
+// the outage is recorded (Result.Outages). When a virtual user cannot go
+// on (a connection that does not come back: ErrServerGone; a missing
+// schema object) or the start counters cannot be read, Run returns the
+// Result measured so far, marked Partial, together with the error. When
+// the end counters cannot be read, or the server restarted inside the
+// window, TPM and NOPM are the driver's own counts, labelled
+// (Result.CountsFallback).
 func Run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, live func(Live)) (*Result, error) {
 	return run(ctx, db, meta, o, live, realClock{})
 }
@@ -82,11 +87,15 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 			"warehouses' New-Orders, TPM this driver's own transactions; this is one shard's result, not merged with the others",
 			sh, o.VUs, sh.TotalVUs, sh.FirstWarehouse, sh.LastWarehouse))
 	}
+	if sr, ok := db.(dialect.ServerStartReader); ok {
+		r.ssr = sr
+	}
 	if tc, ok := db.(dialect.TxCounter); ok && !o.Shard.Active() {
 		// A shard's TPM is its own count: the database's counter covers
 		// every shard.
 		r.txc = tc
 		r.res.TPMSource = tc.TxCountSource()
+		r.res.txCountSource = r.res.TPMSource
 		r.res.TxCountLagSeconds = db.Caps().TxCountLag.Seconds()
 	}
 	conn, err := db.Connect(ctx)
@@ -94,14 +103,18 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 		return nil, fmt.Errorf("connect to read the NOPM and TPM counters: %w", err)
 	}
 	r.conn = conn
-	defer func() { _ = r.conn.Close() }()
+	defer func() {
+		if r.conn != nil {
+			_ = r.conn.Close()
+		}
+	}()
 
 	if o.Mode == ModeTPCC {
 		r.setupTerminals(rc, meta.Warehouses)
 	} else {
 		r.vus = make([]*vu, o.VUs)
 		for i := range r.vus {
-			v := newVU(i, db, o, meta.Warehouses, clk, r.gate)
+			v := newVU(i, db, o, meta.Warehouses, clk, r.gate, &r.outages)
 			v.own = newUserTerminal(i, o, rc, meta.Warehouses)
 			if o.Rate > 0 {
 				v.interval = time.Duration(float64(time.Second) / o.Rate)
@@ -183,15 +196,17 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	r.drainSeconds()
 	res := r.res
 	res.merge(r.stats(), meta.Warehouses)
-	if r.txc == nil {
+	res.Outages = r.outages.list(clk.Now())
+	if r.txc == nil && res.CountsFallback == "" {
 		// No server counter: TPM counts what the driver completed.
 		res.DBTransactions = res.completed()
 		if minutes := res.Window.Seconds / 60; minutes > 0 {
 			res.TPM = float64(res.DBTransactions) / minutes
 		}
 	}
-	if res.DBTransactions > 0 {
-		res.DriverCPUMicrosPerTx = res.DriverCPUSeconds * 1e6 / float64(res.DBTransactions)
+	res.neverNegative()
+	if res.CountsFallback != "" {
+		res.useDriverCounts()
 	}
 	if o.Paced() {
 		res.mergePacing(r.stats(), r.pacer, r.terminalBytes)
@@ -199,6 +214,12 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	if o.Mode == ModeTPCC {
 		res.mergeDeferred(r.stats(), r.backlog, r.lateBacklog)
 	}
+	if n := res.DBTransactions; n > 0 {
+		res.DriverCPUMicrosPerTx = res.DriverCPUSeconds * 1e6 / float64(n)
+	} else if n := res.completed(); n > 0 && res.CountsFallback != "" {
+		res.DriverCPUMicrosPerTx = res.DriverCPUSeconds * 1e6 / float64(n)
+	}
+	res.judgeFailures()
 	res.Partial = !r.windowComplete
 	if w := lagWarning(res); w != "" {
 		res.Warnings = append(res.Warnings, w)
@@ -244,8 +265,10 @@ type runner struct {
 	terminalBytes        float64
 	backlog, lateBacklog int64
 
-	conn        dialect.Conn
+	conn        dialect.Conn // nil after a lost connection that could not be reopened
 	txc         dialect.TxCounter
+	ssr         dialect.ServerStartReader // nil when the dialect cannot tell a restart
+	outages     outageLog
 	readCtx     context.Context // the run's context; replaced by a fresh one once canceled
 	readErr     error
 	cancelSched context.CancelFunc
@@ -257,6 +280,10 @@ type runner struct {
 	startNOPM      int64
 	startTx        int64
 	startCPU       float64
+	// serverStart is when the server had started, read at the window's
+	// start (serverStartRead); a different one at its end is a restart.
+	serverStart     time.Time
+	serverStartRead bool
 
 	lag lagMeter
 
@@ -292,12 +319,12 @@ func (r *runner) setupTerminals(rc tpcc.Constants, warehouses int) {
 	r.terminalBytes = float64(allocatedBytes()-before) / float64(o.Terminals)
 	r.queue = newDeliveryQueue()
 	for i := range o.Sessions {
-		v := newVU(i, r.db, o, warehouses, r.clk, r.gate)
+		v := newVU(i, r.db, o, warehouses, r.clk, r.gate, &r.outages)
 		v.role, v.queue = "session", r.queue
 		r.vus = append(r.vus, v)
 	}
 	for i := range o.DeliverySessions {
-		v := newVU(i, r.db, o, warehouses, r.clk, r.gate)
+		v := newVU(i, r.db, o, warehouses, r.clk, r.gate, &r.outages)
 		v.role, v.stats.deferred = "delivery session", newDeferredStats()
 		r.vus = append(r.vus, v)
 	}
@@ -347,8 +374,16 @@ func (r *runner) counterCtx() (context.Context, context.CancelFunc) {
 // server's transaction counter. Both are idempotent reads: after a lost
 // connection each is tried once more (the counter connection reopened).
 func (r *runner) readCounters(ctx context.Context) (nopm, tx int64, err error) {
+	if r.conn == nil {
+		conn, err := r.db.Connect(ctx)
+		if err != nil {
+			return 0, 0, fmt.Errorf("reconnect to read the counters: %w", err)
+		}
+		r.conn = conn
+	}
 	if nopm, err = r.readNOPM(ctx); err != nil && r.lostConnection(ctx, err) {
 		_ = r.conn.Close()
+		r.conn = nil
 		conn, cerr := r.db.Connect(ctx)
 		if cerr != nil {
 			return 0, 0, fmt.Errorf("%w (reconnect: %w)", err, cerr)
@@ -385,16 +420,68 @@ func (r *runner) readNOPM(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
+// readStartCounters reads the counters at the window's start. A server
+// that is away (an outage in the ramp-up) is waited for as long as the
+// virtual users wait for it (ReconnectFor): the window starts once it is
+// back.
+func (r *runner) readStartCounters() (nopm, tx int64, err error) {
+	deadline := r.clk.Now().Add(r.o.ReconnectFor)
+	wait := reconnectBackoff
+	for {
+		ctx, cancel := r.counterCtx()
+		nopm, tx, err = r.readCounters(ctx)
+		cancel()
+		if err == nil || r.readCtx.Err() != nil || r.db.Classify(err) != dialect.ClassConnection {
+			return nopm, tx, err
+		}
+		left := deadline.Sub(r.clk.Now())
+		if left <= 0 {
+			return nopm, tx, err
+		}
+		wait = min(wait, left)
+		c, stop := r.clk.NewTimer(wait)
+		select {
+		case <-c:
+		case <-r.readCtx.Done():
+		}
+		stop()
+		wait = min(2*wait, reconnectBackoffMax)
+	}
+}
+
+// readServerStart reads when the server started, when the dialect can
+// tell; ok is false when it cannot.
+func (r *runner) readServerStart(ctx context.Context) (t time.Time, ok bool) {
+	if r.ssr == nil {
+		return time.Time{}, false
+	}
+	t, err := r.ssr.ServerStartTime(ctx)
+	if err != nil && r.lostConnection(ctx, err) {
+		t, err = r.ssr.ServerStartTime(ctx)
+	}
+	return t, err == nil
+}
+
+// serverStartSlack is how far two reads of an unchanged server's start
+// time may differ: MariaDB gives it to the second (its clock less its
+// Uptime, both truncated).
+const serverStartSlack = time.Second
+
 func (r *runner) startWindow(time.Time) {
-	ctx, cancel := r.counterCtx()
-	defer cancel()
 	cpu := processCPUSeconds()
 	readStart := r.clk.Now()
-	nopm, tx, err := r.readCounters(ctx)
+	nopm, tx, err := r.readStartCounters()
 	if err != nil {
 		r.readErr = fmt.Errorf("read counters at the start of the measured window: %w", err)
 		r.cancelSched()
 		return
+	}
+	ctx, cancel := r.counterCtx()
+	defer cancel()
+	r.serverStart, r.serverStartRead = r.readServerStart(ctx)
+	if r.ssr != nil && !r.serverStartRead {
+		r.res.Warnings = append(r.res.Warnings,
+			"the server's start time could not be read at the start of the window: a restart inside it would go unnoticed")
 	}
 	r.startNOPM, r.startTx, r.startCPU = nopm, tx, cpu
 	now := r.clk.Now()
@@ -436,12 +523,25 @@ func (r *runner) endWindow(_ time.Time, complete bool) {
 	ctx, cancel := r.counterCtx()
 	defer cancel()
 	nopm, tx, err := r.readCounters(ctx)
+	restarted := false
+	if err == nil && r.serverStartRead {
+		if t, ok := r.readServerStart(ctx); ok {
+			d := t.Sub(r.serverStart)
+			restarted = d > serverStartSlack || d < -serverStartSlack
+		}
+	}
 	r.res.CounterReadSeconds += r.clk.Now().Sub(closing).Seconds()
-	if err != nil {
-		r.readErr = fmt.Errorf("read counters at the end of the measured window: %w", err)
+	res := r.res
+	switch {
+	case err != nil:
+		res.CountsFallback = "the database's counters could not be read at the end of the window"
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %v", res.CountsFallback, err))
+		return
+	case restarted:
+		res.ServerRestarted = true
+		res.CountsFallback = "the server restarted inside the window: its counters started again from zero"
 		return
 	}
-	res := r.res
 	res.countersRead = true
 	res.DBNewOrders = nopm - r.startNOPM
 	if minutes := w.Seconds / 60; minutes > 0 {

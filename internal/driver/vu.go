@@ -12,11 +12,14 @@ import (
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
-// Reconnection after a lost connection: a few tries with doubling waits
-// (0.1 s, 0.2 s, 0.4 s, 0.8 s, 1.6 s: about 3 s in all).
+// Reconnection after a lost connection: tries with doubling waits from
+// 0.1 s up to 2 s between them, for Options.ReconnectFor. A server that
+// restarts after a crash is back within seconds to minutes (PostgreSQL
+// replays its WAL, InnoDB its redo log); the cap keeps the first session
+// after it within 2 s of its return.
 const (
-	reconnectTries   = 5
-	reconnectBackoff = 100 * time.Millisecond
+	reconnectBackoff    = 100 * time.Millisecond
+	reconnectBackoffMax = 2 * time.Second
 )
 
 // gate is what every virtual user reads on each transaction: whether to
@@ -72,6 +75,10 @@ type vu struct {
 	// for deferred execution (TPC-C 2.7.2) instead of run.
 	queue *deliveryQueue
 	rec   Recorder // Options.Recorder, or nil
+	// reconnectFor bounds the reconnection after a lost connection;
+	// outages records it.
+	reconnectFor time.Duration
+	outages      *outageLog
 
 	no tpcc.NewOrder
 	pa tpcc.Payment
@@ -82,7 +89,7 @@ type vu struct {
 	stats *vuStats
 }
 
-func newVU(i int, db dialect.Database, o Options, warehouses int, clk clock, g *gate) *vu {
+func newVU(i int, db dialect.Database, o Options, warehouses int, clk clock, g *gate, outages *outageLog) *vu {
 	v := &vu{
 		id:         i,
 		role:       "virtual user",
@@ -94,6 +101,9 @@ func newVU(i int, db dialect.Database, o Options, warehouses int, clk clock, g *
 		paced:      o.Paced(),
 		rec:        o.Recorder,
 		stats:      newVUStats(warehouses),
+
+		reconnectFor: o.ReconnectFor,
+		outages:      outages,
 	}
 	v.no.Lines = make([]tpcc.OrderLineInput, 0, 15) // 2.4.1.3: at most 15 lines
 	return v
@@ -331,6 +341,7 @@ func (v *vu) execute(ctx, calls context.Context, kind tpcc.TxKind) (out txOutcom
 			}
 			continue
 		case class == dialect.ClassConnection:
+			v.outages.lost(v.clk.Now(), kind)
 			if err := v.reconnect(ctx); err != nil {
 				if ctx.Err() != nil {
 					return txFailed, class, retries, nil
@@ -356,23 +367,36 @@ func (v *vu) pause(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// reconnect closes the session and opens a new one, waiting between tries.
+// reconnect closes the session and opens a new one, trying with growing
+// waits for reconnectFor. It gives up early, returning nil without a
+// session, when the run stops starting transactions: the loop then ends.
 func (v *vu) reconnect(ctx context.Context) error {
 	v.close()
-	var err error
+	deadline := v.clk.Now().Add(v.reconnectFor)
 	wait := reconnectBackoff
-	for try := 1; try <= reconnectTries; try++ {
+	for tries := 1; ; tries++ {
 		if !v.pause(ctx, wait) {
 			return ctx.Err()
 		}
-		wait *= 2
-		var s dialect.Session
-		if s, err = v.db.NewSession(ctx, v.style); err == nil {
-			v.setSession(s)
+		if v.gate.stopping.Load() {
 			return nil
 		}
+		s, err := v.db.NewSession(ctx, v.style)
+		if err == nil {
+			v.setSession(s)
+			v.outages.regained(v.clk.Now())
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		left := deadline.Sub(v.clk.Now())
+		if left <= 0 {
+			return fmt.Errorf("%w: %w: virtual user %d lost its connection and could not reconnect within %s (%d tries; --reconnect-for): %w",
+				errVUFatal, ErrServerGone, v.id+1, v.reconnectFor, tries, err)
+		}
+		wait = min(2*wait, reconnectBackoffMax, left)
 	}
-	return fmt.Errorf("%w: %s %d lost its connection and could not reconnect after %d tries: %w", errVUFatal, v.role, v.id+1, reconnectTries, err)
 }
 
 // record counts one transaction that ended. Everything measured is counted
@@ -389,6 +413,9 @@ func (v *vu) record(kind tpcc.TxKind, out txOutcome, class dialect.ErrClass, ret
 		}
 	default:
 		s.live.errors.Add(1)
+		if class != dialect.ClassConnection { // counted when it was lost
+			v.outages.failed()
+		}
 	}
 	measured := v.gate.measuring.Load()
 	if v.rec != nil {

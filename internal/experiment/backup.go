@@ -107,21 +107,18 @@ func (b *backupStep) Estimate(p *Plan, t *TargetSpec) time.Duration {
 // systems under to and restore_dir (a backup, and a restored copy, of
 // about the build's size at a time; all of them with keep).
 func (b *backupStep) CheckTarget(p *Plan, t *TargetSpec) error {
-	c, ok := buildCost[t.Dialect()]
-	if !ok {
-		return nil
-	}
+	size := scenario.BuildBytes(t.Dialect(), b.warehouses)
 	copies := int64(1)
 	if b.Keep {
 		copies = int64(b.Cycles)
 	}
-	need := map[string]int64{b.To: c.bytesPerWarehouse * int64(b.warehouses) * copies}
+	need := map[string]int64{b.To: size * copies}
 	if b.Restore {
 		rd := b.RestoreDir
 		if rd == "" {
 			rd = b.To
 		}
-		need[rd] += c.bytesPerWarehouse * int64(b.warehouses) * copies
+		need[rd] += size * copies
 	}
 	for dir, n := range need {
 		free, err := sysstat.FreeBytes(nearestExisting(dir))

@@ -41,16 +41,13 @@ type buildProgress struct {
 	Changed bool `json:"changed"`
 }
 
-// buildCost is what a build of one warehouse takes per dialect, for
-// estimates and the free-space check: measured builds on a 2-core
-// machine, rounded up.
-var buildCost = map[string]struct {
-	secondsPerWarehouse float64
-	bytesPerWarehouse   int64
-}{
-	"sqlite":   {12, 90 << 20},
-	"postgres": {25, 110 << 20},
-	"mysql":    {25, 140 << 20},
+// buildSecondsPerWarehouse is how long a build of one warehouse takes
+// per dialect, for estimates: measured builds on a 2-core machine, rounded
+// up. The space one takes is scenario.BuildBytesPerWarehouse.
+var buildSecondsPerWarehouse = map[string]float64{
+	"sqlite":   12,
+	"postgres": 25,
+	"mysql":    25,
 }
 
 func (b *buildStep) Prepare(p *Plan) error {
@@ -72,37 +69,22 @@ func (b *buildStep) Describe() string {
 func (b *buildStep) Connections(*Plan) int { return b.Workers + 1 }
 
 func (b *buildStep) Estimate(p *Plan, t *TargetSpec) time.Duration {
-	c, ok := buildCost[t.Dialect()]
+	c, ok := buildSecondsPerWarehouse[t.Dialect()]
 	if !ok {
-		c = buildCost["postgres"]
+		c = buildSecondsPerWarehouse["postgres"]
 	}
 	workers := float64(min(b.Workers, b.warehouses))
 	if t.Dialect() == "sqlite" {
 		workers = 1
 	}
-	return time.Duration(c.secondsPerWarehouse * float64(b.warehouses) / workers * float64(time.Second))
+	return time.Duration(c * float64(b.warehouses) / workers * float64(time.Second))
 }
 
 // CheckTarget refuses a build whose data would not fit on the file
 // system under the target's data.
 func (b *buildStep) CheckTarget(p *Plan, t *TargetSpec) error {
-	dir := t.LocalDir()
-	if dir == "" {
-		return nil // a remote server: its disk is not ours to see
-	}
-	c, ok := buildCost[t.Dialect()]
-	if !ok {
-		return nil
-	}
-	need := c.bytesPerWarehouse * int64(b.warehouses)
-	free, err := sysstat.FreeBytes(dir)
-	if err != nil {
-		return fmt.Errorf("free space under %s: %w", dir, err)
-	}
-	if free < need {
-		return &SpaceError{Dir: dir, NeedBytes: need, FreeBytes: free}
-	}
-	return nil
+	// A remote server's disk is not ours to see: LocalDir is "".
+	return scenario.CheckBuildSpace(t.LocalDir(), t.Dialect(), b.warehouses, sysstat.FreeBytes)
 }
 
 func (b *buildStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
@@ -156,14 +138,7 @@ func nonZero(id int64) []int64 {
 
 // SpaceError: the file system under a target's data has too little room
 // for the plan's warehouses.
-type SpaceError struct {
-	Dir                  string
-	NeedBytes, FreeBytes int64
-}
-
-func (e *SpaceError) Error() string {
-	return fmt.Sprintf("%s has %d MiB free, the build needs about %d MiB", e.Dir, e.FreeBytes>>20, e.NeedBytes>>20)
-}
+type SpaceError = scenario.BuildSpaceError
 
 // Section is the build step's part of the report: each target's build,
 // its size and how long each phase took.

@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
@@ -124,6 +125,9 @@ func Decode(file string, src []byte) (*Plan, error) {
 	}
 	if p.Warehouses < 1 {
 		return nil, d.Errorf(orRoot(valueNode(root, "warehouses"), root), "warehouses", "required: the number of warehouses to build, at least 1")
+	}
+	if p.Warehouses > load.MaxWarehouses {
+		return nil, d.Errorf(valueNode(root, "warehouses"), "warehouses", "%d: at most %d", p.Warehouses, load.MaxWarehouses)
 	}
 	if pf.Cost != nil {
 		if err := pf.Cost.check(d, valueNode(root, "cost")); err != nil {

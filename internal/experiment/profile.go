@@ -20,10 +20,11 @@ import (
 
 func init() {
 	Register(Kind{Name: "profile", Scope: PerTarget,
-		Summary: "a virtual-user sweep with repeats, as `oltplab run` (options: vus, rampup, duration, grace, repeat, interleave, reset_between, checkpoint_before, client_sql, all_warehouses, max_retries, seed)",
+		Summary: "a virtual-user sweep with repeats, as `oltplab run` (options: vus, rampup, duration, grace, repeat, interleave, reset_between, checkpoint_before, client_sql, all_warehouses, max_retries, reconnect_for, max_failure_rate, seed)",
 		New: func() Step {
 			d := driver.Defaults()
-			return &profileStep{Rampup: d.Rampup, Duration: d.Duration, Grace: d.Grace, Repeat: 1, MaxRetries: d.MaxRetries}
+			return &profileStep{Rampup: d.Rampup, Duration: d.Duration, Grace: d.Grace, Repeat: 1, MaxRetries: d.MaxRetries,
+				ReconnectFor: d.ReconnectFor, MaxFailureRate: d.MaxFailurePct}
 		}})
 }
 
@@ -50,6 +51,8 @@ type profileStep struct {
 	ClientSQL        bool          `yaml:"client_sql"`
 	AllWarehouses    bool          `yaml:"all_warehouses"`
 	MaxRetries       int           `yaml:"max_retries"`
+	ReconnectFor     time.Duration `yaml:"reconnect_for"`
+	MaxFailureRate   float64       `yaml:"max_failure_rate"` // percent
 	Seed             uint64        `yaml:"seed"`
 
 	experiment string // the plan's name, for labels
@@ -117,6 +120,7 @@ func (s *profileStep) driverOptions() driver.Options {
 	d := driver.Defaults()
 	d.Rampup, d.Duration, d.Grace = s.Rampup, s.Duration, s.Grace
 	d.AllWarehouses, d.MaxRetries, d.Seed = s.AllWarehouses, s.MaxRetries, s.Seed
+	d.ReconnectFor, d.MaxFailurePct = s.ReconnectFor, s.MaxFailureRate
 	if s.ClientSQL {
 		d.Style = dialect.StyleClientSQL
 	}

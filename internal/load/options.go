@@ -38,11 +38,16 @@ type Options struct {
 	ToolVersion string
 }
 
+// MaxWarehouses bounds a build: 100,000 warehouses are about 10 TB and
+// days of loading, far beyond what oltplab is for; more is a typing
+// mistake (and far more would overflow the row counts).
+const MaxWarehouses = 100_000
+
 // Validate checks the options on their own, before a target is known.
 func (o Options) Validate() error {
 	var errs []error
-	if o.Warehouses < 1 {
-		errs = append(errs, fmt.Errorf("warehouses must be at least 1, got %d", o.Warehouses))
+	if o.Warehouses < 1 || o.Warehouses > MaxWarehouses {
+		errs = append(errs, fmt.Errorf("warehouses must be from 1 to %d, got %d", MaxWarehouses, o.Warehouses))
 	}
 	if o.Workers < 1 {
 		errs = append(errs, fmt.Errorf("load workers must be at least 1, got %d", o.Workers))

@@ -228,6 +228,10 @@ type Repeat struct {
 	Counted bool `json:"counted,omitempty"`
 	// TPCC is the verdict of a run of the tpc-c mode; nil otherwise.
 	TPCC *TPCC `json:"tpcc,omitempty"`
+	// Faults describes what went wrong on the server's side during the
+	// run: outages, figures that are the driver's own counts and why, too
+	// many failed transactions. Such a run is shown apart too.
+	Faults []string `json:"faults,omitempty"`
 }
 
 // TPCC is the verdict of one run of the tpc-c mode: its New-Order rate

@@ -297,6 +297,35 @@ func (v *view) tpccTable() table {
 	return t
 }
 
+// faultsTable lists every run during which the server failed: its
+// outages, figures that are the driver's own counts and why, too many
+// failed transactions; it is empty when there is none.
+func (v *view) faultsTable() table {
+	t := table{ID: "faults", Title: "Runs the server failed during",
+		Note: "Outages are stretches in which virtual users had lost their connection and were reconnecting " +
+			"(a crash restart, a failover). After a restart, or when the counters could not be read, TPM and NOPM " +
+			"are the driver's own counts. A run with more failed transactions than allowed is not counted.",
+		Header: []string{"Profile", "VUs", "Run", "NOPM", "TPM", "What happened"},
+		Right:  []bool{false, true, true, true, true, false}}
+	for _, p := range v.profiles {
+		for _, s := range p.Steps {
+			for _, r := range s.Repeats {
+				if len(r.Faults) == 0 {
+					continue
+				}
+				cells := texts(p.Name, strconv.Itoa(s.VUs), strconv.FormatInt(r.RunID, 10), formatNumber(r.NOPM), formatNumber(r.TPM),
+					strings.Join(r.Faults, "; "))
+				cells[5].Warn = true
+				t.Rows = append(t.Rows, row{Cells: cells})
+			}
+		}
+	}
+	if len(t.Rows) == 0 {
+		return table{}
+	}
+	return t
+}
+
 func (v *view) verdictTable() table {
 	t := table{ID: "verdicts", Title: "Peaks and knees",
 		Note:   profile.Rule,
@@ -519,7 +548,7 @@ func (v *view) contextTable() table {
 func (v *view) tables() []table {
 	var all []table
 	if len(v.profiles) > 0 {
-		all = append(all, v.profilesTable(), v.tpccTable(), v.verdictTable(), v.suspectTable(), v.comparisonTable())
+		all = append(all, v.profilesTable(), v.tpccTable(), v.verdictTable(), v.suspectTable(), v.faultsTable(), v.comparisonTable())
 	}
 	all = append(all, v.monitorTable())
 	for i := range v.profiles {

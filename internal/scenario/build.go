@@ -9,6 +9,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/sysstat"
 )
 
 // ErrBuildInterrupted: a build stopped by Ctrl-C leaves a half-built
@@ -19,6 +20,19 @@ var ErrBuildInterrupted = errors.New("build interrupted; the target holds a half
 // build. It returns the stored run's id with the load's result.
 func (e *Env) Build(ctx context.Context, db dialect.Database, tg dialect.Target, o load.Options) (int64, load.Result, error) {
 	rc := e.GatherContext(ctx, db, tg, nil)
+	freeBytes := e.FreeBytes
+	if freeBytes == nil {
+		freeBytes = sysstat.FreeBytes
+	}
+	// Before anything is dropped or written: a database on this machine
+	// must have room for the build (one elsewhere cannot be checked).
+	if err := CheckBuildSpace(rc.DataDir(), db.Name(), o.Warehouses, freeBytes); err != nil {
+		var se *BuildSpaceError
+		if errors.As(err, &se) && o.Drop {
+			return 0, load.Result{}, fmt.Errorf("%w (the space the dropped schema would free is not counted)", err)
+		}
+		return 0, load.Result{}, err
+	}
 	seed := int64(o.Seed)
 	expID, expSeq := e.link()
 	id, err := e.Store.CreateRun(ctx, store.Run{

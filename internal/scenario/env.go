@@ -207,6 +207,28 @@ func (e *SuspectError) Error() string {
 	return msg
 }
 
+// FailuresError is a profile some of whose runs were measured to their
+// end and stored, but with more failed transactions than
+// driver.Options.MaxFailurePct allows: stored with status failures, not
+// a success.
+type FailuresError struct {
+	Runs  []SuspectRun // Reasons holds driver.Result.TooManyFailures
+	Total int          // runs of the profile
+}
+
+func (e *FailuresError) Error() string {
+	if len(e.Runs) == 0 {
+		return "no run with too many failures"
+	}
+	r := e.Runs[0]
+	msg := fmt.Sprintf("%d of %d run(s) failed too often, stored with status failures and left out of peaks and verdicts: run %d (%d VUs): %s",
+		len(e.Runs), e.Total, r.RunID, r.VUs, strings.Join(r.Reasons, "; "))
+	if len(e.Runs) > 1 {
+		msg += fmt.Sprintf(" (and %d more; see `oltplab results list`)", len(e.Runs)-1)
+	}
+	return msg
+}
+
 // SpaceError is a copy a scenario must make that the free space cannot
 // hold; nothing was copied.
 type SpaceError struct {

@@ -59,6 +59,9 @@ type ProfileOutcome struct {
 	// Suspect lists the runs whose database figures disagreed with the
 	// driver's own counts (stored with status suspect).
 	Suspect []SuspectRun
+	// Failures lists the runs with more failed transactions than allowed
+	// (stored with status failures).
+	Failures []SuspectRun
 }
 
 // Profile runs every step and repeat of o on db as one stored profile. A
@@ -96,6 +99,7 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		"rampup_seconds": d.Rampup.Seconds(), "duration_seconds": d.Duration.Seconds(),
 		"grace_seconds": d.Grace.Seconds(), "seed": d.Seed, "style": d.Style.String(),
 		"all_warehouses": d.AllWarehouses, "max_retries": d.MaxRetries,
+		"reconnect_for_seconds": d.ReconnectFor.Seconds(), "max_failure_pct": d.MaxFailurePct,
 		"warehouses": meta.Warehouses, "dialect": db.Name(), "target": tg.String(),
 		"mode": d.Mode.String(), "mode_label": d.ModeLabel(), "deck": tpcc.DeckDescription(),
 	}
@@ -135,6 +139,7 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 	var runErr error
 	measured := 0 // runs started by this call
 	var suspect SuspectError
+	var failures FailuresError
 	for i, slot := range slots {
 		if done[slot] {
 			continue
@@ -174,6 +179,9 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 			if res.IsSuspect() {
 				suspect.Runs = append(suspect.Runs, SuspectRun{RunID: id, VUs: rd.VUs, Reasons: res.Suspect})
 			}
+			if res.TooManyFailures != "" {
+				failures.Runs = append(failures.Runs, SuspectRun{RunID: id, VUs: rd.VUs, Reasons: []string{res.TooManyFailures}})
+			}
 		}
 		if err != nil || ctx.Err() != nil {
 			runErr = err
@@ -192,8 +200,10 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		status = store.StatusPartial
 	case len(suspect.Runs) > 0:
 		status = store.StatusSuspect
+	case len(failures.Runs) > 0:
+		status = store.StatusFailures
 	}
-	out.Suspect = suspect.Runs
+	out.Suspect, out.Failures = suspect.Runs, failures.Runs
 	var saved *store.SavedError
 	if errors.As(runErr, &saved) {
 		// The store did not take the last run: it will not take this
@@ -210,11 +220,16 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		out.Partial = true
 		return out, err
 	}
+	var errs []error
+	if len(failures.Runs) > 0 {
+		failures.Total = len(out.Runs)
+		errs = append(errs, &failures)
+	}
 	if len(suspect.Runs) > 0 {
 		suspect.Total = len(out.Runs)
-		return out, &suspect
+		errs = append(errs, &suspect)
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }
 
 // startProfile creates the profile, or reopens the one o continues and
@@ -331,6 +346,8 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 		// Wrong figures outrank an incomplete window: neither is usable,
 		// and this one would otherwise look like a measurement.
 		status = store.StatusSuspect
+	case rerr == nil && res != nil && !res.Partial && res.TooManyFailures != "":
+		status = store.StatusFailures
 	case rerr != nil || (res != nil && res.Partial):
 		status = store.StatusPartial
 	}

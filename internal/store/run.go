@@ -57,12 +57,16 @@ const (
 	// with the reason, left out of peaks and verdicts unless asked for.
 	StatusSuspect   Status = "suspect"
 	StatusAbandoned Status = "abandoned" // its process ended without finishing it
+	// StatusFailures: measured to its end, but more of its transactions
+	// failed than the run allowed (--max-failure-rate): not a success;
+	// left out of peaks and verdicts.
+	StatusFailures Status = "failures"
 )
 
 // Valid reports whether s is a status this store knows.
 func (s Status) Valid() bool {
 	switch s {
-	case StatusRunning, StatusOK, StatusPartial, StatusFailed, StatusSuspect, StatusAbandoned:
+	case StatusRunning, StatusOK, StatusPartial, StatusFailed, StatusSuspect, StatusAbandoned, StatusFailures:
 		return true
 	}
 	return false

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/dialect"
 )
 
 var errMissingCounters = errors.New("server reported no Com_commit or Com_rollback")
@@ -45,3 +48,18 @@ func (d *DB) TxCount(ctx context.Context) (int64, error) {
 
 // TxCountSource labels the counter in results.
 func (d *DB) TxCountSource() string { return "Com_commit+Com_rollback (global)" }
+
+// ServerStartTime is the server's clock less its Uptime status variable,
+// to the second: it changes when the server restarts (Com_commit and
+// Com_rollback then count from zero again).
+func (d *DB) ServerStartTime(ctx context.Context) (time.Time, error) {
+	var started int64
+	err := d.db.QueryRowContext(ctx,
+		"SELECT UNIX_TIMESTAMP() - CAST(VARIABLE_VALUE AS SIGNED) FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'").Scan(&started)
+	if err != nil {
+		return time.Time{}, d.wrap("read the server's Uptime", err)
+	}
+	return time.Unix(started, 0), nil
+}
+
+var _ dialect.ServerStartReader = (*DB)(nil)

@@ -3,8 +3,11 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/oltplab/oltplab/internal/dialect"
 )
 
 const txCountSource = "pg_stat_database xact_commit+xact_rollback"
@@ -31,3 +34,19 @@ func (d *Database) TxCount(ctx context.Context) (int64, error) {
 
 // TxCountSource labels the counter in results.
 func (d *Database) TxCountSource() string { return txCountSource }
+
+// ServerStartTime is pg_postmaster_start_time(): it changes when the
+// server restarts, after a crash too (the statistics behind TxCount are
+// then discarded).
+func (d *Database) ServerStartTime(ctx context.Context) (time.Time, error) {
+	var t time.Time
+	err := d.withMeta(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, "SELECT pg_postmaster_start_time()").Scan(&t)
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read pg_postmaster_start_time(): %w", err)
+	}
+	return t, nil
+}
+
+var _ dialect.ServerStartReader = (*Database)(nil)
