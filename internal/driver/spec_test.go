@@ -132,6 +132,7 @@ func TestCheckCountersDeferred(t *testing.T) {
 	r := specResult([tpcc.NumTxKinds]int64{1260, 1260, 126, 126, 126}, time.Second, time.Second)
 	r.countersRead = true
 	r.TPMSource, r.TxCountLagSeconds = "pg_stat_database xact_commit+xact_rollback", 1
+	r.txCountSource = r.TPMSource
 	r.Deferred.Completed = 100 // 26 still queued
 	r.DBNewOrders = 1260
 	r.DBTransactions = 1260 + 1260 + 126 + 100 + 126
