@@ -26,8 +26,10 @@ func init() {
 // SQLite file's directory. A target given by URL has no directory oltplab
 // knows on this host: the step records that it measured nothing there.
 //
-// fio runs as oltplab's child, outside a managed instance's cgroups: the
-// instance's io_limit does not cap it (the report says so).
+// On a managed instance fio runs inside the instance's cgroups and on its
+// CPUs (instance.RunInside), as its backups do: its io_limit caps fio as
+// it caps the server, so the numbers are the storage as the instance gets
+// it.
 //
 //	storage:
 //	  profile: [oltp-4k-qd8, seq-write-128k]   # or "all" (default), or "a,b"
@@ -157,6 +159,9 @@ func (s *storageStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	}
 	o := s.options(dir)
 	o.Logger = x.Env.Log
+	if m := x.Target.Managed; m != nil {
+		o.Runner = m.RunInside
+	}
 	b, err := fio.Prepare(ctx, o)
 	if err != nil {
 		return Outcome{}, err
@@ -192,7 +197,7 @@ func (s *storageStep) Section(ctx context.Context, rc *ReportContext, index int)
 	t := report.Table{Title: "Storage micro-benchmarks (fio)",
 		Note: "Per target, the last storage run of this step: fio on a test file in the target's data directory. MB/s: 10^6 bytes per second; " +
 			"latency: fio's completion latency in ms. Vs baseline: IOPS against the baseline target's in the same profile and direction. " +
-			"fio runs outside a managed instance's cgroups: the I/O caps shown are the instance's, and they did not limit fio.",
+			"On a managed instance fio ran inside the instance's cgroups: its I/O caps (shown) held for fio as for the server.",
 		Header: []string{"Target", "I/O caps", "Profile", "Direction", "IOPS", "MB/s", "Mean ms", "p50 ms", "p99 ms", "p99.9 ms", "Vs baseline"},
 		Right:  []bool{false, false, false, false, true, true, true, true, true, true, true}}
 	type key struct{ profile, dir string }
