@@ -116,7 +116,7 @@ func (s *storageStep) Describe() string {
 	for i, p := range s.Profile.profiles {
 		names[i] = p.Name
 	}
-	d := "storage: fio " + strings.Join(names, ", ")
+	d := "fio " + strings.Join(names, ", ")
 	if s.Runtime > 0 {
 		d += fmt.Sprintf(", %s each", s.Runtime)
 	}

@@ -18,9 +18,9 @@ func TestStorageStepDecode(t *testing.T) {
 	for _, c := range []struct {
 		storage, want string
 	}{
-		{"storage: {profile: [oltp-4k-qd8, seq-write-128k], runtime: 2s, size: 8M, fio_options: [rwmixread=50]}", "storage: fio oltp-4k-qd8, seq-write-128k, 2s each, 8 MiB test file"},
-		{"storage: {profile: \"seq-read-128k,oltp-4k-qd8\"}", "storage: fio seq-read-128k, oltp-4k-qd8 under"},
-		{"storage: {}", "storage: fio oltp-4k-qd8, oltp-4k-qd32, sql-8k"},
+		{"storage: {profile: [oltp-4k-qd8, seq-write-128k], runtime: 2s, size: 8M, fio_options: [rwmixread=50]}", "fio oltp-4k-qd8, seq-write-128k, 2s each, 8 MiB test file"},
+		{"storage: {profile: \"seq-read-128k,oltp-4k-qd8\"}", "fio seq-read-128k, oltp-4k-qd8 under"},
+		{"storage: {}", "fio oltp-4k-qd8, oltp-4k-qd32, sql-8k"},
 	} {
 		p, err := Decode("plan.yaml", []byte(head+c.storage+"\nsteps: [storage]\n"))
 		if err != nil {
