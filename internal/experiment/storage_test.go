@@ -31,6 +31,20 @@ func TestStorageStepDecode(t *testing.T) {
 			t.Errorf("%s: describes as %q, want it to start with %q", c.storage, got, c.want)
 		}
 	}
+	// A server given by URL: nothing to measure on this host, said so,
+	// nothing estimated, nothing touched.
+	p, err := Decode("plan.yaml", []byte(head+"  - {name: c, url: \"postgres://u@db.example:5432/tpcc\"}\nsteps: [storage]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	step, remote := p.Steps[0].Step, p.Targets[2]
+	if d := step.Estimate(p, remote); d != 0 {
+		t.Errorf("estimate for a URL target: %s, want 0", d)
+	}
+	oc, err := step.Run(context.Background(), &Exec{Plan: p, Target: &Running{Spec: remote}})
+	if err != nil || !strings.HasPrefix(oc.Headline, "not measured: ") || len(oc.RunIDs) != 0 {
+		t.Errorf("URL target: got %+v, %v; want not measured, nothing stored", oc, err)
+	}
 	for _, c := range []struct {
 		storage, want string
 	}{
