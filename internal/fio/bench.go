@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -42,6 +43,10 @@ type Options struct {
 	Path []string
 	// Logger receives diagnostics; nil is slog.Default().
 	Logger *slog.Logger
+	// Runner, when set, runs each fio process to completion instead of
+	// cmd.Run: to run fio inside a managed instance's cgroups, so that
+	// its I/O caps hold for fio too. It must keep cmd's SysProcAttr.
+	Runner func(cmd *exec.Cmd) error
 }
 
 // Validate checks the options that need no file system.
@@ -314,7 +319,7 @@ func (b *Bench) Run(ctx context.Context, h Hooks) (*Result, error) {
 		h.LayoutStart(b.plan.FileSizeBytes)
 	}
 	lay := Phase{Started: time.Now()}
-	if _, err := runFio(ctx, b.plan.Fio, layoutArgs(b.plan.File, b.plan.FileSizeBytes)); err != nil {
+	if _, err := runFio(ctx, b.opts.Runner, b.plan.Fio, layoutArgs(b.plan.File, b.plan.FileSizeBytes)); err != nil {
 		return done(fmt.Errorf("lay out the %s test file: %w", FormatBytes(b.plan.FileSizeBytes), err))
 	}
 	lay.Ended = time.Now()
@@ -326,7 +331,7 @@ func (b *Bench) Run(ctx context.Context, h Hooks) (*Result, error) {
 			h.ProfileStart(i, len(b.plan.Profiles), pp)
 		}
 		pr := ProfileResult{PlannedProfile: pp, Phase: Phase{Started: time.Now()}}
-		out, err := runFio(ctx, pp.Command[0], pp.Command[1:])
+		out, err := runFio(ctx, b.opts.Runner, pp.Command[0], pp.Command[1:])
 		pr.Ended = time.Now()
 		if err != nil {
 			return done(fmt.Errorf("profile %s: %w", pp.Profile, err))

@@ -81,7 +81,9 @@ func profileArgs(name, file string, size int64, opts []Option) []string {
 // has not exited 10 s later; the kernel kills fio if this thread dies
 // first (Pdeathsig on Linux), which is why the thread stays locked while
 // fio runs.
-func runFio(ctx context.Context, bin string, args []string) ([]byte, error) {
+//
+// run, when not nil, runs the command instead of cmd.Run (Options.Runner).
+func runFio(ctx context.Context, run func(*exec.Cmd) error, bin string, args []string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -91,7 +93,12 @@ func runFio(ctx context.Context, bin string, args []string) ([]byte, error) {
 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	err := cmd.Run()
+	var err error
+	if run != nil {
+		err = run(cmd)
+	} else {
+		err = cmd.Run()
+	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}

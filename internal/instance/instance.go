@@ -88,7 +88,7 @@ func Start(ctx context.Context, s Spec, log *slog.Logger) (_ *Instance, err erro
 		return nil, err
 	}
 	i := &Instance{spec: s, eng: engines[s.Engine], log: log.With("instance", s.InstanceName()),
-		devices: map[string]sysstat.Device{}}
+		devices: map[string]sysstat.Device{}, placement: noPlacement}
 	if i.dataDir, err = filepath.Abs(s.DataDir); err != nil {
 		return nil, errorf(KindDirectory, "data_dir %s: %v", s.DataDir, err)
 	}

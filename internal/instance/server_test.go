@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,6 +93,31 @@ func TestPostgres(t *testing.T) {
 		d, _, _ := inst.cg.dir(ctlMemory)
 		if got := read(t, filepath.Join(d, "memory.limit_in_bytes")); got != strconv.Itoa(512<<20) {
 			t.Errorf("memory.limit_in_bytes: got %s", got)
+		}
+	})
+	t.Run("run inside", func(t *testing.T) {
+		// What RunInside starts is in the server's blkio group (its I/O
+		// caps hold for it) and on the server's CPU.
+		cmd := exec.Command("sh", "-c", "cat /proc/self/cgroup; grep Cpus_allowed_list /proc/self/status")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		var out strings.Builder
+		cmd.Stdout = &out
+		if err := inst.RunInside(cmd); err != nil {
+			t.Fatalf("RunInside: %v", err)
+		}
+		if d, _, ok := inst.cg.dir(ctlBlkio); ok {
+			var in bool
+			for _, l := range strings.Split(out.String(), "\n") {
+				if f := strings.SplitN(l, ":", 3); len(f) == 3 && strings.Contains(f[1], "blkio") && f[2] != "/" && strings.HasSuffix(d, f[2]) {
+					in = true
+				}
+			}
+			if !in {
+				t.Errorf("not in the server's blkio group %s:\n%s", d, out.String())
+			}
+		}
+		if !strings.Contains(out.String(), "Cpus_allowed_list:\t"+strconv.Itoa(cpu)+"\n") {
+			t.Errorf("CPUs: got %q, want %d", out.String(), cpu)
 		}
 	})
 	t.Run("secrets", func(t *testing.T) {

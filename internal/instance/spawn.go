@@ -128,3 +128,18 @@ func (c *child) cpuSeconds() float64 {
 	}
 	return c.cmd.ProcessState.UserTime().Seconds() + c.cmd.ProcessState.SystemTime().Seconds()
 }
+
+// RunInside runs cmd to completion inside the instance's cgroups and on
+// its CPUs, as oltplab's own account: the instance's io_limit, memory
+// limit and CPUs hold for it as for the server (a storage benchmark of the
+// instance's storage as the server gets it). cmd must ask for the
+// parent-death signal (SysProcAttr.Pdeathsig); a context given to
+// exec.CommandContext stops it as usual.
+func (i *Instance) RunInside(cmd *exec.Cmd) error {
+	c, err := startChild(cmd, i.placement)
+	if err != nil {
+		return err
+	}
+	<-c.done
+	return c.err
+}

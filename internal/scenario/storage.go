@@ -63,8 +63,9 @@ func (e *Env) Storage(ctx context.Context, b *fio.Bench, label string) (StorageO
 	rc := e.GatherContext(ctx, nil, dialect.Target{}, nil)
 	rc.Storage = plan.Device
 	st := e.Store
+	expID, expSeq := e.link()
 	id, err := st.CreateRun(ctx, store.Run{Kind: store.KindStorage, Label: label, Target: plan.Dir, ToolVersion: e.ToolVersion,
-		Params: JSON(plan), Context: JSON(rc)})
+		ExperimentID: expID, ExperimentSeq: expSeq, Params: JSON(plan), Context: JSON(rc)})
 	if err != nil {
 		return StorageOutcome{}, storeErr("record the storage benchmark", err)
 	}

@@ -1,0 +1,255 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/fio"
+	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/scenario"
+	"github.com/oltplab/oltplab/internal/store"
+	"go.yaml.in/yaml/v3"
+)
+
+func init() {
+	Register(Kind{Name: "storage", Scope: PerTarget,
+		Summary: "fio storage micro-benchmarks of the storage under the target's data directory, as `oltplab storage bench` (options: profile, runtime, size, fio_options)",
+		New:     func() Step { return &storageStep{Profile: profileList{list: "all"}} }})
+}
+
+// storageStep is `oltplab storage bench` (scenario.Env.Storage) on the
+// directory a target's data lives in: a managed instance's data_dir, a
+// SQLite file's directory. A target given by URL has no directory oltplab
+// knows on this host: the step records that it measured nothing there.
+//
+// On a managed instance fio runs inside the instance's cgroups and on its
+// CPUs (instance.RunInside), as its backups do: its io_limit caps fio as
+// it caps the server, so the numbers are the storage as the instance gets
+// it.
+//
+//	storage:
+//	  profile: [oltp-4k-qd8, seq-write-128k]   # or "all" (default), or "a,b"
+//	  runtime: 10s          # each profile's measured time (default: its own, 30s)
+//	  size: 2G              # the test file (default: the host's memory)
+//	  fio_options: [rwmixread=50]   # applied to every profile after its own
+type storageStep struct {
+	Profile    profileList   `yaml:"profile"`
+	Runtime    time.Duration `yaml:"runtime"`
+	Size       fileSize      `yaml:"size"`
+	FioOptions []fio.Option  `yaml:"fio_options"`
+
+	experiment string
+}
+
+// profileList is fio profiles written as a list or as one string ("all",
+// "a,b").
+type profileList struct {
+	list     string
+	profiles []fio.Profile
+}
+
+func (l *profileList) DecodeNode(d *Decoder, n *yaml.Node, path string) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		l.list = n.Value
+	case yaml.SequenceNode:
+		var names []string
+		for i, c := range n.Content {
+			if c.Kind != yaml.ScalarNode || c.Value == "" {
+				return d.Errorf(c, fmt.Sprintf("%s[%d]", path, i), "want a profile name, got %s", describe(c))
+			}
+			names = append(names, c.Value)
+		}
+		if len(names) == 0 {
+			return d.Errorf(n, path, "want at least one profile (or all)")
+		}
+		l.list = strings.Join(names, ",")
+	default:
+		return d.Errorf(n, path, "want a list of profiles or all, got %s", describe(n))
+	}
+	ps, err := fio.LookupProfiles(l.list)
+	if err != nil {
+		return d.Errorf(n, path, "%v", err)
+	}
+	l.profiles = ps
+	return nil
+}
+
+// fileSize is a test file's size as fio.ParseSize reads it ("2G").
+type fileSize int64
+
+func (s *fileSize) UnmarshalText(b []byte) error {
+	n, err := fio.ParseSize(string(b))
+	if err != nil {
+		return err
+	}
+	*s = fileSize(n)
+	return nil
+}
+
+func (s *storageStep) options(dir string) fio.Options {
+	return fio.Options{Dir: dir, Profiles: s.Profile.profiles, Runtime: s.Runtime, SizeBytes: int64(s.Size), Extra: s.FioOptions}
+}
+
+func (s *storageStep) Prepare(p *Plan) error {
+	if s.Profile.profiles == nil {
+		ps, err := fio.LookupProfiles(s.Profile.list)
+		if err != nil {
+			return err
+		}
+		s.Profile.profiles = ps
+	}
+	// Everything but the directory, which each target gives.
+	if err := s.options("-").Validate(); err != nil {
+		return err
+	}
+	s.experiment = p.Name
+	return nil
+}
+
+func (s *storageStep) Describe() string {
+	names := make([]string, len(s.Profile.profiles))
+	for i, p := range s.Profile.profiles {
+		names[i] = p.Name
+	}
+	d := "fio " + strings.Join(names, ", ")
+	if s.Runtime > 0 {
+		d += fmt.Sprintf(", %s each", s.Runtime)
+	}
+	if s.Size > 0 {
+		d += ", " + fio.FormatBytes(int64(s.Size)) + " test file"
+	}
+	return d + " under the target's data directory"
+}
+
+// layoutMBps is how fast the test file is assumed to be written, for
+// the estimate: the 2-core test VM's disk wrote 150-400 MB/s.
+const layoutMBps = 100
+
+func (s *storageStep) Estimate(p *Plan, t *TargetSpec) time.Duration {
+	if t.LocalDir() == "" {
+		return 0
+	}
+	var total time.Duration
+	for _, pr := range s.Profile.profiles {
+		rt := pr.Runtime
+		if s.Runtime > 0 {
+			rt = s.Runtime
+		}
+		total += rt + time.Second // fio's start and stop
+	}
+	size := int64(s.Size)
+	if size == 0 {
+		size = 16 << 30 // the host's memory, unknown here: a guess
+	}
+	return total + time.Duration(size/(layoutMBps*1e6))*time.Second
+}
+
+func (s *storageStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
+	dir := x.Target.Spec.LocalDir()
+	if dir == "" {
+		return Outcome{Headline: "not measured: " + storageSkipped}, nil
+	}
+	if err := supersedeEarlier(ctx, x, "the storage step started over"); err != nil {
+		return Outcome{}, err
+	}
+	o := s.options(dir)
+	o.Logger = x.Env.Log
+	if m := x.Target.Managed; m != nil {
+		o.Runner = m.RunInside
+	}
+	b, err := fio.Prepare(ctx, o)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer func() {
+		if cerr := b.Close(); cerr != nil && x.Env.Log != nil {
+			x.Env.Log.Warn("storage: remove the test file", "err", cerr)
+		}
+	}()
+	out, err := x.Env.Storage(ctx, b, s.experiment+"/"+x.Target.Spec.Name)
+	oc := Outcome{RunIDs: nonZero(out.RunID)}
+	var parts []string
+	for _, p := range out.Profiles {
+		var ds []string
+		for _, d := range p.Directions {
+			ds = append(ds, fmt.Sprintf("%s %.0f IOPS", d.Direction, d.IOPS))
+		}
+		parts = append(parts, p.Profile+" "+strings.Join(ds, ", "))
+	}
+	if len(parts) > 0 {
+		oc.Headline = strings.Join(parts, "; ")
+	}
+	return oc, err
+}
+
+// storageSkipped is why a URL target's storage is not measured.
+const storageSkipped = "a target given by URL has no data directory oltplab knows on this host"
+
+// Section is the storage step's part of the report: per target and
+// profile, each direction's IOPS, MB/s and completion latency, and its
+// IOPS against the baseline target's in the same profile and direction.
+func (s *storageStep) Section(ctx context.Context, rc *ReportContext, index int) (report.Section, error) {
+	t := report.Table{Title: "Storage micro-benchmarks (fio)",
+		Note: "Per target, the last storage run of this step: fio on a test file in the target's data directory. MB/s: 10^6 bytes per second; " +
+			"latency: fio's completion latency in ms. Vs baseline: IOPS against the baseline target's in the same profile and direction. " +
+			"On a managed instance fio ran inside the instance's cgroups: its I/O caps (shown) held for fio as for the server.",
+		Header: []string{"Target", "I/O caps", "Profile", "Direction", "IOPS", "MB/s", "Mean ms", "p50 ms", "p99 ms", "p99.9 ms", "Vs baseline"},
+		Right:  []bool{false, false, false, false, true, true, true, true, true, true, true}}
+	type key struct{ profile, dir string }
+	base := map[key]float64{}
+	var notes []string
+	for i, u := range rc.inOrder(rc.Units(index)) {
+		var sum *scenario.StorageSummary
+		for _, r := range rc.Runs(u.Seq, store.KindStorage) {
+			if (r.Status != store.StatusOK && r.Status != store.StatusPartial) || len(r.Summary) == 0 {
+				continue
+			}
+			var ss scenario.StorageSummary
+			if err := json.Unmarshal(r.Summary, &ss); err != nil {
+				return report.Section{}, &scenario.StoreError{Op: fmt.Sprintf("decode storage benchmark %d", r.ID), Err: err}
+			}
+			sum = &ss
+			break
+		}
+		caps := "—"
+		if tp, ok := rc.Target(u.Target); ok && tp.Instance != nil {
+			caps = formatCaps(tp.Instance.IOLimit)
+		}
+		if sum == nil {
+			t.Rows = append(t.Rows, []string{u.Target, caps, "—", "—", "—", "—", "—", "—", "—", "—", string(u.State)})
+			if tp, ok := rc.Target(u.Target); ok && !tp.Managed && u.State == store.StepDone {
+				notes = append(notes, u.Target+": not measured, "+storageSkipped+".")
+			}
+			continue
+		}
+		f := func(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
+		for _, p := range sum.Profiles {
+			for _, d := range p.Directions {
+				k := key{p.Profile, d.Direction}
+				ratio := ""
+				if i == 0 && u.Target == rc.Order[0] {
+					base[k] = d.IOPS
+				} else if b := base[k]; b > 0 {
+					ratio = f(d.IOPS/b, 2) + "×"
+				}
+				l := d.CompletionLatency
+				t.Rows = append(t.Rows, []string{u.Target, caps, p.Profile, d.Direction, f(d.IOPS, 0), f(d.MBPerSec, 1),
+					f(l.MeanMillis, 3), f(l.P50Millis, 3), f(l.P99Millis, 3), f(l.P999Millis, 3), ratio})
+			}
+		}
+		what := fio.FormatBytes(sum.FileSizeBytes) + " test file in " + sum.Dir
+		if !sum.DirectIO {
+			what += ", buffered I/O"
+		}
+		notes = append(notes, u.Target+": "+what+".")
+		for _, n := range sum.Notes {
+			notes = append(notes, u.Target+": "+n+".")
+		}
+	}
+	return report.Section{Tables: []report.Table{t}, Note: strings.Join(notes, " ")}, nil
+}
