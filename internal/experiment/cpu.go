@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -103,17 +102,9 @@ func (s *cpuStep) Section(ctx context.Context, rc *ReportContext, index int) (re
 		Header: []string{"Target", "Loop", "Method", "Rounds", "Runs", "Rounds/s", "Min", "Max", "CV %", "Rounds per CPU s", "Host CPU busy %"},
 		Right:  []bool{false, false, false, true, true, true, true, true, true, true, true}}
 	for _, u := range rc.inOrder(rc.Units(index)) {
-		var sum *scenario.CPUSummary
-		for _, r := range rc.Runs(u.Seq, store.KindCPU) {
-			if (r.Status != store.StatusOK && r.Status != store.StatusPartial) || len(r.Summary) == 0 {
-				continue
-			}
-			var cs scenario.CPUSummary
-			if err := json.Unmarshal(r.Summary, &cs); err != nil {
-				return report.Section{}, &scenario.StoreError{Op: fmt.Sprintf("decode CPU calibration %d", r.ID), Err: err}
-			}
-			sum = &cs
-			break
+		sum, err := lastSummary[scenario.CPUSummary](rc, u.Seq, store.KindCPU, "CPU calibration")
+		if err != nil {
+			return report.Section{}, err
 		}
 		if sum == nil {
 			t.Rows = append(t.Rows, []string{u.Target, "—", "—", "—", "—", "—", "—", "—", "—", "—", string(u.State)})

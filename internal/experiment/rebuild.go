@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -157,17 +156,9 @@ func (s *rebuildStep) Section(ctx context.Context, rc *ReportContext, index int)
 		Right:  []bool{false, true, false, true, false, true, true, true, true, true, true, true, true}}
 	var notes []string
 	for _, u := range rc.inOrder(rc.Units(index)) {
-		var sum *scenario.RebuildSummary
-		for _, r := range rc.Runs(u.Seq, store.KindRebuild) {
-			if (r.Status != store.StatusOK && r.Status != store.StatusPartial) || len(r.Summary) == 0 {
-				continue
-			}
-			var rs scenario.RebuildSummary
-			if err := json.Unmarshal(r.Summary, &rs); err != nil {
-				return report.Section{}, &scenario.StoreError{Op: fmt.Sprintf("decode rebuild %d", r.ID), Err: err}
-			}
-			sum = &rs
-			break
+		sum, err := lastSummary[scenario.RebuildSummary](rc, u.Seq, store.KindRebuild, "rebuild")
+		if err != nil {
+			return report.Section{}, err
 		}
 		if sum == nil {
 			t.Rows = append(t.Rows, []string{u.Target, "—", "—", "—", "—", "—", "—", "—", "—", "—", "—", "—", string(u.State)})

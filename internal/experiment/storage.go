@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -204,17 +203,9 @@ func (s *storageStep) Section(ctx context.Context, rc *ReportContext, index int)
 	base := map[key]float64{}
 	var notes []string
 	for i, u := range rc.inOrder(rc.Units(index)) {
-		var sum *scenario.StorageSummary
-		for _, r := range rc.Runs(u.Seq, store.KindStorage) {
-			if (r.Status != store.StatusOK && r.Status != store.StatusPartial) || len(r.Summary) == 0 {
-				continue
-			}
-			var ss scenario.StorageSummary
-			if err := json.Unmarshal(r.Summary, &ss); err != nil {
-				return report.Section{}, &scenario.StoreError{Op: fmt.Sprintf("decode storage benchmark %d", r.ID), Err: err}
-			}
-			sum = &ss
-			break
+		sum, err := lastSummary[scenario.StorageSummary](rc, u.Seq, store.KindStorage, "storage benchmark")
+		if err != nil {
+			return report.Section{}, err
 		}
 		caps := "—"
 		if tp, ok := rc.Target(u.Target); ok && tp.Instance != nil {
