@@ -135,7 +135,8 @@ start_mysql() {
 stop_all() {
 	set +e
 	if [[ -f $dir/pg/data/postmaster.pid ]]; then
-		as_owner "$pgbin/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1
+		# As the account PostgreSQL runs as: owner has moved on to MariaDB's.
+		owner=$pg_owner as_owner "$pgbin/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1
 	fi
 	if [[ -S $dir/my/sock ]]; then
 		mariadb-admin --no-defaults --socket="$dir/my/sock" -uroot shutdown >/dev/null 2>&1
@@ -150,6 +151,7 @@ run)
 	install_missing
 	owner=$(id -un)
 	[[ $(id -u) == 0 ]] && owner=postgres
+	pg_owner=$owner
 	dir=$(mktemp -d /tmp/oltplab-servers.XXXXXX)
 	chmod 755 "$dir"
 	trap stop_all EXIT
