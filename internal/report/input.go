@@ -218,6 +218,10 @@ type Repeat struct {
 	// Partial marks a run that did not complete its timed window (it was
 	// interrupted or failed); it is shown but not summarised.
 	Partial bool `json:"partial"`
+	// Failures marks a run measured to its end in which more transactions
+	// failed than it allowed (--max-failure-rate, status "failures"): not
+	// a success, shown as such and not summarised. It is not Partial.
+	Failures bool `json:"failures,omitempty"`
 	// Suspect marks a run whose database figures disagreed with the
 	// driver's own counts (Reasons says how). It is shown, in red, but not
 	// summarised, so it takes no part in peaks and verdicts, unless the
@@ -267,7 +271,7 @@ type LatencyFigures struct {
 }
 
 // NewStep summarises the complete (non-partial) repeats of one step that
-// are not suspect: NOPM, TPM and TPM per virtual user, each with
+// are neither suspect nor over their failure rate: NOPM, TPM and TPM per virtual user, each with
 // profile.Summarize.
 func NewStep(vus int, repeats []Repeat, latency map[string]LatencyFigures) Step {
 	return NewStepWith(vus, repeats, latency, false)
@@ -278,7 +282,7 @@ func NewStep(vus int, repeats []Repeat, latency map[string]LatencyFigures) Step 
 func NewStepWith(vus int, repeats []Repeat, latency map[string]LatencyFigures, countSuspect bool) Step {
 	var nopm, tpm, perVU []float64
 	for i, r := range repeats {
-		if r.Partial || r.Suspect && !countSuspect {
+		if r.Partial || r.Failures || r.Suspect && !countSuspect {
 			continue
 		}
 		if r.Suspect {

@@ -277,3 +277,31 @@ func TestFewStepsProfileReport(t *testing.T) {
 		t.Errorf("no n/a slot in the bars, want sata's missing 8-VU bar written")
 	}
 }
+
+// TestFailureRateRepeats: a repeat with too many failed transactions
+// (status "failures") is counted as such in the profiles table, not as
+// partial, and is left out of the summaries.
+func TestFailureRateRepeats(t *testing.T) {
+	s := NewStep(2, []Repeat{{RunID: 1, NOPM: 100, TPM: 400}, {RunID: 2, NOPM: 5, TPM: 900, Failures: true}}, nil)
+	if s.NOPM.N != 1 || s.TPM.Mean != 400 {
+		t.Errorf("NewStep summaries NOPM %+v TPM %+v: want only the repeat within its failure rate", s.NOPM, s.TPM)
+	}
+	v := newView(Input{Profiles: []Profile{{ID: 1, Label: "p", Steps: []Step{s}}}})
+	tb := v.profilesTable()
+	col := func(name string) int {
+		for i, h := range tb.Header {
+			if h == name {
+				return i
+			}
+		}
+		t.Fatalf("profiles table header %q has no %q", tb.Header, name)
+		return -1
+	}
+	cells := tb.Rows[0].Cells
+	if got := cells[col("Failures")]; got.Text != "1" || !got.Bad {
+		t.Errorf("Failures cell %+v: want 1, marked bad", got)
+	}
+	if got := cells[col("Partial")].Text; got != "0" {
+		t.Errorf("Partial cell %q: want 0 (a failure-rate run is measured to its end)", got)
+	}
+}

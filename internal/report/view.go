@@ -132,11 +132,11 @@ func texts(ss ...string) []cell {
 
 func (v *view) profilesTable() table {
 	t := table{ID: "profiles", Title: "Profiles",
-		Header: []string{"#", "Profile", "Target", "Dialect", "Mode", "Users", "Repeats", "Partial", "Suspect"},
-		Right:  []bool{true, false, false, false, false, false, true, true, true}}
+		Header: []string{"#", "Profile", "Target", "Dialect", "Mode", "Users", "Repeats", "Partial", "Failures", "Suspect"},
+		Right:  []bool{true, false, false, false, false, false, true, true, true, true}}
 	for _, p := range v.profiles {
 		var vus []string
-		minRep, maxRep, partial, suspect := -1, 0, 0, 0
+		minRep, maxRep, partial, failures, suspect := -1, 0, 0, 0, 0
 		for _, s := range p.Steps {
 			vus = append(vus, strconv.Itoa(s.VUs))
 			n := len(s.Repeats)
@@ -147,6 +147,9 @@ func (v *view) profilesTable() table {
 			for _, r := range s.Repeats {
 				if r.Partial {
 					partial++
+				}
+				if r.Failures {
+					failures++
 				}
 				if r.Suspect {
 					suspect++
@@ -165,9 +168,10 @@ func (v *view) profilesTable() table {
 		if mode == "" {
 			mode = dash
 		}
-		cells := texts(strconv.FormatInt(p.ID, 10), p.Name, p.Target, p.Dialect, mode, strings.Join(vus, ","), reps, strconv.Itoa(partial), strconv.Itoa(suspect))
+		cells := texts(strconv.FormatInt(p.ID, 10), p.Name, p.Target, p.Dialect, mode, strings.Join(vus, ","), reps, strconv.Itoa(partial), strconv.Itoa(failures), strconv.Itoa(suspect))
 		cells[7].Warn = partial > 0
-		cells[8].Bad = suspect > 0
+		cells[8].Bad = failures > 0
+		cells[9].Bad = suspect > 0
 		t.Rows = append(t.Rows, row{Cells: cells})
 	}
 	return t
@@ -427,10 +431,13 @@ func (v *view) stepTable(pi int) table {
 		if s.TPM.HighVariation {
 			flags = append(flags, "high TPM variation")
 		}
-		partial, suspect, counted := 0, 0, 0
+		partial, failures, suspect, counted := 0, 0, 0, 0
 		for _, r := range s.Repeats {
 			if r.Partial {
 				partial++
+			}
+			if r.Failures {
+				failures++
 			}
 			if r.Suspect {
 				suspect++
@@ -441,6 +448,9 @@ func (v *view) stepTable(pi int) table {
 		}
 		if partial > 0 {
 			flags = append(flags, fmt.Sprintf("%d of %d repeats partial", partial, len(s.Repeats)))
+		}
+		if failures > 0 {
+			flags = append(flags, fmt.Sprintf("%d of %d repeats with too many failed transactions", failures, len(s.Repeats)))
 		}
 		if suspect > 0 {
 			what := "left out"

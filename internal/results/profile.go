@@ -74,12 +74,14 @@ func Profile(ctx context.Context, st *store.Store, p store.Profile, includeSuspe
 			bySteps[r.Step] = s
 		}
 		suspect := r.Status == store.StatusSuspect
+		failures := r.Status == store.StatusFailures
 		faults := res.FaultNotes()
 		if res.TooManyFailures != "" {
 			faults = append(faults, res.TooManyFailures)
 		}
 		s.repeats = append(s.repeats, report.Repeat{RunID: r.ID, NOPM: res.NOPM, TPM: res.TPM,
-			Partial: res.Partial || (r.Status != store.StatusOK && !suspect), Suspect: suspect, Reasons: res.Suspect,
+			Partial: res.Partial || (r.Status != store.StatusOK && !suspect && !failures), Failures: failures && !res.Partial,
+			Suspect: suspect, Reasons: res.Suspect,
 			TPCC: tpccVerdict(res.Spec), Faults: faults})
 		s.ids = append(s.ids, r.ID)
 		if !res.Partial && (r.Status == store.StatusOK || suspect && includeSuspect) {
