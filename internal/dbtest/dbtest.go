@@ -11,6 +11,7 @@
 package dbtest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -21,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -245,4 +247,73 @@ func CrashRestart(inst *instance.Instance) error {
 // does for the shared servers: tests do not measure.
 var testSettings = map[instance.Engine]map[string]string{
 	instance.MariaDB: {"innodb_flush_log_at_trx_commit": "0", "innodb_doublewrite": "0", "local_infile": "1"},
+}
+
+// Freeze stops a private server (PrivateServer) with SIGSTOP, as a hung
+// host or a paused virtual machine would: the server process and every
+// process it forked (PostgreSQL's postmaster and each backend and helper,
+// which sit in process groups of their own; MariaDB's mariadbd).
+// Connections stay open and nothing answers. The returned resume sends
+// SIGCONT to the same processes; it may be called more than once, and the
+// test must call it whatever happens (defer it): a frozen server never
+// ends on its own, and its Stop would wait for it.
+func Freeze(inst *instance.Instance) (resume func() error, err error) {
+	pid := inst.PID()
+	if pid <= 0 {
+		return nil, errors.New("the private server is not running")
+	}
+	// The server first, so that it forks nothing new meanwhile.
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return nil, fmt.Errorf("freeze the private server: %w", err)
+	}
+	tree := descendants(pid)
+	resume = func() error {
+		var errs []error
+		for _, p := range tree {
+			if err := syscall.Kill(p, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
+				errs = append(errs, err)
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("resume the private server: %w", err)
+		}
+		return nil
+	}
+	for _, p := range tree[1:] {
+		if err := syscall.Kill(p, syscall.SIGSTOP); err != nil && !errors.Is(err, syscall.ESRCH) {
+			_ = resume()
+			return nil, fmt.Errorf("freeze process %d of the private server: %w", p, err)
+		}
+	}
+	return resume, nil
+}
+
+// descendants returns pid and every process it forked, parents first,
+// from /proc.
+func descendants(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	children := map[int][]int{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(f[1]); err == nil {
+			children[ppid] = append(children[ppid], p)
+		}
+	}
+	out := []int{pid}
+	for k := 0; k < len(out); k++ {
+		out = append(out, children[out[k]]...)
+	}
+	return out
 }

@@ -149,10 +149,12 @@ type TxCounter interface {
 	TxCountSource() string
 }
 
-// ServerStartReader reads when the database server last started. A run
-// reads it at both edges of its measured window: a server that restarted
-// in between counted its transactions again from zero (and may have lost
-// its last commits), so the window's database figures do not describe it.
+// ServerStartReader reads when the database server last started, or last
+// started over without a restart (PostgreSQL's reset of every session
+// after one backend crashed). A run reads it at both edges of its measured
+// window: a server that started (over) in between counted its
+// transactions again from zero (and may have lost its last commits), so
+// the window's database figures do not describe it.
 type ServerStartReader interface {
 	ServerStartTime(ctx context.Context) (time.Time, error)
 }

@@ -3,9 +3,13 @@ package driver_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/dialect"
@@ -14,8 +18,16 @@ import (
 )
 
 // TestServerFaults is the fault suite's server faults, on a private server
-// of each engine that the test starts and kills itself:
+// of each engine that the test starts, freezes and kills itself:
 //
+//   - the server frozen (SIGSTOP to it and every process it forked) for
+//     stallFor inside the measured window, then resumed: the run rides
+//     through without losing a connection, the stall is on record and the
+//     transactions it held show it in their latency;
+//   - PostgreSQL: one backend killed (SIGKILL) while the postmaster lives
+//     on: every session is ended and the statistics discarded, the
+//     postmaster's start time unchanged; the run reconnects and takes the
+//     driver's counts, labelled, as after a restart;
 //   - a crash and restart inside the measured window (PostgreSQL's
 //     immediate shutdown, MariaDB's SIGKILL): the run rides through and
 //     ends without an error, the outage is on record with its failed and
@@ -60,6 +72,66 @@ func TestServerFaults(t *testing.T) {
 					}
 				}
 			)
+			t.Run("stall", func(t *testing.T) {
+				res, err := driver.Run(context.Background(), db, meta, o, faultStart(func() error { return freeze(t, inst) }))
+				<-crashDone
+				if crashErr != nil {
+					t.Fatal(crashErr)
+				}
+				if err != nil {
+					t.Fatalf("Run through a stall: %v", err)
+				}
+				t.Logf("stall: window from %s; stalls %+v; outages %+v; notes %q", res.Window.Start, res.Stalls, res.Outages, res.FaultNotes())
+				if res.Partial || len(res.Outages) > 0 {
+					t.Errorf("partial %v, outages %+v: a frozen server drops no connection, the run rides through", res.Partial, res.Outages)
+				}
+				if len(res.Stalls) == 0 {
+					t.Fatalf("no stall recorded for a server frozen %s", stallFor)
+				}
+				// Every virtual user had a transaction in flight through
+				// the stall (unpaced users run back to back), so the
+				// longest response time spans it at least (less the
+				// latency histogram's 0.1%% precision).
+				var longest, maxLatency float64
+				for _, st := range res.Stalls {
+					longest = max(longest, st.Seconds)
+				}
+				for _, k := range res.Kinds {
+					maxLatency = max(maxLatency, float64(k.LatencyMicros.Max)/1e6)
+				}
+				if maxLatency < longest*0.999 {
+					t.Errorf("max latency %.3f s, shorter than the %.3f s stall every virtual user waited through", maxLatency, longest)
+				}
+				checkConsistency(t, db)
+			})
+			if e == instance.Postgres {
+				t.Run("backend killed", func(t *testing.T) {
+					once, crashDone = sync.Once{}, make(chan struct{})
+					res, err := driver.Run(context.Background(), db, meta, o, faultStart(func() error { return killBackend(tg) }))
+					<-crashDone
+					if crashErr != nil {
+						t.Fatal(crashErr)
+					}
+					if err != nil {
+						t.Fatalf("Run through a killed backend: %v", err)
+					}
+					res.CheckCounters(0)
+					t.Logf("backend killed: TPM %.0f from %s; outages %+v; suspect %q", res.TPM, res.TPMSource, res.Outages, res.Suspect)
+					if len(res.Outages) == 0 {
+						t.Errorf("no outage recorded: the postmaster ends every session when a backend crashes")
+					}
+					if !res.ServerRestarted || res.CountsFallback == "" || res.TPM != res.DriverTPM || res.NOPM != res.DriverNOPM {
+						t.Errorf("restart seen %v, fallback %q, TPM %v (driver %v), NOPM %v (driver %v): want the reset seen and the driver's own counts, labelled",
+							res.ServerRestarted, res.CountsFallback, res.TPM, res.DriverTPM, res.NOPM, res.DriverNOPM)
+					}
+					if res.IsSuspect() || res.TPM < 0 || res.NOPM < 0 {
+						t.Errorf("suspect %q, TPM %v, NOPM %v: want a labelled fallback, never negative", res.Suspect, res.TPM, res.NOPM)
+					}
+					checkConsistency(t, db)
+				})
+			}
+
+			once, crashDone = sync.Once{}, make(chan struct{})
 			res, err := driver.Run(context.Background(), db, meta, o, faultStart(func() error { return dbtest.CrashRestart(inst) }))
 			<-crashDone
 			if crashErr != nil {
@@ -121,4 +193,45 @@ func TestServerFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stallFor is how long TestServerFaults freezes the server: above
+// driver.StallThreshold with room for the stall's edges (the last
+// completions before the freeze and the first after it).
+const stallFor = 3 * time.Second
+
+// freeze stops the private server for stallFor and resumes it; the
+// server is resumed when the test ends too, whatever happened.
+func freeze(t *testing.T, inst *instance.Instance) error {
+	resume, err := dbtest.Freeze(inst)
+	if err != nil {
+		return err
+	}
+	t.Cleanup(func() { _ = resume() })
+	t.Logf("server frozen at %s", time.Now())
+	time.Sleep(stallFor)
+	t.Logf("server resumed at %s", time.Now())
+	return resume()
+}
+
+// killBackend kills (SIGKILL) one PostgreSQL backend serving the target's
+// database, as a crash of that one process would.
+func killBackend(tg dialect.Target) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dbtest.RawURL(tg))
+	if err != nil {
+		return fmt.Errorf("connect to find a backend: %w", err)
+	}
+	defer conn.Close(ctx)
+	var pid int
+	if err := conn.QueryRow(ctx, `SELECT pid FROM pg_stat_activity
+		WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()
+		ORDER BY pid LIMIT 1`).Scan(&pid); err != nil {
+		return fmt.Errorf("find a backend to kill: %w", err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill backend %d: %w", pid, err)
+	}
+	return nil
 }

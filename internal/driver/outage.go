@@ -114,12 +114,16 @@ func writes(k tpcc.TxKind) bool {
 }
 
 // FaultNotes describes, one line each, the run's outages (when each began
-// relative to the measured window, how long it lasted, what it cost) and
+// relative to the measured window, how long it lasted, what it cost), its
+// stalls and
 // why its TPM and NOPM are the driver's own counts, if they are.
 func (r *Result) FaultNotes() []string {
 	var notes []string
 	for i, o := range r.Outages {
 		notes = append(notes, fmt.Sprintf("outage %d: %s", i+1, r.describeOutage(o)))
+	}
+	for i, s := range r.Stalls {
+		notes = append(notes, fmt.Sprintf("stall %d: %s", i+1, r.describeStall(s)))
 	}
 	if r.CountsFallback != "" {
 		notes = append(notes, "TPM and NOPM are the driver's own counts: "+r.CountsFallback)

@@ -54,6 +54,9 @@ type Result struct {
 	// Outages are the stretches of the run (ramp-up, window and grace)
 	// during which virtual users had lost their connection.
 	Outages []Outage `json:"outages,omitempty"`
+	// Stalls are the stretches of the measured window, of at least
+	// StallThreshold, in which no transaction completed (unpaced runs).
+	Stalls []Stall `json:"stalls,omitempty"`
 	// TooManyFailures says, when more of the window's transactions failed
 	// than Options.MaxFailurePct allows, how many did: such a run is not a
 	// success. Empty otherwise.

@@ -197,6 +197,7 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	res := r.res
 	res.merge(r.stats(), meta.Warehouses)
 	res.Outages = r.outages.list(clk.Now())
+	res.findStalls(r.stats())
 	if r.txc == nil && res.CountsFallback == "" {
 		// No server counter: TPM counts what the driver completed.
 		res.DBTransactions = res.completed()
@@ -539,7 +540,7 @@ func (r *runner) endWindow(_ time.Time, complete bool) {
 		return
 	case restarted:
 		res.ServerRestarted = true
-		res.CountsFallback = "the server restarted inside the window: its counters started again from zero"
+		res.CountsFallback = "the server restarted inside the window (or reset every session after a crashed backend): its counters started again from zero"
 		return
 	}
 	res.countersRead = true

@@ -132,6 +132,8 @@ type vuStats struct {
 
 	// deferred is what a deferred-Delivery session measures; nil otherwise.
 	deferred *deferredStats
+	// gaps: the user's completions inside the window, for the stalls.
+	gaps gapLog
 }
 
 func newVUStats(warehouses int) *vuStats {

@@ -431,6 +431,7 @@ func (v *vu) record(kind tpcc.TxKind, out txOutcome, class dialect.ErrClass, ret
 	// shows here (no coordinated omission).
 	us := micros(tm.end.Sub(tm.intended))
 	if done {
+		s.gaps.done(tm.end)
 		k.completed++
 		_ = k.latency.RecordValue(us)
 		_ = k.service.RecordValue(micros(tm.end.Sub(tm.start)))

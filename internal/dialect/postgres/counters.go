@@ -35,16 +35,26 @@ func (d *Database) TxCount(ctx context.Context) (int64, error) {
 // TxCountSource labels the counter in results.
 func (d *Database) TxCountSource() string { return txCountSource }
 
-// ServerStartTime is pg_postmaster_start_time(): it changes when the
-// server restarts, after a crash too (the statistics behind TxCount are
-// then discarded).
+// serverStartQuery reads when the server's statistics last started from
+// zero: pg_postmaster_start_time() changes when the server restarts; when
+// one backend crashes the postmaster survives (its start time unchanged)
+// but ends every session, runs crash recovery and discards the statistics
+// behind TxCount, and that shows (PostgreSQL 15) as a new stats_reset of
+// the cluster-wide pg_stat_bgwriter. The later of the two is the start
+// the counters count from.
+const serverStartQuery = "SELECT GREATEST(pg_postmaster_start_time(), (SELECT stats_reset FROM pg_stat_bgwriter))"
+
+// ServerStartTime is the later of pg_postmaster_start_time() and the last
+// reset of the cluster's statistics (serverStartQuery): it changes when
+// the server restarts, and when a crashed backend made the postmaster
+// reset every session and discard the statistics behind TxCount.
 func (d *Database) ServerStartTime(ctx context.Context) (time.Time, error) {
 	var t time.Time
 	err := d.withMeta(ctx, func(c *pgx.Conn) error {
-		return c.QueryRow(ctx, "SELECT pg_postmaster_start_time()").Scan(&t)
+		return c.QueryRow(ctx, serverStartQuery).Scan(&t)
 	})
 	if err != nil {
-		return time.Time{}, fmt.Errorf("read pg_postmaster_start_time(): %w", err)
+		return time.Time{}, fmt.Errorf("read the server's start (pg_postmaster_start_time(), pg_stat_bgwriter.stats_reset): %w", err)
 	}
 	return t, nil
 }
