@@ -19,17 +19,26 @@ import (
 // The allowance of each comparison, in transactions, is the sum of:
 //
 //   - 2 x VUs: at each edge of the window every virtual user may have one
-//     transaction committed on one side of the counter read and recorded
-//     by the driver on the other;
-//   - the driver's rate x the time the counter reads took at both edges
-//     (virtual users keep working while the counters are read), at the
-//     busiest second of the window: a loaded host runs in bursts;
-//   - for TPM from a server counter: the driver's rate x 2 x the
-//     counter's publication lag (dialect.Capabilities.TxCountLag: a
-//     PostgreSQL backend publishes its counts about once a second), the
-//     retried and failed attempts (the server counts their rollbacks),
-//     oltplab's own statements on the database (the counter reads and the
-//     samplers' queries: observerStatements);
+//     transaction in flight, committed on one side of the counter read and
+//     recorded by the driver on the other (a virtual user records a
+//     transaction when its answer arrives, and has at most one unanswered);
+//   - the edge rate x the time the counter reads took at both edges,
+//     measured from before the first read to after the gate opened or
+//     closed (CounterReadSeconds: it includes any scheduling delay between
+//     the reads and the driver's window boundary, when virtual users keep
+//     working while the counters are read). The edge rate is the larger of
+//     the busiest second of the window (a loaded host runs in bursts) and,
+//     for unpaced runs, VUs / the median service time of the compared
+//     transactions: the rate at which the virtual users complete
+//     transactions back to back while they run unimpeded, which a window
+//     whose seconds hold waits (the driver descheduled on a loaded host,
+//     lock waits) shows below what it reaches at an edge (edgeRate);
+//   - for TPM from a server counter: the edge rate x 2 x the counter's
+//     publication lag (dialect.Capabilities.TxCountLag: a PostgreSQL
+//     backend publishes its counts about once a second), the retried and
+//     failed attempts (the server counts their rollbacks), oltplab's own
+//     statements on the database (the counter reads and the samplers'
+//     queries: observerStatements);
 //   - for NOPM: the New-Orders that failed (a lost connection may hide a
 //     commit);
 //
@@ -135,8 +144,8 @@ func (r *Result) CheckCounters(observerStatements int64) {
 			failed += n
 		}
 	}
-	// The rate at the edges is taken as the busiest second's, at least
-	// the window's mean.
+	// The rate at the edges: the busiest second's, at least the window's
+	// mean, and for unpaced users at least their back-to-back rate.
 	var peakTx, peakNO float64
 	for _, s := range r.Series {
 		if s.IntervalSeconds > 0 {
@@ -144,11 +153,16 @@ func (r *Result) CheckCounters(observerStatements int64) {
 			peakNO = max(peakNO, float64(s.NewOrders)/s.IntervalSeconds)
 		}
 	}
-	perSecond := func(n int64, peak float64) float64 { return max(float64(n)/r.Window.Seconds, peak) }
+	var noService, txService int64 // median service times, µs
+	if !r.Options.Paced() {
+		noService, txService = r.medianServiceMicros()
+	}
+	noRate := edgeRate(max(float64(newOrders)/r.Window.Seconds, peakNO), vus, noService)
+	txRate := edgeRate(max(float64(completed)/r.Window.Seconds, peakTx), vus, txService)
 	edges := r.CounterReadSeconds
 
 	c := &CrossCheck{ObserverStatements: observerStatements}
-	noAllow := 2*vus + ceil(perSecond(newOrders, peakNO)*edges) + noFailed
+	noAllow := 2*vus + ceil(noRate*edges) + noFailed
 	c.NewOrders = newCounterCheck(r.DBNewOrders, newOrders, noAllow, NewOrderTolerance)
 	switch {
 	case r.DBNewOrders < 0:
@@ -163,7 +177,7 @@ func (r *Result) CheckCounters(observerStatements int64) {
 	}
 	if src := r.txCountSource; src != "" {
 		lag := r.TxCountLagSeconds
-		txAllow := 2*vus + ceil(perSecond(completed, peakTx)*(edges+2*lag)) + retried + failed +
+		txAllow := 2*vus + ceil(txRate*(edges+2*lag)) + retried + failed +
 			observerStatements + 2*counterReadStatements
 		tc := newCounterCheck(r.DBTransactions, completed, txAllow, TransactionTolerance)
 		c.Transactions = &tc
@@ -190,3 +204,36 @@ func (r *Result) CheckCounters(observerStatements int64) {
 func (r *Result) IsSuspect() bool { return len(r.Suspect) > 0 }
 
 func ceil(x float64) int64 { return int64(math.Ceil(x)) }
+
+// edgeRate is the rate, per second, at which transactions may complete
+// while the counters are read at an edge: the observed rate (the busiest
+// second, at least the window's mean), at least vus back to back at
+// serviceMicros each (0: unknown, or a paced run whose users wait for
+// their schedule).
+func edgeRate(observed float64, vus, serviceMicros int64) float64 {
+	if serviceMicros <= 0 {
+		return observed
+	}
+	return max(observed, float64(vus)*1e6/float64(serviceMicros))
+}
+
+// medianServiceMicros returns the median service time of New-Order and,
+// weighted by their counts, of all kinds; 0 when nothing completed.
+func (r *Result) medianServiceMicros() (newOrder, all int64) {
+	var sum float64
+	var n int64
+	for _, k := range r.Kinds {
+		if k.Completed == 0 || k.ServiceMicros.P50 <= 0 {
+			continue
+		}
+		if k.Kind == tpcc.NewOrderTx.String() {
+			newOrder = k.ServiceMicros.P50
+		}
+		sum += float64(k.ServiceMicros.P50) * float64(k.Completed)
+		n += k.Completed
+	}
+	if n > 0 {
+		all = int64(math.Round(sum / float64(n)))
+	}
+	return newOrder, all
+}

@@ -123,3 +123,65 @@ func TestLagWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestEdgeAllowance: the allowance's edge term takes the virtual users'
+// back-to-back rate when the window's busiest second shows less (a
+// short, loaded window), so a database count a few above the driver's is
+// the window's edges; a 10% miscount still fails, in a tiny window and
+// in a minute's.
+func TestEdgeAllowance(t *testing.T) {
+	// 4 virtual users, 5 s, 229 committed New-Orders, the busiest second
+	// 60 of them; the counter reads took 30 ms at the two edges together
+	// and a New-Order's median service time was 15 ms.
+	tiny := func(dbNO int64, paced bool) *Result {
+		r := &Result{
+			Options:            Options{VUs: 4},
+			Window:             Window{Seconds: 5},
+			DBNewOrders:        dbNO,
+			TPMSource:          DriverTPMSource,
+			CounterReadSeconds: 0.03,
+			countersRead:       true,
+			Series:             []SecondSample{{IntervalSeconds: 1, NewOrders: 60, Transactions: 130}},
+			Kinds: []KindResult{
+				{Kind: "new_order", Completed: 231, RolledBack: 2, ServiceMicros: Latency{P50: 15000}},
+				{Kind: "payment", Completed: 230, ServiceMicros: Latency{P50: 10000}},
+			},
+		}
+		if paced {
+			r.Options.Rate = 50
+		}
+		r.CheckCounters(0)
+		return r
+	}
+	for _, tc := range []struct {
+		name      string
+		r         *Result
+		allowance int64
+		ok        bool
+	}{
+		// 2 x 4 in flight + ceil(max(60, 4 / 0.015 s) x 0.03 s) = 8 + 8;
+		// limit 16 + 2% of 229 = 20.6.
+		{"tiny window, database 17 above", tiny(246, false), 16, true},
+		{"tiny window, database 10% above", tiny(252, false), 16, false},
+		{"tiny window, database 10% below", tiny(206, false), 16, false},
+		// Paced users wait for their schedule: the busiest second only,
+		// 8 + ceil(60 x 0.03) = 10; limit 14.6.
+		{"paced tiny window, database 17 above", tiny(246, true), 10, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.r.Check.NewOrders
+			if c.Allowance != tc.allowance || c.OK != tc.ok {
+				t.Errorf("allowance %d, ok %v (database %d, driver %d, limit %.1f); want %d, %v",
+					c.Allowance, c.OK, c.Database, c.Driver, c.Limit(), tc.allowance, tc.ok)
+			}
+		})
+	}
+	// A minute of 4 users at a 5 ms median New-Order: 8 + ceil(800/s x
+	// 0.01 s) = 16, limit 104; 10% more New-Orders (440) is a miscount.
+	r := checked(4840, 10000, false, 0)
+	r.Kinds[0].ServiceMicros.P50 = 5000
+	r.CheckCounters(0)
+	if c := r.Check.NewOrders; c.Allowance != 16 || c.OK {
+		t.Errorf("a minute's window 10%% above: allowance %d, ok %v; want 16, not ok", c.Allowance, c.OK)
+	}
+}

@@ -307,7 +307,8 @@ func (v *view) tpccTable() table {
 func (v *view) faultsTable() table {
 	t := table{ID: "faults", Title: "Runs the server failed during",
 		Note: "Outages are stretches in which virtual users had lost their connection and were reconnecting " +
-			"(a crash restart, a failover). After a restart, or when the counters could not be read, TPM and NOPM " +
+			"(a crash restart, a failover); stalls are stretches of 2 s or more in which no transaction completed " +
+			"(a frozen server, a hung disk or network). After a restart, or when the counters could not be read, TPM and NOPM " +
 			"are the driver's own counts. A run with more failed transactions than allowed is not counted.",
 		Header: []string{"Profile", "VUs", "Run", "NOPM", "TPM", "What happened"},
 		Right:  []bool{false, true, true, true, true, false}}
