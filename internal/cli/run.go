@@ -70,6 +70,9 @@ func (o *runOptions) register(fs *pflag.FlagSet, a *app) {
 	fs.DurationVar(&o.driver.ReconnectFor, "reconnect-for", d.ReconnectFor,
 		"`DURATION` a virtual user that lost its connection (a server restart, a failover) keeps reconnecting while the run goes on; "+
 			"each outage is recorded with the run. A server not back by then ends the run (exit 8)")
+	fs.DurationVar(&o.driver.AnswerTimeout, "answer-timeout", d.AnswerTimeout,
+		"`DURATION` a call may wait for the server's answer before its connection is taken for dead (a path gone silent "+
+			"without closing) and reopened as after a lost one, the outage recorded; 0: never")
 	fs.Float64Var(&o.driver.MaxFailurePct, "max-failure-rate", d.MaxFailurePct,
 		"`PERCENT` of the measured window's transactions that may fail; a run with more is stored with status failures, "+
 			"left out of peaks and verdicts, and exits 19")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"sync"
 	"syscall"
 	"testing"
@@ -28,6 +29,13 @@ import (
 //     on: every session is ended and the statistics discarded, the
 //     postmaster's start time unchanged; the run reconnects and takes the
 //     driver's counts, labelled, as after a restart;
+//   - the connection gone silent (a proxy between the driver and the
+//     server stops forwarding without closing anything) for silentFor,
+//     then forwarding again: calls without an answer for the answer
+//     timeout are taken for dead, the sessions reopened once the path is
+//     back, the outage recorded and the run goes on; silent for good, the
+//     run ends with ErrServerGone after --reconnect-for, keeping what it
+//     measured;
 //   - a crash and restart inside the measured window (PostgreSQL's
 //     immediate shutdown, MariaDB's SIGKILL): the run rides through and
 //     ends without an error, the outage is on record with its failed and
@@ -131,6 +139,60 @@ func TestServerFaults(t *testing.T) {
 				})
 			}
 
+			t.Run("silent connection", func(t *testing.T) {
+				proxy := newSilentProxy(t, tg.URL.Host)
+				pdb := openVia(t, tg, proxy.Addr())
+				so := o
+				so.AnswerTimeout = time.Second
+				// Silent for silentFor, then forwarding again: the calls
+				// in flight get no answer, the sessions are taken for
+				// dead, reopened once the path is back, and the run goes on.
+				once, crashDone = sync.Once{}, make(chan struct{})
+				res, err := driver.Run(context.Background(), pdb, meta, so, faultStart(func() error {
+					proxy.hold()
+					time.Sleep(silentFor)
+					proxy.resume()
+					return nil
+				}))
+				<-crashDone
+				if err != nil {
+					t.Fatalf("Run through a silent connection: %v", err)
+				}
+				t.Logf("silent connection: outages %+v; notes %q", res.Outages, res.FaultNotes())
+				if res.Partial {
+					t.Errorf("Partial: want the window measured to its end")
+				}
+				if len(res.Outages) == 0 || res.Outages[0].Silent == 0 || res.Outages[0].Ongoing {
+					t.Errorf("outages %+v: want one, over, with connections taken for dead after the answer timeout", res.Outages)
+				}
+				checkConsistency(t, db)
+
+				// Silent for good: the run ends once the virtual users gave
+				// up reconnecting, keeping what it measured.
+				so.ReconnectFor = 2 * time.Second
+				so.Duration = time.Minute
+				once, crashDone = sync.Once{}, make(chan struct{})
+				res, err = driver.Run(context.Background(), pdb, meta, so, faultStart(func() error {
+					proxy.hold()
+					return nil
+				}))
+				<-crashDone
+				if !errors.Is(err, driver.ErrServerGone) {
+					t.Fatalf("Run with the connection silent for good: got %v, want ErrServerGone", err)
+				}
+				t.Logf("silent for good: outages %+v; fallback %q", res.Outages, res.CountsFallback)
+				if res == nil || !res.Partial {
+					t.Fatalf("result %+v: want what was measured, marked partial", res)
+				}
+				if n := len(res.Outages); n == 0 || !res.Outages[n-1].Ongoing || res.Outages[n-1].Silent == 0 {
+					t.Errorf("outages %+v: want the last one ongoing, its connections silent", res.Outages)
+				}
+				if res.TPM < 0 || res.NOPM < 0 || res.CountsFallback == "" {
+					t.Errorf("TPM %v, NOPM %v, fallback %q: want the driver's own counts, labelled", res.TPM, res.NOPM, res.CountsFallback)
+				}
+				checkConsistency(t, db)
+			})
+
 			once, crashDone = sync.Once{}, make(chan struct{})
 			res, err := driver.Run(context.Background(), db, meta, o, faultStart(func() error { return dbtest.CrashRestart(inst) }))
 			<-crashDone
@@ -212,6 +274,36 @@ func freeze(t *testing.T, inst *instance.Instance) error {
 	time.Sleep(stallFor)
 	t.Logf("server resumed at %s", time.Now())
 	return resume()
+}
+
+// silentFor is how long the silent-connection fault holds the path: above
+// the 1 s answer timeout the test sets, with room for the watchdog's
+// quarter-second checks.
+const silentFor = 3 * time.Second
+
+// openVia opens the target's database through addr (the silent proxy),
+// with a 2 s connect timeout: a connection attempt through a silent path
+// gives up then.
+func openVia(t *testing.T, tg dialect.Target, addr string) dialect.Database {
+	t.Helper()
+	u, err := url.Parse(dbtest.RawURL(tg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = addr
+	q := u.Query()
+	q.Set("connect_timeout", "2")
+	u.RawQuery = q.Encode()
+	ptg, err := dialect.ParseTarget(u.String(), "")
+	if err != nil {
+		t.Fatalf("parse the target through the proxy: %v", err)
+	}
+	db, err := dialect.Open(context.Background(), ptg)
+	if err != nil {
+		t.Fatalf("open through the proxy: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }
 
 // killBackend kills (SIGKILL) one PostgreSQL backend serving the target's

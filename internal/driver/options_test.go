@@ -43,6 +43,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"unknown mode", func(o *Options) { o.Mode = 5 }, true},
 		{"no reconnection", func(o *Options) { o.ReconnectFor = 0 }, false},
 		{"negative reconnect-for", func(o *Options) { o.ReconnectFor = -time.Second }, true},
+		{"no answer timeout", func(o *Options) { o.AnswerTimeout = 0 }, false},
+		{"negative answer-timeout", func(o *Options) { o.AnswerTimeout = -time.Second }, true},
 		{"no failure allowed", func(o *Options) { o.MaxFailurePct = 0 }, false},
 		{"failure rate above 100", func(o *Options) { o.MaxFailurePct = 101 }, true},
 		{"failure rate negative", func(o *Options) { o.MaxFailurePct = -1 }, true},

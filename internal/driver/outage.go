@@ -28,6 +28,10 @@ type Outage struct {
 	// VUs counts the connections lost in it (a virtual user that lost its
 	// new session again counts again).
 	VUs int `json:"vus"`
+	// Silent counts the connections among them that were taken for dead
+	// because the server did not answer a call within
+	// Options.AnswerTimeout (nothing closed them).
+	Silent int `json:"silent,omitempty"`
 	// UnknownOutcome counts the writing transactions (New-Order, Payment,
 	// Delivery) whose connection broke under them: the server may have
 	// committed them before it went. Failed counts the other transactions
@@ -48,14 +52,18 @@ type outageLog struct {
 }
 
 // lost records that a virtual user's connection broke under a transaction
-// of kind at now; it opens an outage when none is open.
-func (l *outageLog) lost(now time.Time, kind tpcc.TxKind) {
+// of kind at now (silent: it was taken for dead after the answer
+// timeout); it opens an outage when none is open.
+func (l *outageLog) lost(now time.Time, kind tpcc.TxKind, silent bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.cur == nil {
 		l.cur = &Outage{Start: now}
 	}
 	l.cur.VUs++
+	if silent {
+		l.cur.Silent++
+	}
 	l.down++
 	if writes(kind) {
 		l.cur.UnknownOutcome++
@@ -143,6 +151,10 @@ func (r *Result) describeOutage(o Outage) string {
 	if o.Ongoing {
 		lasted = fmt.Sprintf("still down when the run ended %.1f s later", o.Seconds)
 	}
-	return fmt.Sprintf("%s, %s; %d connection(s) lost, %d transaction(s) of unknown outcome (writes the server may have committed), %d failed",
-		when, lasted, o.VUs, o.UnknownOutcome, o.Failed)
+	lost := fmt.Sprintf("%d connection(s) lost", o.VUs)
+	if o.Silent > 0 {
+		lost += fmt.Sprintf(" (%d of them silent: no answer within the answer timeout)", o.Silent)
+	}
+	return fmt.Sprintf("%s, %s; %s, %d transaction(s) of unknown outcome (writes the server may have committed), %d failed",
+		when, lasted, lost, o.UnknownOutcome, o.Failed)
 }

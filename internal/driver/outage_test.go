@@ -17,12 +17,12 @@ func TestOutageLog(t *testing.T) {
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	var l outageLog
 	l.failed() // no outage open: not counted anywhere
-	l.lost(at(1), tpcc.NewOrderTx)
-	l.lost(at(1.5), tpcc.StockLevelTx)
+	l.lost(at(1), tpcc.NewOrderTx, false)
+	l.lost(at(1.5), tpcc.StockLevelTx, false)
 	l.failed()
 	l.regained(at(2))
 	l.regained(at(4))
-	l.lost(at(10), tpcc.PaymentTx)
+	l.lost(at(10), tpcc.PaymentTx, false)
 	got := l.list(at(13))
 	want := []Outage{
 		{Start: at(1), End: at(4), Seconds: 3, VUs: 2, UnknownOutcome: 1, Failed: 2},

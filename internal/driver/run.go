@@ -178,6 +178,14 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 		vuErr = g.Wait()
 		close(vusDone)
 	}()
+	if o.AnswerTimeout > 0 {
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			r.watchAnswers(vusDone)
+		}()
+		defer func() { <-watched }()
+	}
 
 	// schedCtx lets the runner cut the schedule short when it cannot read
 	// the counters.
@@ -362,13 +370,22 @@ func (r *runner) openSessions(ctx context.Context) error {
 	return nil
 }
 
-// counterCtx returns the context for reading counters: the run's own, or
-// once that is canceled, a fresh one bounded by counterReadTimeout.
+// counterCtx returns the context for reading counters: the run's own
+// bounded by the answer timeout, or once that is canceled, a fresh one
+// bounded by counterReadTimeout.
 func (r *runner) counterCtx() (context.Context, context.CancelFunc) {
 	if r.readCtx.Err() == nil {
+		if r.o.AnswerTimeout > 0 {
+			// A counter connection gone silent ends the read too.
+			return context.WithTimeout(r.readCtx, r.o.AnswerTimeout)
+		}
 		return r.readCtx, func() {}
 	}
-	return context.WithTimeout(context.WithoutCancel(r.readCtx), counterReadTimeout)
+	limit := counterReadTimeout
+	if a := r.o.AnswerTimeout; a > 0 {
+		limit = min(limit, a)
+	}
+	return context.WithTimeout(context.WithoutCancel(r.readCtx), limit)
 }
 
 // readCounters reads the NOPM source and, when the dialect has one, the
@@ -677,7 +694,7 @@ const lagWarningPct = 2.0
 // lag/window either way.
 func lagWarning(res *Result) string {
 	lag, w := res.TxCountLagSeconds, res.Window.Seconds
-	if lag <= 0 || w <= 0 || res.TPMSource == DriverTPMSource {
+	if lag <= 0 || w <= 0 || res.TPMSource == DriverTPMSource || res.CountsFallback != "" {
 		return ""
 	}
 	pct := 100 * lag / w

@@ -62,6 +62,14 @@ type vu struct {
 	mu          sync.Mutex
 	sess        dialect.Session
 	interrupted bool // under mu: a session set from now on is interrupted at once
+	// The answer watchdog (answer.go): when the call in flight began
+	// (UnixNano, 0 when none is), whether the watchdog expired it, and the
+	// cancel of its context (under mu) for a session that is not a
+	// dialect.Interrupter.
+	answerTimeout time.Duration
+	callSince     atomic.Int64
+	expired       atomic.Bool
+	cancelCall    context.CancelFunc
 
 	maxRetries int
 	// paced: transactions have scheduled starts, whose lateness is measured.
@@ -102,8 +110,9 @@ func newVU(i int, db dialect.Database, o Options, warehouses int, clk clock, g *
 		rec:        o.Recorder,
 		stats:      newVUStats(warehouses),
 
-		reconnectFor: o.ReconnectFor,
-		outages:      outages,
+		reconnectFor:  o.ReconnectFor,
+		answerTimeout: o.AnswerTimeout,
+		outages:       outages,
 	}
 	v.no.Lines = make([]tpcc.OrderLineInput, 0, 15) // 2.4.1.3: at most 15 lines
 	return v
@@ -313,7 +322,7 @@ func (v *vu) exec(ctx context.Context, kind tpcc.TxKind) error {
 // as a failure and the session is reopened; if it cannot be, fatal is set.
 func (v *vu) execute(ctx, calls context.Context, kind tpcc.TxKind) (out txOutcome, class dialect.ErrClass, retries int, fatal error) {
 	for {
-		err := v.exec(calls, kind)
+		err := v.call(calls, kind)
 		if err == nil {
 			return txCommitted, dialect.ClassNone, retries, nil
 		}
@@ -323,6 +332,11 @@ func (v *vu) execute(ctx, calls context.Context, kind tpcc.TxKind) (out txOutcom
 		class = v.db.Classify(err)
 		if class == dialect.ClassNone {
 			class = dialect.ClassOther
+		}
+		silent := v.expired.Swap(false)
+		if silent {
+			// No answer within the answer timeout: a dead connection.
+			class = dialect.ClassConnection
 		}
 		if errors.Is(err, tpcc.ErrRollback) || class == dialect.ClassRollback {
 			// TPC-C 2.4.2.3: the rollback on an unused item is an expected
@@ -341,7 +355,7 @@ func (v *vu) execute(ctx, calls context.Context, kind tpcc.TxKind) (out txOutcom
 			}
 			continue
 		case class == dialect.ClassConnection:
-			v.outages.lost(v.clk.Now(), kind)
+			v.outages.lost(v.clk.Now(), kind, silent)
 			if err := v.reconnect(ctx); err != nil {
 				if ctx.Err() != nil {
 					return txFailed, class, retries, nil
