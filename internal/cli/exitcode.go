@@ -127,6 +127,11 @@ func exitCode(err error) int {
 	}
 	var se *scenario.StoreError
 	if errors.As(err, &se) {
+		// Interrupted while the store was being opened or read: an
+		// interrupt, not a store that failed.
+		if errors.Is(err, context.Canceled) {
+			return exitInterrupted
+		}
 		return exitStore
 	}
 	var re *scenario.RunError

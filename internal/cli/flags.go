@@ -238,6 +238,10 @@ func (a *app) openStoreWith(ctx context.Context, s storeFlags, open func(context
 	}
 	st, err := open(ctx, path)
 	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			// Interrupted while opening it: exit 130, not a store error.
+			return nil, fmt.Errorf("open results store: %w", cerr)
+		}
 		return nil, withCode(exitStore, err)
 	}
 	return st, nil

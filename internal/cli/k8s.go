@@ -39,7 +39,7 @@ shards into one result is not done). See docs/kubernetes.md.
 `
 
 // k8sManifest writes the Job.
-func k8sManifest(_ context.Context, a *app, args []string) error {
+func k8sManifest(ctx context.Context, a *app, args []string) error {
 	o := k8s.JobOptions{}
 	var output string
 	fs := newFlagSet("k8s manifest")
@@ -84,7 +84,7 @@ func k8sManifest(_ context.Context, a *app, args []string) error {
 	if output == "" {
 		return write(a.out())
 	}
-	if err := writeFileAtomic(output, write); err != nil {
+	if err := writeFileAtomic(ctx, output, write); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.errw(), "manifest written to %s: kubectl apply -f %s\n", output, output)

@@ -100,7 +100,7 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	in := report.Input{Title: "oltplab quickstart", Generated: time.Now().UTC(), Version: version(), Profiles: ps}
-	if err := writeFileAtomic(output, func(w io.Writer) error { return report.HTML(w, in) }); err != nil {
+	if err := writeFileAtomic(ctx, output, func(w io.Writer) error { return report.HTML(w, in) }); err != nil {
 		return err
 	}
 	abs, _ := filepath.Abs(output)

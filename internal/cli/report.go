@@ -72,5 +72,5 @@ func (a *app) renderExperiment(ctx context.Context, sf storeFlags, id int64, inc
 	if output == "" {
 		return write(a.out(), in)
 	}
-	return writeFileAtomic(output, func(w io.Writer) error { return write(w, in) })
+	return writeFileAtomic(ctx, output, func(w io.Writer) error { return write(w, in) })
 }

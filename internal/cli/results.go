@@ -462,12 +462,14 @@ func (a *app) renderProfiles(ctx context.Context, sf storeFlags, refs []string, 
 	if output == "" {
 		return wr(a.out())
 	}
-	return writeFileAtomic(output, wr)
+	return writeFileAtomic(ctx, output, wr)
 }
 
 // writeFileAtomic writes a file through a temporary sibling and a rename,
-// so a failure never leaves half a file where a good one was.
-func writeFileAtomic(path string, fill func(io.Writer) error) error {
+// so a failure never leaves half a file where a good one was. An
+// interrupt (ctx canceled: Ctrl-C, SIGTERM) before the rename leaves the
+// file as it was and returns the cancellation (exit 130).
+func writeFileAtomic(ctx context.Context, path string, fill func(io.Writer) error) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return usageErrorf("%s is a directory: name the file to write (such as %s)", quoted(path), filepath.Join(path, "report.html"))
 	}
@@ -486,6 +488,9 @@ func writeFileAtomic(path string, fill func(io.Writer) error) error {
 	}
 	if err := os.Chmod(tmp, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("write %s: interrupted, the file left as it was: %w", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
