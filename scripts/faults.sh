@@ -41,7 +41,8 @@ pg_target() { echo "${OLTPLAB_TEST_POSTGRES%%/postgres\?*}/faults?sslmode=disabl
 my_target() { echo "${OLTPLAB_TEST_MYSQL%/}/faults"; }
 
 # measure NAME FAULT RUN-ARGS...: runs oltplab run in the background,
-# calls FAULT 6 s later, and reports how the run ended.
+# calls FAULT 6 s later, reports how the run ended, and runs oltplab
+# check on the database once the server is back (check_target).
 measure() {
 	local name=$1 fault=$2
 	shift 2
@@ -55,6 +56,13 @@ measure() {
 	echo "== $name: exit $code after $((SECONDS - start)) s"
 	grep -E '^  (NOPM|TPM|outage|stall|TPM and NOPM)|SUSPECT|FAILURES|^ *(transaction|new_order)' "$work/out"
 	grep -E '^oltplab:' "$work/err"
+}
+
+# check_target NAME TARGET: the consistency conditions after the faults.
+check_target() {
+	"$work/oltplab" check --target "$2" >"$work/out" 2>&1
+	echo "== $1: oltplab check exit $?"
+	grep -E 'FAIL|passed|failed' "$work/out" | head -3
 }
 
 pg_crash() { as_pg "$pgbin/pg_ctl" -D "$pgdata" -m immediate -w restart >/dev/null; }
@@ -84,7 +92,8 @@ my_freeze() { freeze "$(cat "$mydir/pid")"; }
 # A loopback proxy to PORT that holds (forwards nothing, closes nothing,
 # accepts and leaves waiting) on SIGUSR1 and forwards again on SIGUSR2.
 start_proxy() {
-	python3 - "$1" >"$work/proxy.port" <<'PY' &
+	rm -f "$work/proxy.port"
+	python3 - "$1" >"$work/proxy.port.new" <<'PY' &
 import signal, socket, sys, threading
 go = threading.Event()
 go.set()
@@ -112,7 +121,8 @@ while True:
     threading.Thread(target=serve, args=(c,), daemon=True).start()
 PY
 	proxy=$!
-	until [[ -s $work/proxy.port ]]; do sleep 0.1; done
+	until [[ -s $work/proxy.port.new ]]; do sleep 0.1; done
+	mv "$work/proxy.port.new" "$work/proxy.port"
 }
 silence() { kill -USR1 "$proxy"; sleep 10; kill -USR2 "$proxy"; }
 silence_for_good() { kill -USR1 "$proxy"; }
@@ -152,6 +162,7 @@ measure "PostgreSQL stopped for good (--reconnect-for 10s)" pg_gone --target "$(
 pg_back
 measure "PostgreSQL frozen (SIGSTOP) for 10 s" pg_freeze --target "$(pg_target)" --duration 20s
 silent_runs "$(pg_target)" PostgreSQL
+check_target PostgreSQL "$(pg_target)"
 
 mariadb --no-defaults --socket="$mydir/sock" -uroot -e "CREATE DATABASE faults" || exit 1
 "$work/oltplab" build --target "$(my_target)" --warehouses 1 >/dev/null 2>&1 || exit 1
@@ -160,3 +171,4 @@ measure "MariaDB killed for good (--reconnect-for 10s)" my_kill --target "$(my_t
 my_back
 measure "MariaDB frozen (SIGSTOP) for 10 s" my_freeze --target "$(my_target)" --duration 20s
 silent_runs "$(my_target)" MariaDB
+check_target MariaDB "$(my_target)"
