@@ -38,6 +38,7 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 	setDefault(fs, "duration", "10s")
 	setDefault(fs, "grace", "5s")
 	setDefault(fs, "reconnect-for", "30s") // embedded SQLite: no server to come back
+	setDefault(fs, "answer-timeout", "30s") // embedded SQLite: no connection to go silent
 	setDefault(fs, "label", "quickstart")
 	// The demonstration runs the tproc-c mode only: the tpc-c mode's
 	// terminals take minutes per cycle.
