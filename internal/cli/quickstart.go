@@ -37,7 +37,7 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 	setDefault(fs, "rampup", "3s")
 	setDefault(fs, "duration", "10s")
 	setDefault(fs, "grace", "5s")
-	setDefault(fs, "reconnect-for", "30s") // embedded SQLite: no server to come back
+	setDefault(fs, "reconnect-for", "30s")  // embedded SQLite: no server to come back
 	setDefault(fs, "answer-timeout", "30s") // embedded SQLite: no connection to go silent
 	setDefault(fs, "label", "quickstart")
 	// The demonstration runs the tproc-c mode only: the tpc-c mode's
