@@ -44,6 +44,10 @@ type ProfileOptions struct {
 	// its slot measured again. Steps, repeats and order must be the ones
 	// the profile was started with.
 	Continue int64
+	// ShardGroup names the sharded run this profile is one shard of
+	// (Driver.Shard active, Driver.StartAt its shared start): the shards'
+	// profiles are found by it and merged (MergeShardGroup).
+	ShardGroup string
 	// Started, when set, is called with the profile's id before the first
 	// run; an error stops the profile before it measures anything.
 	Started func(ctx context.Context, profileID int64) error
@@ -123,6 +127,14 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 	}
 	if d.Shard.Active() {
 		params["shard"] = d.Shard.String()
+		params["shard_count"] = d.Shard.Count
+		params["shard_index"] = d.Shard.Index
+		if o.ShardGroup != "" {
+			params["shard_group"] = o.ShardGroup
+		}
+	}
+	if !d.StartAt.IsZero() {
+		params["start_at"] = d.StartAt.UTC().Format(time.RFC3339Nano)
 	}
 	pid, done, err := e.startProfile(ctx, o, params, rc)
 	if err != nil {
@@ -158,6 +170,9 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		}
 		// Each repeat draws its own streams, reproducibly from the seed.
 		rd.Seed = o.Driver.Seed + uint64(i)
+		if !o.Driver.StartAt.IsZero() {
+			rd.StartAt = SlotStart(o.Driver, i)
+		}
 		if len(slots) > 1 {
 			e.note("step %d/%d: %d %s, repeat %d/%d", i+1, len(slots), rd.Users(), users, slot.Repeat+1, o.Repeat)
 		}
