@@ -122,17 +122,12 @@ func (e *Env) MergeShardGroup(ctx context.Context, o ShardGroupOptions) (MergeOu
 		return slots[a][0] < slots[b][0] || slots[a][0] == slots[b][0] && slots[a][1] < slots[b][1]
 	})
 
-	params := map[string]any{}
-	_ = json.Unmarshal(shards[ref].Params, &params)
-	delete(params, "shard")
-	delete(params, "shard_index")
-	params["merged_from_profiles"] = out.Shards
-	pid, err := e.Store.CreateProfile(ctx, store.Profile{Label: shards[ref].Label, Params: JSON(params), Context: shards[ref].Context})
-	if err != nil {
-		return out, storeErr("record the merged profile", err)
+	// Merge every slot first: the profile's parameters describe them.
+	type merged struct {
+		res  *driver.Result
+		from []int64
 	}
-	out.ProfileID = pid
-	status := store.StatusOK
+	var ms []merged
 	missing := map[int]bool{}
 	for _, slot := range slots {
 		var parts []driver.ShardPart
@@ -140,7 +135,6 @@ func (e *Env) MergeShardGroup(ctx context.Context, o ShardGroupOptions) (MergeOu
 		for i := range o.Count {
 			part, err := e.shardPart(ctx, i, shards[i], runs[i], slot)
 			if err != nil {
-				_ = e.Store.FinishProfile(context.WithoutCancel(ctx), pid, store.StatusFailed)
 				return out, err
 			}
 			if part.Result == nil {
@@ -151,15 +145,33 @@ func (e *Env) MergeShardGroup(ctx context.Context, o ShardGroupOptions) (MergeOu
 		}
 		res, err := driver.MergeShards(o.Group, o.Count, parts)
 		if err != nil {
-			_ = e.Store.FinishProfile(context.WithoutCancel(ctx), pid, store.StatusFailed)
 			return out, err
 		}
-		id, st, err := e.storeMerged(ctx, pid, runs[ref][slot], res, ids)
+		ms = append(ms, merged{res: res, from: ids})
+	}
+	var results []*driver.Result
+	for _, m := range ms {
+		results = append(results, m.res)
+	}
+	params := map[string]any{}
+	_ = json.Unmarshal(shards[ref].Params, &params)
+	delete(params, "shard")
+	delete(params, "shard_index")
+	params["merged_from_profiles"] = out.Shards
+	params["shards"] = ShardsNote(results)
+	pid, err := e.Store.CreateProfile(ctx, store.Profile{Label: shards[ref].Label, Params: JSON(params), Context: shards[ref].Context})
+	if err != nil {
+		return out, storeErr("record the merged profile", err)
+	}
+	out.ProfileID = pid
+	status := store.StatusOK
+	for i, m := range ms {
+		id, st, err := e.storeMerged(ctx, pid, runs[ref][slots[i]], m.res, m.from)
 		if err != nil {
 			_ = e.Store.FinishProfile(context.WithoutCancel(ctx), pid, store.StatusFailed)
 			return out, err
 		}
-		out.Runs, out.Results = append(out.Runs, id), append(out.Results, res)
+		out.Runs, out.Results = append(out.Runs, id), append(out.Results, m.res)
 		status = worse(status, st)
 	}
 	for i := range missing {
@@ -294,4 +306,55 @@ func (e *Env) storeMerged(ctx context.Context, pid int64, ref store.Run, res *dr
 		return id, status, err
 	}
 	return id, status, nil
+}
+
+// ShardsNote says in one line how merged results were made: how many
+// shards, how far their windows were from the reference's against the
+// tolerance, and which shards are missing.
+func ShardsNote(rs []*driver.Result) string {
+	var m *driver.ShardMerge
+	worst, tol := 0.0, 0.0
+	within := true
+	missing := map[int]string{}
+	for _, r := range rs {
+		if r.Shards == nil {
+			continue
+		}
+		m = r.Shards
+		tol = max(tol, m.ToleranceSeconds)
+		within = within && m.WithinTolerance
+		for _, f := range m.Shards {
+			worst = max(worst, abs(f.StartOffsetSeconds), abs(f.EndOffsetSeconds))
+		}
+		for _, x := range m.Missing {
+			if _, ok := missing[x.Index]; !ok {
+				missing[x.Index] = x.Why
+			}
+		}
+	}
+	if m == nil {
+		return ""
+	}
+	note := fmt.Sprintf("merged from %d of %d shards (group %s): windows within ±%.3f s of shard %d's (tolerance %.1f s)",
+		len(m.Merged), m.Count, m.Group, worst, m.Reference, tol)
+	if !within {
+		note = fmt.Sprintf("merged from %d of %d shards (group %s): windows up to %.3f s off shard %d's, OUTSIDE the tolerance of %.1f s",
+			len(m.Merged), m.Count, m.Group, worst, m.Reference, tol)
+	}
+	idx := make([]int, 0, len(missing))
+	for i := range missing {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		note += fmt.Sprintf("; PARTIAL: shard %d/%d missing (%s)", i, m.Count, missing[i])
+	}
+	return note
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
