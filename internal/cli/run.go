@@ -168,11 +168,7 @@ func runRun(ctx context.Context, a *app, args []string) error {
 		"its own result; with --start-at, shard 0 reads the database-wide counters for the shared window, waits for the others "+
 		"(--shard-wait) and stores their merge as one profile of the same label (histograms added, NOPM from the database; "+
 		"a shard that stored no result makes it partial, exit 21)")
-	fs.StringVar(&o.startAt, "start-at", "", "`TIME` (RFC 3339, e.g. 2026-11-25T10:00:00Z): the wall-clock instant every shard starts its ramp-up; "+
-		"the measured window is TIME+rampup to TIME+rampup+duration on every shard (each later step and repeat "+
-		"ramps up ramp-up+duration+grace+10s after the previous one). At most 24 h ahead")
-	fs.StringVar(&o.shardGroup, "shard-group", "", "`NAME` shared by the shards of one run, to find each other in the results store (default: LABEL@TIME)")
-	fs.DurationVar(&o.shardWait, "shard-wait", 2*time.Minute, "`DURATION` shard 0 waits, after its own last step, for the other shards to store theirs before merging")
+	registerShardFlags(fs, &o)
 	if err := a.parseFlags(fs, runSynopsis, args); err != nil {
 		return helpOK(err)
 	}
@@ -283,4 +279,13 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 		return out, err
 	}
 	return out, printErr
+}
+
+// registerShardFlags adds the flags of a sharded run's shared start.
+func registerShardFlags(fs *pflag.FlagSet, o *runOptions) {
+	fs.StringVar(&o.startAt, "start-at", "", "`TIME` (RFC 3339, e.g. 2026-11-25T10:00:00Z): the wall-clock instant every shard starts its ramp-up; "+
+		"the measured window is TIME+rampup to TIME+rampup+duration on every shard (each later step and repeat "+
+		"ramps up ramp-up+duration+grace+10s after the previous one). At most 24 h ahead; a time passed exits 20")
+	fs.StringVar(&o.shardGroup, "shard-group", "", "`NAME` shared by the shards of one run, to find each other in the results store (default: LABEL@TIME)")
+	fs.DurationVar(&o.shardWait, "shard-wait", 2*time.Minute, "`DURATION` shard 0 waits, after its own last step, for the other shards to store theirs before merging")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -248,5 +249,33 @@ func TestShardKilled(t *testing.T) {
 	}
 	if why := s.Shards.Missing[0].Why; !strings.Contains(why, "its process ended") {
 		t.Errorf("why shard 1 is missing: %q, want its process ended", why)
+	}
+}
+
+// TestResultsPasswordFile: a PostgreSQL results store URL without a
+// password takes it from OLTPLAB_RESULTS_PASSWORD_FILE (a mounted
+// Secret, as the Kubernetes manifest passes it), and never prints it.
+func TestResultsPasswordFile(t *testing.T) {
+	tg := dbtest.Postgres(t)
+	pw := dbtest.Password(tg)
+	u, err := url.Parse(dbtest.RawURL(tg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(u.User.Username())
+	file := filepath.Join(t.TempDir(), "password")
+	if err := os.WriteFile(file, []byte(pw+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"OLTPLAB_RESULTS=" + u.String(), "HOME=" + t.TempDir(), "PGPASSFILE=/nonexistent"}
+	if r := oltplab(t, env, "results", "list"); r.code != exitStore {
+		t.Errorf("without the password file: exit %d, want %d", r.code, exitStore)
+	}
+	r := oltplab(t, append(env, "OLTPLAB_RESULTS_PASSWORD_FILE="+file), "results", "list")
+	if r.code != 0 {
+		t.Errorf("with the password file: exit %d, want 0", r.code)
+	}
+	if strings.Contains(r.out+r.err, pw) {
+		t.Errorf("the results store's password was printed")
 	}
 }
