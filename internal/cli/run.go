@@ -15,7 +15,7 @@ import (
 	"github.com/oltplab/oltplab/internal/store"
 )
 
-const runSynopsis = "run --target URL [--mode tproc-c|tpc-c] [--vus N|LIST|fib:N|pow2:N|geo:FROM:TO:F] [--rate R] [--terminals N|LIST] [--sessions N] [--rampup D] [--duration D] [--repeat N] [--label L] [--client-sql] [--json] [--metrics-listen ADDR] [--shard I/N --start-at TIME [--shard-group NAME] [--shard-wait D]]"
+const runSynopsis = "run --target URL [--mode tproc-c|tpc-c] [--vus N|LIST|fib:N|pow2:N|geo:FROM:TO:F] [--rate R] [--terminals N|LIST] [--sessions N] [--rampup D] [--duration D] [--repeat N] [--label L] [--client-sql] [--json] [--metrics-listen ADDR] [--shard I/N [--start-at TIME] [--shard-group NAME] [--shard-wait D]]"
 
 // defaultVUs is the virtual users of a tproc-c run without --vus.
 const defaultVUs = "4"
@@ -45,6 +45,7 @@ type runOptions struct {
 	startAt           string // --start-at TIME (run only)
 	shardGroup        string // --shard-group NAME (run only)
 	shardWait         time.Duration
+	rendezvousTimeout time.Duration
 	metrics           *liveMetrics
 	driver            driver.Options
 }
@@ -204,7 +205,7 @@ func runRun(ctx context.Context, a *app, args []string) error {
 			lm.m.Profile(o.label, db.Name())
 		}
 		out, err := a.profile(ctx, st, db, tg, o)
-		if o.driver.Shard.Active() && o.driver.Shard.Index == 0 && !o.driver.StartAt.IsZero() && out.Measured && ctx.Err() == nil {
+		if o.driver.Shard.Active() && o.driver.Shard.Index == 0 && o.shardGroup != "" && out.Measured && ctx.Err() == nil {
 			return errors.Join(err, a.mergeShards(ctx, st, o))
 		}
 		return err
@@ -265,7 +266,9 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 	o.metrics.observe(&obs)
 	env := a.scenarioEnv(st, obs)
 	env.Agent = o.agent
-	out, err := env.Profile(ctx, db, tg, o.scenarioOptions())
+	so := o.scenarioOptions()
+	so.Rendezvous = o.rendezvous(env)
+	out, err := env.Profile(ctx, db, tg, so)
 	if len(o.steps)*o.repeat > 1 && !o.json && out.Measured {
 		// The profile is stored: its statistics print even after Ctrl-C.
 		if perr := a.printProfileSummary(context.WithoutCancel(ctx), st, out.ID); perr != nil {
@@ -286,6 +289,9 @@ func registerShardFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.StringVar(&o.startAt, "start-at", "", "`TIME` (RFC 3339, e.g. 2026-11-25T10:00:00Z): the wall-clock instant every shard starts its ramp-up; "+
 		"the measured window is TIME+rampup to TIME+rampup+duration on every shard (each later step and repeat "+
 		"ramps up ramp-up+duration+grace+10s after the previous one). At most 24 h ahead; a time passed exits 20")
-	fs.StringVar(&o.shardGroup, "shard-group", "", "`NAME` shared by the shards of one run, to find each other in the results store (default: LABEL@TIME)")
+	fs.StringVar(&o.shardGroup, "shard-group", "", "`NAME` shared by the shards of one run, to find each other in the results store (default: LABEL@TIME). "+
+		"Without --start-at the shards meet there: each records its arrival, waits for all N (--rendezvous-timeout; exit 22 when they "+
+		"do not come) and all start their ramp-up 10 s after the last arrival")
+	fs.DurationVar(&o.rendezvousTimeout, "rendezvous-timeout", 10*time.Minute, "`DURATION` a shard waits at the rendezvous (--shard-group without --start-at) for the others")
 	fs.DurationVar(&o.shardWait, "shard-wait", 2*time.Minute, "`DURATION` shard 0 waits, after its own last step, for the other shards to store theirs before merging")
 }

@@ -25,9 +25,20 @@ const maxStartAhead = 24 * time.Hour
 // draws the same run-time constants and disjoint streams of one run.
 func (o *runOptions) shardStart(now time.Time, seedGiven bool) error {
 	if o.startAt == "" {
-		if o.shardGroup != "" {
-			return usageErrorf("run: --shard-group goes with --start-at")
+		if o.shardGroup == "" {
+			return nil
 		}
+		// A rendezvous through the results store (Env.Rendezvous).
+		if !o.driver.Shard.Active() {
+			return usageErrorf("run: --shard-group goes with --shard")
+		}
+		if err := checkLabel("run", o.shardGroup); err != nil {
+			return usageErrorf("run: --shard-group %s holds control characters or is too long", quoted(o.shardGroup))
+		}
+		if o.rendezvousTimeout <= 0 {
+			return usageErrorf("run: --rendezvous-timeout must be positive")
+		}
+		o.groupSeed(seedGiven)
 		return nil
 	}
 	t, err := time.Parse(time.RFC3339, o.startAt)
@@ -55,12 +66,29 @@ func (o *runOptions) shardStart(now time.Time, seedGiven bool) error {
 	if err := checkLabel("run", o.shardGroup); err != nil {
 		return usageErrorf("run: --shard-group %s holds control characters or is too long", quoted(o.shardGroup))
 	}
+	o.groupSeed(seedGiven)
+	return nil
+}
+
+// groupSeed draws the seed from the group's name unless --seed was given.
+func (o *runOptions) groupSeed(seedGiven bool) {
 	if !seedGiven {
 		h := fnv.New64a()
 		h.Write([]byte(o.shardGroup))
 		o.driver.Seed = h.Sum64() | 1
 	}
-	return nil
+}
+
+// rendezvous is the profile's wait for the other shards, when the shards
+// agree on their start through the results store.
+func (o runOptions) rendezvous(env *scenario.Env) func(context.Context) (time.Time, error) {
+	if o.startAt != "" || o.shardGroup == "" {
+		return nil
+	}
+	sh := o.driver.Shard
+	return func(ctx context.Context) (time.Time, error) {
+		return env.Rendezvous(ctx, o.shardGroup, sh.Index, sh.Count, o.rendezvousTimeout)
+	}
 }
 
 // mergeShards, for shard 0, waits for the other shards and stores their

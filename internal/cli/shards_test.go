@@ -27,29 +27,38 @@ type shardProc struct {
 }
 
 // startShards starts n shard processes of one run on target, sharing the
-// store in env, their ramp-up at startAt. Each is killed if the test ends
-// first.
+// store in env, their ramp-up at startAt (zero: none given). Each is
+// killed if the test ends first.
 func startShards(t *testing.T, env []string, target string, n int, startAt time.Time, extra ...string) []*shardProc {
 	t.Helper()
 	var ps []*shardProc
 	for i := range n {
-		args := append([]string{"run", "--target", target, "--shard", fmt.Sprintf("%d/%d", i, n),
-			"--start-at", startAt.UTC().Format(time.RFC3339Nano), "--label", "shards",
-			"--vus", fmt.Sprint(n), "--rampup", "1s", "--duration", "3s", "--grace", "1s", "--shard-wait", "1m"}, extra...)
-		p := &shardProc{cmd: exec.Command(os.Args[0], args...), done: make(chan error, 1)}
-		p.cmd.Env = append(os.Environ(), append(env, asCLIEnv+"=1")...)
-		p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
-		if err := p.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { p.done <- p.cmd.Wait() }()
-		t.Cleanup(func() {
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		})
-		ps = append(ps, p)
+		ps = append(ps, startShard(t, env, target, i, n, startAt, extra...))
 	}
 	return ps
+}
+
+// startShard starts shard i of n.
+func startShard(t *testing.T, env []string, target string, i, n int, startAt time.Time, extra ...string) *shardProc {
+	t.Helper()
+	args := []string{"run", "--target", target, "--shard", fmt.Sprintf("%d/%d", i, n), "--label", "shards",
+		"--vus", fmt.Sprint(n), "--rampup", "1s", "--duration", "3s", "--grace", "1s", "--shard-wait", "1m"}
+	if !startAt.IsZero() {
+		args = append(args, "--start-at", startAt.UTC().Format(time.RFC3339Nano))
+	}
+	args = append(args, extra...)
+	p := &shardProc{cmd: exec.Command(os.Args[0], args...), done: make(chan error, 1)}
+	p.cmd.Env = append(os.Environ(), append(env, asCLIEnv+"=1")...)
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	})
+	return p
 }
 
 // exitOf waits for p and returns its exit code.
@@ -218,6 +227,39 @@ func TestFourShardsMergeSQLite(t *testing.T) {
 // whose database-wide counters include its own transaction counter.
 func TestFourShardsMergePostgres(t *testing.T) {
 	testFourShards(t, dbtest.RawURL(dbtest.Postgres(t)))
+}
+
+// TestShardRendezvous: shards started apart, without a start instant,
+// meet in the results store and measure one window; a shard whose
+// others never come gives up with exit 22 and one line.
+func TestShardRendezvous(t *testing.T) {
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.db")
+	env := []string{"OLTPLAB_RESULTS=" + results, "HOME=" + dir}
+	target := "sqlite:" + filepath.Join(dir, "tpcc.db")
+	if r := oltplab(t, env, "build", "--target", target, "--warehouses", "2"); r.code != 0 {
+		t.Fatalf("build: exit %d", r.code)
+	}
+	first := startShard(t, env, target, 0, 2, time.Time{}, "--shard-group", "meet")
+	// The second shard starts well after the first (it would have missed
+	// a start fixed at the first one's launch).
+	time.Sleep(4 * time.Second)
+	second := startShard(t, env, target, 1, 2, time.Time{}, "--shard-group", "meet")
+	if code := exitOf(t, second); code != 0 {
+		t.Fatalf("shard 1: exit %d\n%s", code, second.out.String())
+	}
+	if code := exitOf(t, first); code != 0 {
+		t.Fatalf("shard 0: exit %d\n%s", code, first.out.String())
+	}
+	_, run, s := mergedRun(t, results)
+	if run.Status != store.StatusOK || len(s.Shards.Merged) != 2 || !s.Shards.WithinTolerance {
+		t.Fatalf("merged run %d: status %s, merged %v, offsets %+v: want both shards in one window", run.ID, run.Status, s.Shards.Merged, s.Shards.Shards)
+	}
+
+	r := oltplab(t, env, "run", "--target", target, "--shard", "0/2", "--shard-group", "alone", "--rendezvous-timeout", "1s", "--label", "alone")
+	if r.code != exitRendezvous || strings.Count(strings.TrimSpace(r.err), "\n") > 1 || !strings.Contains(r.err, "1 of 2 shards arrived") {
+		t.Errorf("a shard alone at the rendezvous: exit %d, stderr %q; want %d and one line saying 1 of 2 arrived", r.code, r.err, exitRendezvous)
+	}
 }
 
 // TestShardKilled: a shard killed (SIGKILL) inside the measured window

@@ -48,6 +48,10 @@ type ProfileOptions struct {
 	// (Driver.Shard active, Driver.StartAt its shared start): the shards'
 	// profiles are found by it and merged (MergeShardGroup).
 	ShardGroup string
+	// Rendezvous, when set, is called once the profile is stored and
+	// before its first run: it returns the shared start (Driver.StartAt)
+	// the shards agreed on (Env.Rendezvous). An error fails the profile.
+	Rendezvous func(ctx context.Context) (time.Time, error)
 	// Started, when set, is called with the profile's id before the first
 	// run; an error stops the profile before it measures anything.
 	Started func(ctx context.Context, profileID int64) error
@@ -136,6 +140,9 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 	if !d.StartAt.IsZero() {
 		params["start_at"] = d.StartAt.UTC().Format(time.RFC3339Nano)
 	}
+	if o.Rendezvous != nil {
+		params["rendezvous"] = true
+	}
 	pid, done, err := e.startProfile(ctx, o, params, rc)
 	if err != nil {
 		return ProfileOutcome{}, err
@@ -146,6 +153,14 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 			ferr := e.Store.FinishProfile(context.WithoutCancel(ctx), pid, store.StatusFailed)
 			return out, errors.Join(err, storeErr("record the profile result", ferr))
 		}
+	}
+	if o.Rendezvous != nil {
+		at, err := o.Rendezvous(ctx)
+		if err != nil {
+			ferr := e.Store.FinishProfile(context.WithoutCancel(ctx), pid, store.StatusFailed)
+			return out, errors.Join(err, storeErr("record the profile result", ferr))
+		}
+		o.Driver.StartAt = at
 	}
 	slots := profile.Order(len(o.Steps), o.Repeat, o.Interleave)
 	var runErr error
