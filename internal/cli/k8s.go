@@ -13,7 +13,7 @@ import (
 	"github.com/oltplab/oltplab/internal/store"
 )
 
-const k8sSynopsis = "k8s manifest --image IMAGE --shards N --target URL [--password-secret NAME] [--start-at TIME --results URL [--results-password-secret NAME]] [-o FILE] [-- RUN-FLAGS...]"
+const k8sSynopsis = "k8s manifest --image IMAGE --shards N --target URL [--password-secret NAME] [--start-at TIME|--shard-group NAME --results URL [--results-password-secret NAME]] [-o FILE] [-- RUN-FLAGS...]"
 
 // runK8s dispatches `oltplab k8s` subcommands.
 func runK8s(ctx context.Context, a *app, args []string) error {
@@ -36,11 +36,13 @@ share each step's virtual users and the warehouses. The database password
 comes from a Secret mounted as a file (the manifest only names it):
   kubectl create secret generic oltplab-db --from-literal=password=...
 Flags after "--" go to every shard's "oltplab run" and are checked here.
-With --start-at and a PostgreSQL results store the shards share (--results,
-its password from another Secret, --results-password-secret), every pod
-starts its ramp-up at that instant however late it was scheduled, and
-shard 0 merges the shards into one profile (histograms added, NOPM from the
-database); without them each pod stores its own result, lost with the pod.
+With a PostgreSQL results store the shards share (--results, its password
+from another Secret, --results-password-secret) and either --start-at (every
+pod starts its ramp-up at that instant) or --shard-group (the pods meet in
+the store and start together once all are there, however late each was
+scheduled), shard 0 merges the shards into one profile (histograms added,
+NOPM from the database); without them each pod stores its own result, lost
+with the pod.
 See docs/kubernetes.md.
 `
 
@@ -57,6 +59,8 @@ func k8sManifest(_ context.Context, a *app, args []string) error {
 	fs.StringVar(&o.PasswordSecret, "password-secret", "", "`NAME` of the Secret holding the database password (mounted as a file, passed with --password-file)")
 	fs.StringVar(&o.PasswordKey, "password-key", "password", "`KEY` of the password in that Secret")
 	fs.StringVar(&o.StartAt, "start-at", "", "`TIME` (RFC 3339) every shard starts its ramp-up (run --start-at); needs --results")
+	fs.StringVar(&o.ShardGroup, "shard-group", "", "`NAME` of this run's shards (run --shard-group): without --start-at they meet in the results store "+
+		"and start together once all N pods are there; needs --results. Give each run its own")
 	fs.StringVar(&o.Results, "results", "", "PostgreSQL results store `URL` the shards share, without a password (postgres://USER@HOST:PORT/DB)")
 	fs.StringVar(&o.ResultsPasswordSecret, "results-password-secret", "", "`NAME` of the Secret holding the results store's password (mounted as a file, read through OLTPLAB_RESULTS_PASSWORD_FILE)")
 	fs.StringVar(&o.ResultsPasswordKey, "results-password-key", "password", "`KEY` of the password in that Secret")
@@ -91,6 +95,9 @@ func k8sManifest(_ context.Context, a *app, args []string) error {
 		if t.Before(time.Now()) {
 			return withCode(exitStartAt, fmt.Errorf("k8s manifest: --start-at %s has passed: give the instant the pods will all be running by", o.StartAt))
 		}
+	}
+	if o.ShardGroup != "" && checkLabel("k8s manifest", o.ShardGroup) != nil {
+		return usageErrorf("k8s manifest: --shard-group %s holds control characters or is too long", quoted(o.ShardGroup))
 	}
 	if o.Results != "" {
 		rt, err := dialect.ParseTarget(o.Results, "")
@@ -135,7 +142,7 @@ func checkShardRunArgs(a *app, args []string, shards int) error {
 	if len(fs.Args()) > 0 {
 		return usageErrorf("k8s manifest: run flags after --: unexpected argument %q", fs.Args()[0])
 	}
-	for _, own := range []string{"target", "password-file", "shard", "metrics-listen", "help", "start-at"} {
+	for _, own := range []string{"target", "password-file", "shard", "metrics-listen", "help", "start-at", "shard-group"} {
 		if fs.Changed(own) {
 			return usageErrorf("k8s manifest: --%s after --: the manifest sets it", own)
 		}

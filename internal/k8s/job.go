@@ -40,6 +40,11 @@ type JobOptions struct {
 	// shards then merge into one profile in the results store they share
 	// (Results), so it needs Results.
 	StartAt string
+	// ShardGroup, when set, names the run's shards (run --shard-group);
+	// without StartAt they meet in the shared results store and start
+	// together once all have arrived, however far apart their pods were
+	// scheduled. It needs Results too.
+	ShardGroup string
 	// Results is a PostgreSQL results store URL (without a password) the
 	// shards share; empty: each pod keeps its own store file in
 	// ResultsDir, lost with the pod. ResultsPasswordSecret and
@@ -91,6 +96,9 @@ func (o JobOptions) Validate() error {
 	if o.ResultsPasswordSecret != "" && o.Results == "" {
 		errs = append(errs, errors.New("results password secret: goes with a shared results store (results)"))
 	}
+	if o.ShardGroup != "" && o.Results == "" {
+		errs = append(errs, errors.New("shard group: the shards meet in the results store they share: name it (results)"))
+	}
 	if o.StartAt != "" && o.Results == "" {
 		errs = append(errs, errors.New("start at: the shards merge in the results store they share: name it (results)"))
 	}
@@ -118,6 +126,9 @@ func (o JobOptions) Args() []string {
 	}
 	if o.StartAt != "" {
 		args = append(args, "--start-at", o.StartAt)
+	}
+	if o.ShardGroup != "" {
+		args = append(args, "--shard-group", o.ShardGroup)
 	}
 	return append(args, o.RunArgs...)
 }

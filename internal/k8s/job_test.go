@@ -214,3 +214,23 @@ func TestJobSharedStart(t *testing.T) {
 		t.Errorf("a start without a shared store: %v, want refused", err)
 	}
 }
+
+// TestJobRendezvous: a shard group without a start instant reaches every
+// shard, and needs the shared store.
+func TestJobRendezvous(t *testing.T) {
+	o := options()
+	o.ShardGroup = "rds-8x-1"
+	o.Results = "postgres://oltplab@results.example:5432/oltplab"
+	var buf bytes.Buffer
+	if err := Write(&buf, o); err != nil {
+		t.Fatal(err)
+	}
+	c := decode(t, buf.Bytes()).Spec.Template.Spec.Containers[0]
+	if i := slices.Index(c.Args, "--shard-group"); i < 0 || c.Args[i+1] != o.ShardGroup || slices.Contains(c.Args, "--start-at") {
+		t.Errorf("args %q: want --shard-group %s and no --start-at", c.Args, o.ShardGroup)
+	}
+	o.Results = ""
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "shard group") {
+		t.Errorf("a shard group without a shared store: %v, want refused", err)
+	}
+}
