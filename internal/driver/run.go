@@ -434,6 +434,17 @@ func (r *runner) lostConnection(ctx context.Context, err error) bool {
 // one per committed New-Order.
 func (r *runner) readNOPM(ctx context.Context) (int64, error) {
 	var n int64
+	if r.group != nil {
+		// Shard 0: its warehouses' and every warehouse's sums in one
+		// statement, so both describe the same instant.
+		sh := r.o.Shard
+		q := fmt.Sprintf("SELECT SUM(CASE WHEN d_w_id BETWEEN %d AND %d THEN d_next_o_id ELSE 0 END), SUM(d_next_o_id) FROM district",
+			sh.FirstWarehouse, sh.LastWarehouse)
+		if err := r.conn.QueryRow(ctx, q).Scan(&n, &r.group.lastNO); err != nil {
+			return 0, fmt.Errorf("read SUM(d_next_o_id) of warehouses %d-%d and of all: %w", sh.FirstWarehouse, sh.LastWarehouse, err)
+		}
+		return n, nil
+	}
 	if err := r.conn.QueryRow(ctx, "SELECT SUM(d_next_o_id) FROM district"+r.nopmWhere).Scan(&n); err != nil {
 		return 0, fmt.Errorf("read SUM(d_next_o_id)%s: %w", r.nopmWhere, err)
 	}
