@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"strings"
 	"time"
 
@@ -188,7 +189,7 @@ func resultsMerge(ctx context.Context, a *app, args []string) error {
 const resultsMergeSynopsis = "results merge --shard-group NAME --shards N [--label L] [--wait D] [--json]"
 
 // printShards says, under a merged result, what it was merged from.
-func printShards(w interface{ Write([]byte) (int, error) }, m *driver.ShardMerge) {
+func printShards(w io.Writer, m *driver.ShardMerge) {
 	fmt.Fprintf(w, "  shards   %d of %d merged (group %s); windows against shard %d's (tolerance %.1f s): ",
 		len(m.Merged), m.Count, m.Group, m.Reference, m.ToleranceSeconds)
 	var offs []string
