@@ -166,7 +166,7 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	registerMetrics(fs, &o.metricsListen)
 	fs.StringVar(&o.shard, "shard", "", "`I/N`: be shard I (from 0) of N drivers sharing the run, e.g. on N hosts or as a Kubernetes Indexed Job "+
 		"(JOB_COMPLETION_INDEX): drive 1/N of each step's virtual users with home warehouses in the I-th of N ranges. Each shard stores "+
-		"its own result; with --start-at, shard 0 reads the database-wide counters for the shared window, waits for the others "+
+		"its own result; with --start-at or --shard-group, shard 0 reads the database-wide counters for the shared window, waits for the others "+
 		"(--shard-wait) and stores their merge as one profile of the same label (histograms added, NOPM from the database; "+
 		"a shard that stored no result makes it partial, exit 21)")
 	registerShardFlags(fs, &o)
