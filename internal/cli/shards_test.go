@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -108,14 +110,70 @@ func mergedRun(t *testing.T, results string) (store.Profile, store.Run, scenario
 	return p, runs[0], s
 }
 
+// shardDB is a SQLite database of four warehouses, built once for the
+// shard tests and copied for each (a build is most of their time).
+var shardDB struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// sqliteShardTarget returns a fresh copy of the shard tests' database.
+func sqliteShardTarget(t *testing.T) string {
+	t.Helper()
+	shardDB.once.Do(func() {
+		dir, err := os.MkdirTemp("", "oltplab-shards-")
+		if err != nil {
+			shardDB.err = err
+			return
+		}
+		shardDB.path = filepath.Join(dir, "tpcc.db")
+		var out, errb strings.Builder
+		if code := Main(context.Background(), []string{"build", "--target", "sqlite:" + shardDB.path, "--warehouses", "4"},
+			[]string{"OLTPLAB_RESULTS=" + filepath.Join(dir, "results.db"), "HOME=" + dir},
+			Stdio{In: strings.NewReader(""), Out: &out, Err: &errb}); code != 0 {
+			shardDB.err = fmt.Errorf("build: exit %d: %s", code, errb.String())
+		}
+	})
+	if shardDB.err != nil {
+		t.Fatal(shardDB.err)
+	}
+	path := filepath.Join(t.TempDir(), "tpcc.db")
+	src, err := os.Open(shardDB.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return "sqlite:" + path
+}
+
+// removeShardDB removes the shard tests' database once every test ran.
+func removeShardDB() {
+	if shardDB.path != "" {
+		_ = os.RemoveAll(filepath.Dir(shardDB.path))
+	}
+}
+
 // testFourShards runs four shard processes of one run on target and
 // checks the one merged profile they leave.
 func testFourShards(t *testing.T, target string) {
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.db")
 	env := []string{"OLTPLAB_RESULTS=" + results, "HOME=" + dir}
-	if r := oltplab(t, env, "build", "--target", target, "--warehouses", "4"); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
+	if strings.HasPrefix(target, "postgres") {
+		if r := oltplab(t, env, "build", "--target", target, "--warehouses", "4"); r.code != 0 {
+			t.Fatalf("build: exit %d", r.code)
+		}
 	}
 	ps := startShards(t, env, target, 4, time.Now().Add(12*time.Second))
 	for i, p := range ps {
@@ -220,7 +278,7 @@ func testFourShards(t *testing.T, target string) {
 // TestFourShardsMergeSQLite: four `oltplab run --shard i/4` processes on
 // one SQLite database leave one merged profile.
 func TestFourShardsMergeSQLite(t *testing.T) {
-	testFourShards(t, "sqlite:"+filepath.Join(t.TempDir(), "tpcc.db"))
+	testFourShards(t, sqliteShardTarget(t))
 }
 
 // TestFourShardsMergePostgres: the same on the test PostgreSQL server,
@@ -236,10 +294,7 @@ func TestShardRendezvous(t *testing.T) {
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.db")
 	env := []string{"OLTPLAB_RESULTS=" + results, "HOME=" + dir}
-	target := "sqlite:" + filepath.Join(dir, "tpcc.db")
-	if r := oltplab(t, env, "build", "--target", target, "--warehouses", "2"); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	target := sqliteShardTarget(t)
 	first := startShard(t, env, target, 0, 2, time.Time{}, "--shard-group", "meet")
 	// The second shard starts well after the first (it would have missed
 	// a start fixed at the first one's launch).
@@ -268,10 +323,7 @@ func TestShardKilled(t *testing.T) {
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.db")
 	env := []string{"OLTPLAB_RESULTS=" + results, "HOME=" + dir}
-	target := "sqlite:" + filepath.Join(dir, "tpcc.db")
-	if r := oltplab(t, env, "build", "--target", target, "--warehouses", "2"); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	target := sqliteShardTarget(t)
 	startAt := time.Now().Add(8 * time.Second)
 	ps := startShards(t, env, target, 2, startAt)
 	// Kill shard 1 once its window has started (ramp-up 1 s, window 3 s).
@@ -291,6 +343,17 @@ func TestShardKilled(t *testing.T) {
 	}
 	if why := s.Shards.Missing[0].Why; !strings.Contains(why, "its process ended") {
 		t.Errorf("why shard 1 is missing: %q, want its process ended", why)
+	}
+
+	// Merged again by hand, the same: partial, shard 1 named.
+	group := "shards@" + startAt.UTC().Format(time.RFC3339Nano)
+	r := oltplab(t, env, "results", "merge", "--shard-group", group, "--shards", "2", "--label", "shards")
+	if r.code != exitShardMissed || !strings.Contains(r.err, "shard 1/2 stored no result") {
+		t.Errorf("results merge: exit %d, want %d naming shard 1/2", r.code, exitShardMissed)
+	}
+	_, again, _ := mergedRun(t, results)
+	if again.ID == run.ID || again.Status != store.StatusPartial {
+		t.Errorf("results merge stored run %d (%s): want a new partial merged run", again.ID, again.Status)
 	}
 }
 
