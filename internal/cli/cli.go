@@ -167,6 +167,8 @@ this host, 12 no block device for io_limit, 13 control unavailable here (cgroups
 (stored, but the database's figures disagree with the driver's own counts),
 17 database privilege missing, 18 a backup or restore failed (the source is
 untouched), 19 too many failed transactions (stored, status failures),
+20 --start-at passed or too far ahead, 21 shards merged without one of them
+(stored partial, naming it), 22 shards did not all arrive at the rendezvous,
 130 interrupted (what was measured is stored, marked partial).
 
 Run "oltplab COMMAND --help" for a command's flags.

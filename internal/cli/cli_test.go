@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/dialect"
@@ -78,6 +79,14 @@ func TestBadInput(t *testing.T) {
 	}{
 		{[]string{}, exitUsage},
 		{[]string{"frobnicate"}, exitUsage},
+		{[]string{"run", "--target", missing, "--shard", "0/2", "--start-at", "tomorrow"}, exitUsage},
+		{[]string{"run", "--target", missing, "--shard", "0/2", "--start-at", "2001-02-03T04:05:06Z"}, exitStartAt},
+		{[]string{"run", "--target", missing, "--shard", "0/2", "--start-at", time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)}, exitStartAt},
+		{[]string{"run", "--target", missing, "--shard-group", "g"}, exitUsage},
+		{[]string{"results", "merge", "--shard-group", "g"}, exitUsage},
+		{[]string{"results", "merge", "--shard-group", "nothing-stored", "--shards", "2"}, exitUsage},
+		{[]string{"k8s", "manifest", "--image", "i", "--shards", "2", "--target", "postgres://u@h/d", "--start-at", "2999-01-01T00:00:00Z"}, exitUsage},
+		{[]string{"k8s", "manifest", "--image", "i", "--shards", "2", "--target", "postgres://u@h/d", "--start-at", "2001-01-01T00:00:00Z", "--results", "postgres://u@h/r"}, exitStartAt},
 		{[]string{"build", "--target", "sqlite:x.db", "--warehouses", "0"}, exitUsage},
 		{[]string{"build", "--target", "sqlite:x.db", "--warehouses", "-3"}, exitUsage},
 		{[]string{"build", "--target", "sqlite:x.db", "--warehouses", "many"}, exitUsage},
@@ -156,7 +165,7 @@ func TestHelp(t *testing.T) {
 	for _, c := range commands() {
 		cmds = append(cmds, []string{c.name})
 	}
-	cmds = append(cmds, []string{"results", "list"}, []string{"results", "show"}, []string{"results", "export"}, []string{"results", "import"},
+	cmds = append(cmds, []string{"results", "list"}, []string{"results", "show"}, []string{"results", "export"}, []string{"results", "import"}, []string{"results", "merge"},
 		[]string{"experiment", "run"}, []string{"experiment", "resume"}, []string{"experiment", "list"}, []string{"experiment", "show"},
 		[]string{"instance", "start"}, []string{"instance", "list"}, []string{"instance", "stop"},
 		[]string{"storage", "bench"}, []string{"k8s", "manifest"})

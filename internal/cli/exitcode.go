@@ -40,6 +40,9 @@ const (
 	exitPermission  = 17 // the database user lacks a privilege the command needs
 	exitBackup      = 18 // a backup, or the restore of one, failed (the source is untouched)
 	exitFailures    = 19 // measured and stored, but more transactions failed than --max-failure-rate allows
+	exitStartAt     = 20 // --start-at is in the past or too far ahead: the shards cannot share it
+	exitShardMissed = 21 // a sharded run was merged without one of its shards (the merged profile is partial and names it)
+	exitRendezvous  = 22 // not every shard arrived at the rendezvous within --rendezvous-timeout
 	exitInterrupted = 130
 )
 
@@ -156,6 +159,10 @@ func exitCode(err error) int {
 			return c
 		}
 		return exitBackup
+	}
+	var rv *scenario.RendezvousError
+	if errors.As(err, &rv) {
+		return exitRendezvous
 	}
 	var fails *scenario.FailuresError
 	if errors.As(err, &fails) {

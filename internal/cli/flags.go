@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
+	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -225,6 +228,10 @@ func (a *app) openStoreWith(ctx context.Context, s storeFlags, open func(context
 	}
 	path := s.path
 	if path != "" && store.IsPostgresURL(path) {
+		var err error
+		if path, err = a.resultsPassword(path); err != nil {
+			return nil, err
+		}
 		a.addURLSecret(path)
 	}
 	if path == "" {
@@ -245,4 +252,29 @@ func (a *app) openStoreWith(ctx context.Context, s storeFlags, open func(context
 		return nil, withCode(exitStore, err)
 	}
 	return st, nil
+}
+
+// resultsPassword puts the password of OLTPLAB_RESULTS_PASSWORD_FILE (a
+// mounted Secret, as `oltplab k8s manifest` sets it) into a PostgreSQL
+// results store URL that holds none.
+func (a *app) resultsPassword(raw string) (string, error) {
+	file := a.env["OLTPLAB_RESULTS_PASSWORD_FILE"]
+	if file == "" {
+		return raw, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw, nil // the store says what is wrong with the URL
+	}
+	if _, set := u.User.Password(); set {
+		return raw, nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", withCode(exitStore, fmt.Errorf("read the results store's password (OLTPLAB_RESULTS_PASSWORD_FILE): %w", err))
+	}
+	pw := strings.TrimRight(string(b), "\r\n")
+	a.secrets = append(a.secrets, dialect.Secret(pw))
+	u.User = url.UserPassword(u.User.Username(), pw)
+	return u.String(), nil
 }

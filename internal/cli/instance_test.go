@@ -34,7 +34,9 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeShardDB()
+	os.Exit(code)
 }
 
 func needBinaries(t *testing.T, bins ...string) {

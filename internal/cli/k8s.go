@@ -6,12 +6,14 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/k8s"
+	"github.com/oltplab/oltplab/internal/store"
 )
 
-const k8sSynopsis = "k8s manifest --image IMAGE --shards N --target URL [--password-secret NAME] [-o FILE] [-- RUN-FLAGS...]"
+const k8sSynopsis = "k8s manifest --image IMAGE --shards N --target URL [--password-secret NAME] [--start-at TIME|--shard-group NAME --results URL [--results-password-secret NAME]] [-o FILE] [-- RUN-FLAGS...]"
 
 // runK8s dispatches `oltplab k8s` subcommands.
 func runK8s(ctx context.Context, a *app, args []string) error {
@@ -34,8 +36,14 @@ share each step's virtual users and the warehouses. The database password
 comes from a Secret mounted as a file (the manifest only names it):
   kubectl create secret generic oltplab-db --from-literal=password=...
 Flags after "--" go to every shard's "oltplab run" and are checked here.
-Each shard stores its own result (start the pods together; merging the
-shards into one result is not done). See docs/kubernetes.md.
+With a PostgreSQL results store the shards share (--results, its password
+from another Secret, --results-password-secret) and either --start-at (every
+pod starts its ramp-up at that instant) or --shard-group (the pods meet in
+the store and start together once all are there, however late each was
+scheduled), shard 0 merges the shards into one profile (histograms added,
+NOPM from the database); without them each pod stores its own result, lost
+with the pod.
+See docs/kubernetes.md.
 `
 
 // k8sManifest writes the Job.
@@ -50,6 +58,12 @@ func k8sManifest(ctx context.Context, a *app, args []string) error {
 	fs.StringVar(&o.Target, "target", "", "database `URL` as the pods reach it, without a password (required)")
 	fs.StringVar(&o.PasswordSecret, "password-secret", "", "`NAME` of the Secret holding the database password (mounted as a file, passed with --password-file)")
 	fs.StringVar(&o.PasswordKey, "password-key", "password", "`KEY` of the password in that Secret")
+	fs.StringVar(&o.StartAt, "start-at", "", "`TIME` (RFC 3339) every shard starts its ramp-up (run --start-at); needs --results")
+	fs.StringVar(&o.ShardGroup, "shard-group", "", "`NAME` of this run's shards (run --shard-group): without --start-at they meet in the results store "+
+		"and start together once all N pods are there; needs --results. Give each run its own")
+	fs.StringVar(&o.Results, "results", "", "PostgreSQL results store `URL` the shards share, without a password (postgres://USER@HOST:PORT/DB)")
+	fs.StringVar(&o.ResultsPasswordSecret, "results-password-secret", "", "`NAME` of the Secret holding the results store's password (mounted as a file, read through OLTPLAB_RESULTS_PASSWORD_FILE)")
+	fs.StringVar(&o.ResultsPasswordKey, "results-password-key", "password", "`KEY` of the password in that Secret")
 	fs.StringVar(&o.CPU, "cpu", "1", "CPU `QUANTITY` each pod requests (e.g. 500m, 2)")
 	fs.StringVar(&o.Memory, "memory", "512Mi", "memory `QUANTITY` each pod requests and is limited to")
 	fs.IntVar(&o.MetricsPort, "metrics-port", 9464, "`PORT` of each pod's live metrics (run --metrics-listen), annotated for Prometheus; 0: none")
@@ -72,6 +86,28 @@ func k8sManifest(ctx context.Context, a *app, args []string) error {
 	if tg.PasswordSet {
 		a.secrets = append(a.secrets, tg.Password)
 		return usageErrorf("k8s manifest: --target holds a password: the manifest must not; put it in a Secret and name it with --password-secret")
+	}
+	if o.StartAt != "" {
+		t, err := time.Parse(time.RFC3339, o.StartAt)
+		if err != nil {
+			return usageErrorf("k8s manifest: --start-at %s: want an RFC 3339 instant, e.g. 2026-11-25T10:00:00Z", quoted(o.StartAt))
+		}
+		if t.Before(time.Now()) {
+			return withCode(exitStartAt, fmt.Errorf("k8s manifest: --start-at %s has passed: give the instant the pods will all be running by", o.StartAt))
+		}
+	}
+	if o.ShardGroup != "" && checkLabel("k8s manifest", o.ShardGroup) != nil {
+		return usageErrorf("k8s manifest: --shard-group %s holds control characters or is too long", quoted(o.ShardGroup))
+	}
+	if o.Results != "" {
+		rt, err := dialect.ParseTarget(o.Results, "")
+		switch {
+		case !store.IsPostgresURL(o.Results) || err != nil:
+			return usageErrorf("k8s manifest: --results: want a postgres://USER@HOST:PORT/DB URL the pods reach (a file would stay in each pod)")
+		case rt.PasswordSet:
+			a.secrets = append(a.secrets, rt.Password)
+			return usageErrorf("k8s manifest: --results holds a password: the manifest must not; put it in a Secret and name it with --results-password-secret")
+		}
 	}
 	if err := checkShardRunArgs(a, runArgs, o.Shards); err != nil {
 		return err
@@ -99,13 +135,14 @@ func checkShardRunArgs(a *app, args []string, shards int) error {
 	ro.register(fs, &app{env: Env{}})
 	registerMetrics(fs, &ro.metricsListen)
 	fs.StringVar(&ro.shard, "shard", "", "")
+	registerShardFlags(fs, &ro)
 	if err := fs.Parse(args); err != nil {
 		return usageErrorf("k8s manifest: run flags after --: %v", err)
 	}
 	if len(fs.Args()) > 0 {
 		return usageErrorf("k8s manifest: run flags after --: unexpected argument %q", fs.Args()[0])
 	}
-	for _, own := range []string{"target", "password-file", "shard", "metrics-listen", "help"} {
+	for _, own := range []string{"target", "password-file", "shard", "metrics-listen", "help", "start-at", "shard-group"} {
 		if fs.Changed(own) {
 			return usageErrorf("k8s manifest: --%s after --: the manifest sets it", own)
 		}

@@ -26,11 +26,12 @@ import (
 const resultsSynopsis = `results list [--kind K] [--label L] [--limit N]
        oltplab results show ID [--json]
        oltplab results export PROFILE|MONITOR... [--format csv|json] [-o FILE] [--include-suspect]
-       oltplab results import FILE...`
+       oltplab results import FILE...
+       oltplab ` + resultsMergeSynopsis
 
 func runResults(ctx context.Context, a *app, args []string) error {
 	if len(args) == 0 {
-		return usageErrorf("results: want a subcommand: list, show ID, export PROFILE|MONITOR... or import FILE... (see `oltplab results --help`)")
+		return usageErrorf("results: want a subcommand: list, show ID, export PROFILE|MONITOR..., import FILE... or merge --shard-group NAME --shards N (see `oltplab results --help`)")
 	}
 	switch args[0] {
 	case "list":
@@ -41,11 +42,13 @@ func runResults(ctx context.Context, a *app, args []string) error {
 		return resultsExport(ctx, a, args[1:])
 	case "import":
 		return resultsImport(ctx, a, args[1:])
+	case "merge":
+		return resultsMerge(ctx, a, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprintf(a.stdio.Out, "Usage: oltplab %s\n", resultsSynopsis)
 		return nil
 	}
-	return usageErrorf("results: unknown subcommand %s (want list, show, export or import)", quoted(args[0]))
+	return usageErrorf("results: unknown subcommand %s (want list, show, export, import or merge)", quoted(args[0]))
 }
 
 func resultsList(ctx context.Context, a *app, args []string) error {
@@ -364,6 +367,9 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 				thousands(res.NOPM), res.NOPMSource, thousands(res.TPM), res.TPMSource,
 				thousands(res.DriverNOPM), thousands(res.DriverTPM), agreement(&res))
 			a.printFaults(w, &res)
+			if res.Shards != nil {
+				printShards(w, res.Shards)
+			}
 			for _, warn := range res.Warnings {
 				fmt.Fprintf(w, "  note: %s\n", warn)
 			}

@@ -15,7 +15,7 @@ import (
 	"github.com/oltplab/oltplab/internal/store"
 )
 
-const runSynopsis = "run --target URL [--mode tproc-c|tpc-c] [--vus N|LIST|fib:N|pow2:N|geo:FROM:TO:F] [--rate R] [--terminals N|LIST] [--sessions N] [--rampup D] [--duration D] [--repeat N] [--label L] [--client-sql] [--json] [--metrics-listen ADDR] [--shard I/N]"
+const runSynopsis = "run --target URL [--mode tproc-c|tpc-c] [--vus N|LIST|fib:N|pow2:N|geo:FROM:TO:F] [--rate R] [--terminals N|LIST] [--sessions N] [--rampup D] [--duration D] [--repeat N] [--label L] [--client-sql] [--json] [--metrics-listen ADDR] [--shard I/N [--start-at TIME] [--shard-group NAME] [--shard-wait D]]"
 
 // defaultVUs is the virtual users of a tproc-c run without --vus.
 const defaultVUs = "4"
@@ -42,6 +42,10 @@ type runOptions struct {
 	agent             string // --agent: oltplab agent on the database's host
 	metricsListen     string // --metrics-listen (run only)
 	shard             string // --shard I/N (run only)
+	startAt           string // --start-at TIME (run only)
+	shardGroup        string // --shard-group NAME (run only)
+	shardWait         time.Duration
+	rendezvousTimeout time.Duration
 	metrics           *liveMetrics
 	driver            driver.Options
 }
@@ -164,9 +168,11 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	o.register(fs, a)
 	registerMetrics(fs, &o.metricsListen)
 	fs.StringVar(&o.shard, "shard", "", "`I/N`: be shard I (from 0) of N drivers sharing the run, e.g. on N hosts or as a Kubernetes Indexed Job "+
-		"(JOB_COMPLETION_INDEX): drive 1/N of each step's virtual users with home warehouses in the I-th of N ranges; "+
-		"NOPM counts those warehouses' New-Orders, TPM this driver's own transactions. Each shard stores its own result "+
-		"(start them together; merging them into one is not done)")
+		"(JOB_COMPLETION_INDEX): drive 1/N of each step's virtual users with home warehouses in the I-th of N ranges. Each shard stores "+
+		"its own result; with --start-at or --shard-group, shard 0 reads the database-wide counters for the shared window, waits for the others "+
+		"(--shard-wait) and stores their merge as one profile of the same label (histograms added, NOPM from the database; "+
+		"a shard that stored no result makes it partial, exit 21)")
+	registerShardFlags(fs, &o)
 	if err := a.parseFlags(fs, runSynopsis, args); err != nil {
 		return helpOK(err)
 	}
@@ -184,6 +190,9 @@ func runRun(ctx context.Context, a *app, args []string) error {
 		}
 		o.driver.Shard = sh
 	}
+	if err := o.shardStart(time.Now(), fs.Changed("seed")); err != nil {
+		return err
+	}
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -198,7 +207,10 @@ func runRun(ctx context.Context, a *app, args []string) error {
 		if lm != nil {
 			lm.m.Profile(o.label, db.Name())
 		}
-		_, err := a.profile(ctx, st, db, tg, o)
+		out, err := a.profile(ctx, st, db, tg, o)
+		if o.driver.Shard.Active() && o.driver.Shard.Index == 0 && o.shardGroup != "" && out.Measured && ctx.Err() == nil {
+			return errors.Join(err, a.mergeShards(ctx, st, o))
+		}
 		return err
 	})
 }
@@ -212,6 +224,7 @@ func (o runOptions) scenarioOptions() scenario.ProfileOptions {
 	return scenario.ProfileOptions{
 		Label: o.label, Steps: o.steps, VUsSpec: spec, Repeat: o.repeat, Interleave: o.interleave,
 		Checkpoint: o.checkpoint, Reset: o.reset, TerminateSessions: o.terminateSessions, Driver: o.driver,
+		ShardGroup: o.shardGroup,
 	}
 }
 
@@ -256,7 +269,9 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 	o.metrics.observe(&obs)
 	env := a.scenarioEnv(st, obs)
 	env.Agent = o.agent
-	out, err := env.Profile(ctx, db, tg, o.scenarioOptions())
+	so := o.scenarioOptions()
+	so.Rendezvous = o.rendezvous(env)
+	out, err := env.Profile(ctx, db, tg, so)
 	if len(o.steps)*o.repeat > 1 && !o.json && out.Measured {
 		// The profile is stored: its statistics print even after Ctrl-C.
 		if perr := a.printProfileSummary(context.WithoutCancel(ctx), st, out.ID); perr != nil {
@@ -270,4 +285,16 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 		return out, err
 	}
 	return out, printErr
+}
+
+// registerShardFlags adds the flags of a sharded run's shared start.
+func registerShardFlags(fs *pflag.FlagSet, o *runOptions) {
+	fs.StringVar(&o.startAt, "start-at", "", "`TIME` (RFC 3339, e.g. 2026-11-25T10:00:00Z): the wall-clock instant every shard starts its ramp-up; "+
+		"the measured window is TIME+rampup to TIME+rampup+duration on every shard (each later step and repeat "+
+		"ramps up ramp-up+duration+grace+10s after the previous one). At most 24 h ahead; a time passed exits 20")
+	fs.StringVar(&o.shardGroup, "shard-group", "", "`NAME` shared by the shards of one run, to find each other in the results store (default: LABEL@TIME). "+
+		"Without --start-at the shards meet there: each records its arrival, waits for all N (--rendezvous-timeout; exit 22 when they "+
+		"do not come) and all start their ramp-up 10 s after the last arrival")
+	fs.DurationVar(&o.rendezvousTimeout, "rendezvous-timeout", 10*time.Minute, "`DURATION` a shard waits at the rendezvous (--shard-group without --start-at) for the others")
+	fs.DurationVar(&o.shardWait, "shard-wait", 2*time.Minute, "`DURATION` shard 0 waits, after its own last step, for the other shards to store theirs before merging")
 }

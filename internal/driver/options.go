@@ -91,6 +91,15 @@ type Options struct {
 	// for all of them, and its ramp-up and measured window are timed from
 	// the instant they are released (see Barrier). Not stored.
 	Start *Barrier
+	// StartAt, when not zero, is the wall-clock instant the ramp-up
+	// begins, agreed by driver processes that share a run (shards: each
+	// on its own host, `oltplab run --start-at`): the run opens its
+	// sessions, waits until then, and measures from StartAt+Rampup to
+	// StartAt+Rampup+Duration, instants taken from the clock. A run that
+	// reaches it late ramps up less; one that reaches it after the
+	// window's start measures from when it could (Merge records the
+	// offset). Not stored with the options (the result's window is).
+	StartAt time.Time
 	// ReconnectFor is how long a virtual user that lost its connection
 	// keeps trying to open a new one before the run ends (ErrServerGone).
 	// Meanwhile the run goes on and the outage is recorded.

@@ -131,6 +131,13 @@ type Result struct {
 	// Series is one sample per second of the measured window.
 	Series []SecondSample `json:"series"`
 
+	// Group: shard 0's reading of the database's counters over every
+	// warehouse (sharded runs only; see GroupCounters).
+	Group *GroupCounters `json:"shard_group_counters,omitempty"`
+	// Shards: this result is the merge of a sharded run's shards
+	// (MergeShards); nil for one driver's own result.
+	Shards *ShardMerge `json:"shards,omitempty"`
+
 	hists              [tpcc.NumTxKinds]*hdrhistogram.Histogram
 	deferredCompletion *hdrhistogram.Histogram
 	// countersRead: both edges' counters were read, so the database's

@@ -84,8 +84,16 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 		}
 		r.nopmWhere = fmt.Sprintf(" WHERE d_w_id BETWEEN %d AND %d", sh.FirstWarehouse, sh.LastWarehouse)
 		r.res.Warnings = append(r.res.Warnings, fmt.Sprintf("shard %s: %d of %d virtual users on warehouses %d-%d; NOPM counts these "+
-			"warehouses' New-Orders, TPM this driver's own transactions; this is one shard's result, not merged with the others",
+			"warehouses' New-Orders, TPM this driver's own transactions; this is one shard's result (MergeShards adds the shards')",
 			sh, o.VUs, sh.TotalVUs, sh.FirstWarehouse, sh.LastWarehouse))
+		if sh.Index == 0 {
+			// Shard 0 reads the database's counters over every warehouse
+			// once for the shared window: the merged result's NOPM and TPM.
+			r.group = &groupReader{}
+			if tc, ok := db.(dialect.TxCounter); ok {
+				r.group.txc = tc
+			}
+		}
 	}
 	if sr, ok := db.(dialect.ServerStartReader); ok {
 		r.ssr = sr
@@ -135,6 +143,15 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 			return nil, fmt.Errorf("wait for the runs measured together: %w", err)
 		}
 		windowAt = released.Add(o.Rampup)
+	}
+	if !o.StartAt.IsZero() {
+		if err := waitUntil(ctx, clk, o.StartAt); err != nil {
+			for _, v := range r.vus {
+				v.close()
+			}
+			return nil, fmt.Errorf("wait for the shared start at %s: %w", o.StartAt.Format(time.RFC3339), err)
+		}
+		windowAt = o.StartAt.Add(o.Rampup)
 	}
 	if o.Mode == ModeTPCC {
 		// The terminals' first cycles start now, after any shared start.
@@ -304,6 +321,9 @@ type runner struct {
 
 	// nopmWhere restricts the NOPM source to a shard's warehouses.
 	nopmWhere string
+	// group, for shard 0 of a sharded run, reads the counters of the
+	// whole database at the window's edges (Result.Group).
+	group *groupReader
 }
 
 func (r *runner) stats() []*vuStats {
@@ -432,6 +452,17 @@ func (r *runner) lostConnection(ctx context.Context, err error) bool {
 // one per committed New-Order.
 func (r *runner) readNOPM(ctx context.Context) (int64, error) {
 	var n int64
+	if r.group != nil {
+		// Shard 0: its warehouses' and every warehouse's sums in one
+		// statement, so both describe the same instant.
+		sh := r.o.Shard
+		q := fmt.Sprintf("SELECT SUM(CASE WHEN d_w_id BETWEEN %d AND %d THEN d_next_o_id ELSE 0 END), SUM(d_next_o_id) FROM district",
+			sh.FirstWarehouse, sh.LastWarehouse)
+		if err := r.conn.QueryRow(ctx, q).Scan(&n, &r.group.lastNO); err != nil {
+			return 0, fmt.Errorf("read SUM(d_next_o_id) of warehouses %d-%d and of all: %w", sh.FirstWarehouse, sh.LastWarehouse, err)
+		}
+		return n, nil
+	}
 	if err := r.conn.QueryRow(ctx, "SELECT SUM(d_next_o_id) FROM district"+r.nopmWhere).Scan(&n); err != nil {
 		return 0, fmt.Errorf("read SUM(d_next_o_id)%s: %w", r.nopmWhere, err)
 	}
@@ -501,6 +532,9 @@ func (r *runner) startWindow(time.Time) {
 		r.res.Warnings = append(r.res.Warnings,
 			"the server's start time could not be read at the start of the window: a restart inside it would go unnoticed")
 	}
+	if r.group != nil {
+		r.group.start(ctx, r)
+	}
 	r.startNOPM, r.startTx, r.startCPU = nopm, tx, cpu
 	now := r.clk.Now()
 	r.res.Window.Start = now
@@ -541,6 +575,9 @@ func (r *runner) endWindow(_ time.Time, complete bool) {
 	ctx, cancel := r.counterCtx()
 	defer cancel()
 	nopm, tx, err := r.readCounters(ctx)
+	if err == nil && r.group != nil {
+		r.group.end(ctx, r)
+	}
 	restarted := false
 	if err == nil && r.serverStartRead {
 		if t, ok := r.readServerStart(ctx); ok {
@@ -556,6 +593,7 @@ func (r *runner) endWindow(_ time.Time, complete bool) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %v", res.CountsFallback, err))
 		return
 	case restarted:
+		res.Group = nil
 		res.ServerRestarted = true
 		res.CountsFallback = "the server restarted inside the window (or reset every session after a crashed backend): its counters started again from zero"
 		return

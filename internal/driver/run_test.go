@@ -296,3 +296,33 @@ func TestRunSharedStart(t *testing.T) {
 		t.Errorf("its partner: got %v, want ErrBarrierBroken", errs[1])
 	}
 }
+
+// TestRunStartAt: a run given a wall-clock start (as shards on several
+// hosts are) measures from StartAt+Rampup to StartAt+Rampup+Duration,
+// neither earlier; as shard 0 it also reads the database-wide counters
+// with its own.
+func TestRunStartAt(t *testing.T) {
+	db, meta := builtSQLite(t)
+	o := shortRun()
+	o.StartAt = time.Now().Add(1500 * time.Millisecond)
+	var err error
+	o.Shard, o.VUs, err = driver.Shard{Index: 0, Count: 1}.Split(o.VUs, meta.Warehouses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := driver.Run(context.Background(), db, meta, o, nil)
+	if err != nil || res == nil || res.Partial {
+		t.Fatalf("run: %v (result %v)", err, res)
+	}
+	start, end := o.StartAt.Add(o.Rampup), o.StartAt.Add(o.Rampup+o.Duration)
+	if res.Window.Start.Before(start) || res.Window.End.Before(end) {
+		t.Errorf("window [%s, %s] opens or closes before the shared [%s, %s]",
+			res.Window.Start.Format(time.StampMicro), res.Window.End.Format(time.StampMicro),
+			start.Format(time.StampMicro), end.Format(time.StampMicro))
+	}
+	// One shard of one: its warehouses are all of them, read in the same
+	// statement.
+	if res.Group == nil || res.Group.DBNewOrders <= 0 || res.Group.DBNewOrders != res.DBNewOrders {
+		t.Errorf("database-wide counters %+v (own warehouses: %d new orders): want them read, equal to the shard's", res.Group, res.DBNewOrders)
+	}
+}

@@ -17,8 +17,10 @@ import (
 // the database's; its TPM is its own count of completed transactions (the
 // database's counter covers every shard). The zero value is no sharding.
 //
-// Each shard stores its own result; merging the shards' results into one
-// (a shared start time, histograms added) is not done.
+// Shards share a start through Options.StartAt (the same wall-clock
+// instant for all); shard 0 also reads the database-wide counters
+// (GroupCounters). Each shard stores its own result, and MergeShards adds
+// them into one: histograms added, NOPM from shard 0's database-wide read.
 type Shard struct {
 	Index int `json:"index"`
 	Count int `json:"count"`

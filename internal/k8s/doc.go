@@ -2,7 +2,9 @@
 // N shards (`oltplab k8s manifest`): an Indexed Job with one pod per
 // shard, each running `oltplab run --shard I/N` with I its completion
 // index, the database password from a Secret mounted as a file (the
-// manifest names the Secret and never holds a password), resource
+// manifest names the Secret and never holds a password), a shared start
+// instant (--start-at) and the PostgreSQL results store the shards share
+// to merge into one profile (its password from a Secret too), resource
 // requests, and the live metrics port for Prometheus.
 //
 // It writes plain YAML from its own small types (the binary carries no

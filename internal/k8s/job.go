@@ -18,6 +18,9 @@ const (
 	// ResultsDir is the pod's writable directory (an emptyDir) for a
 	// results store file.
 	ResultsDir = "/results"
+	// ResultsPasswordDir is where the results store's password is
+	// mounted; OLTPLAB_RESULTS_PASSWORD_FILE names the file in it.
+	ResultsPasswordDir = "/var/run/secrets/oltplab-results"
 	// IndexAnnotation is where Kubernetes puts a pod's completion index.
 	IndexAnnotation = "batch.kubernetes.io/job-completion-index"
 )
@@ -32,6 +35,22 @@ type JobOptions struct {
 	// PasswordSecret and PasswordKey name the Secret and key holding the
 	// database password; empty Secret: no password mounted.
 	PasswordSecret, PasswordKey string
+	// StartAt, when set, is the RFC 3339 instant every shard starts its
+	// ramp-up (run --start-at), however late its pod was scheduled; the
+	// shards then merge into one profile in the results store they share
+	// (Results), so it needs Results.
+	StartAt string
+	// ShardGroup, when set, names the run's shards (run --shard-group);
+	// without StartAt they meet in the shared results store and start
+	// together once all have arrived, however far apart their pods were
+	// scheduled. It needs Results too.
+	ShardGroup string
+	// Results is a PostgreSQL results store URL (without a password) the
+	// shards share; empty: each pod keeps its own store file in
+	// ResultsDir, lost with the pod. ResultsPasswordSecret and
+	// ResultsPasswordKey name the Secret and key of its password.
+	Results                                   string
+	ResultsPasswordSecret, ResultsPasswordKey string
 	// RunArgs are `oltplab run` flags every shard gets (--vus, --duration,
 	// --label, --results ...), already checked by the caller.
 	RunArgs []string
@@ -71,6 +90,18 @@ func (o JobOptions) Validate() error {
 	if o.PasswordSecret != "" && o.PasswordKey == "" {
 		errs = append(errs, errors.New("password key: name the Secret's key"))
 	}
+	if o.ResultsPasswordSecret != "" && (!dnsLabel.MatchString(o.ResultsPasswordSecret) || o.ResultsPasswordKey == "") {
+		errs = append(errs, fmt.Errorf("results password secret %q (key %q): want a Kubernetes object name and a key", o.ResultsPasswordSecret, o.ResultsPasswordKey))
+	}
+	if o.ResultsPasswordSecret != "" && o.Results == "" {
+		errs = append(errs, errors.New("results password secret: goes with a shared results store (results)"))
+	}
+	if o.ShardGroup != "" && o.Results == "" {
+		errs = append(errs, errors.New("shard group: the shards meet in the results store they share: name it (results)"))
+	}
+	if o.StartAt != "" && o.Results == "" {
+		errs = append(errs, errors.New("start at: the shards merge in the results store they share: name it (results)"))
+	}
 	for what, q := range map[string]string{"cpu": o.CPU, "memory": o.Memory} {
 		if !quantity.MatchString(q) {
 			errs = append(errs, fmt.Errorf("%s %q: want a Kubernetes quantity such as 2, 500m, 1Gi", what, q))
@@ -92,6 +123,12 @@ func (o JobOptions) Args() []string {
 	}
 	if o.MetricsPort != 0 {
 		args = append(args, "--metrics-listen", ":"+strconv.Itoa(o.MetricsPort))
+	}
+	if o.StartAt != "" {
+		args = append(args, "--start-at", o.StartAt)
+	}
+	if o.ShardGroup != "" {
+		args = append(args, "--shard-group", o.ShardGroup)
 	}
 	return append(args, o.RunArgs...)
 }
@@ -134,6 +171,20 @@ func Write(w io.Writer, o JobOptions) error {
 		mode := 0o440
 		pod.Spec.Volumes = append(pod.Spec.Volumes, volume{Name: "db-password", Secret: &secretVolume{
 			SecretName: o.PasswordSecret, DefaultMode: &mode, Items: []keyToPath{{Key: o.PasswordKey, Path: PasswordFile}}}})
+	}
+	if o.Results != "" {
+		for i := range c.Env {
+			if c.Env[i].Name == "OLTPLAB_RESULTS" {
+				c.Env[i].Value = o.Results
+			}
+		}
+	}
+	if o.ResultsPasswordSecret != "" {
+		c.Env = append(c.Env, envVar{Name: "OLTPLAB_RESULTS_PASSWORD_FILE", Value: ResultsPasswordDir + "/" + PasswordFile})
+		c.VolumeMounts = append(c.VolumeMounts, volumeMount{Name: "results-password", MountPath: ResultsPasswordDir, ReadOnly: true})
+		mode := 0o440
+		pod.Spec.Volumes = append(pod.Spec.Volumes, volume{Name: "results-password", Secret: &secretVolume{
+			SecretName: o.ResultsPasswordSecret, DefaultMode: &mode, Items: []keyToPath{{Key: o.ResultsPasswordKey, Path: PasswordFile}}}})
 	}
 	if o.MetricsPort != 0 {
 		c.Ports = []containerPort{{Name: "metrics", ContainerPort: o.MetricsPort, Protocol: "TCP"}}

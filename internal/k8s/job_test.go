@@ -167,3 +167,70 @@ func TestJobValidate(t *testing.T) {
 		t.Errorf("args %q: no password file or metrics without a secret or port", args)
 	}
 }
+
+// TestJobSharedStart: with a start instant the shards get --start-at and
+// the shared results store, its password only as a Secret reference; a
+// start without a shared store is refused.
+func TestJobSharedStart(t *testing.T) {
+	o := options()
+	o.StartAt = "2026-11-25T10:00:00Z"
+	o.Results = "postgres://oltplab@results.example:5432/oltplab"
+	o.ResultsPasswordSecret, o.ResultsPasswordKey = "oltplab-results", "password"
+	var buf bytes.Buffer
+	if err := Write(&buf, o); err != nil {
+		t.Fatal(err)
+	}
+	job := decode(t, buf.Bytes())
+	c := job.Spec.Template.Spec.Containers[0]
+	if i := slices.Index(c.Args, "--start-at"); i < 0 || c.Args[i+1] != o.StartAt {
+		t.Errorf("args %q: want --start-at %s", c.Args, o.StartAt)
+	}
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	if env["OLTPLAB_RESULTS"] != o.Results || env["OLTPLAB_RESULTS_PASSWORD_FILE"] != ResultsPasswordDir+"/"+PasswordFile {
+		t.Errorf("env %v: want the shared store and its password file", env)
+	}
+	var secret *corev1.SecretVolumeSource
+	for _, v := range job.Spec.Template.Spec.Volumes {
+		if v.Secret != nil && v.Secret.SecretName == "oltplab-results" {
+			secret = v.Secret
+		}
+	}
+	if secret == nil || len(secret.Items) != 1 || secret.Items[0].Key != "password" || secret.Items[0].Path != PasswordFile {
+		t.Errorf("results password volume %+v: want oltplab-results' key password", secret)
+	}
+	mounted := false
+	for _, m := range c.VolumeMounts {
+		mounted = mounted || m.MountPath == ResultsPasswordDir && m.ReadOnly
+	}
+	if !mounted {
+		t.Errorf("mounts %+v: want the results password read-only at %s", c.VolumeMounts, ResultsPasswordDir)
+	}
+
+	o.Results, o.ResultsPasswordSecret = "", ""
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "start at") {
+		t.Errorf("a start without a shared store: %v, want refused", err)
+	}
+}
+
+// TestJobRendezvous: a shard group without a start instant reaches every
+// shard, and needs the shared store.
+func TestJobRendezvous(t *testing.T) {
+	o := options()
+	o.ShardGroup = "rds-8x-1"
+	o.Results = "postgres://oltplab@results.example:5432/oltplab"
+	var buf bytes.Buffer
+	if err := Write(&buf, o); err != nil {
+		t.Fatal(err)
+	}
+	c := decode(t, buf.Bytes()).Spec.Template.Spec.Containers[0]
+	if i := slices.Index(c.Args, "--shard-group"); i < 0 || c.Args[i+1] != o.ShardGroup || slices.Contains(c.Args, "--start-at") {
+		t.Errorf("args %q: want --shard-group %s and no --start-at", c.Args, o.ShardGroup)
+	}
+	o.Results = ""
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "shard group") {
+		t.Errorf("a shard group without a shared store: %v, want refused", err)
+	}
+}

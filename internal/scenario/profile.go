@@ -44,6 +44,14 @@ type ProfileOptions struct {
 	// its slot measured again. Steps, repeats and order must be the ones
 	// the profile was started with.
 	Continue int64
+	// ShardGroup names the sharded run this profile is one shard of
+	// (Driver.Shard active, Driver.StartAt its shared start): the shards'
+	// profiles are found by it and merged (MergeShardGroup).
+	ShardGroup string
+	// Rendezvous, when set, is called once the profile is stored and
+	// before its first run: it returns the shared start (Driver.StartAt)
+	// the shards agreed on (Env.Rendezvous). An error fails the profile.
+	Rendezvous func(ctx context.Context) (time.Time, error)
 	// Started, when set, is called with the profile's id before the first
 	// run; an error stops the profile before it measures anything.
 	Started func(ctx context.Context, profileID int64) error
@@ -123,6 +131,17 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 	}
 	if d.Shard.Active() {
 		params["shard"] = d.Shard.String()
+		params["shard_count"] = d.Shard.Count
+		params["shard_index"] = d.Shard.Index
+		if o.ShardGroup != "" {
+			params["shard_group"] = o.ShardGroup
+		}
+	}
+	if !d.StartAt.IsZero() {
+		params["start_at"] = d.StartAt.UTC().Format(time.RFC3339Nano)
+	}
+	if o.Rendezvous != nil {
+		params["rendezvous"] = true
 	}
 	pid, done, err := e.startProfile(ctx, o, params, rc)
 	if err != nil {
@@ -134,6 +153,14 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 			ferr := e.Store.FinishProfile(context.WithoutCancel(ctx), pid, store.StatusFailed)
 			return out, errors.Join(err, storeErr("record the profile result", ferr))
 		}
+	}
+	if o.Rendezvous != nil {
+		at, err := o.Rendezvous(ctx)
+		if err != nil {
+			ferr := e.Store.FinishProfile(context.WithoutCancel(ctx), pid, store.StatusFailed)
+			return out, errors.Join(err, storeErr("record the profile result", ferr))
+		}
+		o.Driver.StartAt = at
 	}
 	slots := profile.Order(len(o.Steps), o.Repeat, o.Interleave)
 	var runErr error
@@ -158,6 +185,9 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		}
 		// Each repeat draws its own streams, reproducibly from the seed.
 		rd.Seed = o.Driver.Seed + uint64(i)
+		if !o.Driver.StartAt.IsZero() {
+			rd.StartAt = SlotStart(o.Driver, i)
+		}
 		if len(slots) > 1 {
 			e.note("step %d/%d: %d %s, repeat %d/%d", i+1, len(slots), rd.Users(), users, slot.Repeat+1, o.Repeat)
 		}

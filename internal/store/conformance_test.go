@@ -167,6 +167,7 @@ var conformance = []struct {
 	{"SamplesRoundTrip", fresh(testSamplesRoundTrip)},
 	{"AddSamplesRefusesBadBatches", fresh(testAddSamplesRefusesBadBatches)},
 	{"ImportRefusesOtherFiles", fresh(testImportRefusesOtherFiles)},
+	{"ShardRendezvous", fresh(testShardRendezvous)},
 	{"CompleteDurablyWaitsForALock", testCompleteDurablyWaitsForALock},
 	{"CompleteDurablySavesWhatItCannotStore", testCompleteDurablySavesWhatItCannotStore},
 	{"SameSchema", testSameSchema},
@@ -208,6 +209,7 @@ func testSameSchema(t *testing.T, b testBackend) {
 		"experiments":       "id name status created_at ended_at plan_file plan plan_sha256 params owner error",
 		"experiment_steps":  "experiment_id seq step_index kind target state attempts started_at ended_at progress outcome error",
 		"schema_migrations": "version applied_at",
+		"shard_arrivals":    "shard_group shard_index shard_count arrived_at writer_pid writer_host",
 	} {
 		rows, err := s.db.QueryContext(ctx, `SELECT * FROM `+table+` WHERE 1 = 0`)
 		if err != nil {

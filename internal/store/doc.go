@@ -8,7 +8,8 @@
 // profiles, HDR latency histograms, per-second samples, and experiments
 // (one plan run: its schedule of (target, step) pairs with their states,
 // and the runs and profiles it measured; a run that no longer counts is
-// marked superseded, never deleted).
+// marked superseded, never deleted), and the rendezvous of a sharded run's
+// driver processes (shard_arrivals: each shard's first arrival).
 //
 // The file is opened in WAL mode with a busy timeout and immediate write
 // transactions, so several oltplab processes can write to one store at once.

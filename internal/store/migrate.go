@@ -132,6 +132,19 @@ var migrations = []migration{
 		`ALTER TABLE profiles ADD COLUMN writer_started TEXT`,
 		`CREATE UNIQUE INDEX profiles_by_uid ON profiles(uid)`,
 	}},
+	// The rendezvous of a sharded run's driver processes (shard.go): each
+	// shard records its arrival once; all agree on a start from them.
+	{version: 4, name: "shard rendezvous", stmts: []string{
+		`CREATE TABLE shard_arrivals (
+			shard_group TEXT NOT NULL,
+			shard_index INTEGER NOT NULL,
+			shard_count INTEGER NOT NULL,
+			arrived_at  TEXT NOT NULL,
+			writer_pid  INTEGER,
+			writer_host TEXT,
+			PRIMARY KEY (shard_group, shard_index)
+		) WITHOUT ROWID`,
+	}},
 }
 
 // SchemaVersion is the newest schema this binary knows.

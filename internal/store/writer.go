@@ -92,6 +92,14 @@ func ParseProcStat(r io.Reader) (ProcStat, error) {
 
 // gone reports whether the writer w, of this host, has ended. Without a
 // start identity (another platform) it cannot tell and says no.
+// WriterGone reports whether w, the writer of a running row, was a
+// process of this host that has ended (killed, crashed) without finishing
+// it. A writer on another host is never known gone: its row stays
+// running until that host's oltplab opens the store.
+func (s *Store) WriterGone(w Writer) bool {
+	return w.PID != 0 && w.Host == s.writer.Host && s.gone(w)
+}
+
 func (s *Store) gone(w Writer) bool {
 	if w.Started == "" || s.writer.Started == "" {
 		return false
