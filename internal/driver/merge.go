@@ -145,6 +145,9 @@ func MergeShards(group string, count int, parts []ShardPart) (*Result, error) {
 	}
 	out.Audit = tpcc.NewAudit(ref.Warehouses)
 	out.ErrorsByClass = map[string]int64{}
+	// A stall of the merged run is a stretch in which no shard completed
+	// anything: the overlap of every shard's own stalls.
+	var shardStalls [][]span
 	for _, p := range present {
 		r := p.Result
 		out.Options.VUs += r.Options.VUs
@@ -192,6 +195,7 @@ func MergeShards(group string, count int, parts []ShardPart) (*Result, error) {
 		out.SchedLagMeanMillis = max(out.SchedLagMeanMillis, r.SchedLagMeanMillis)
 		out.CounterReadSeconds = max(out.CounterReadSeconds, r.CounterReadSeconds)
 		out.Outages = append(out.Outages, r.Outages...)
+		shardStalls = append(shardStalls, stallSpans(r.Stalls))
 		out.ServerRestarted = out.ServerRestarted || r.ServerRestarted
 		out.Partial = out.Partial || r.Partial
 		for _, w := range r.Warnings {
@@ -199,6 +203,7 @@ func MergeShards(group string, count int, parts []ShardPart) (*Result, error) {
 		}
 		out.Series = addSeries(out.Series, r.Series)
 	}
+	out.Stalls = stalls(shardStalls)
 	var completed, newOrders int64
 	for k := range kinds {
 		if hists[k] != nil {

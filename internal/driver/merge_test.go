@@ -133,3 +133,26 @@ func TestMergeShardsMarks(t *testing.T) {
 		t.Error("merging no result: want an error")
 	}
 }
+
+// TestMergeShardsStalls: the merged run stalled only where every shard
+// did (no shard completed anything), for at least StallThreshold.
+func TestMergeShardsStalls(t *testing.T) {
+	start := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return start.Add(time.Duration(s * float64(time.Second))) }
+	parts, _ := shardParts(t, 3, start, make([]time.Duration, 3))
+	parts[0].Result.Stalls = []Stall{{Start: at(10), End: at(20), Seconds: 10}, {Start: at(40), End: at(45), Seconds: 5}}
+	parts[1].Result.Stalls = []Stall{{Start: at(12), End: at(22), Seconds: 10}, {Start: at(44), End: at(50), Seconds: 6}}
+	parts[2].Result.Stalls = []Stall{{Start: at(11), End: at(30), Seconds: 19}}
+	got, err := MergeShards("g", 3, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 12-20 s is stalled everywhere; 44-45 s is too short and shard 2 ran then.
+	if len(got.Stalls) != 1 || !got.Stalls[0].Start.Equal(at(12)) || !got.Stalls[0].End.Equal(at(20)) || got.Stalls[0].Seconds != 8 {
+		t.Errorf("merged stalls %+v, want one from 12 s to 20 s", got.Stalls)
+	}
+	parts[2].Result.Stalls = nil
+	if got, err := MergeShards("g", 3, parts); err != nil || len(got.Stalls) != 0 {
+		t.Errorf("a shard without a stall: merged stalls %+v (%v), want none", got.Stalls, err)
+	}
+}

@@ -128,6 +128,15 @@ func (r *Result) findStalls(stats []*vuStats) {
 	r.Stalls = stalls(users)
 }
 
+// stallSpans returns a result's stalls as spans, in time order.
+func stallSpans(st []Stall) []span {
+	out := make([]span, len(st))
+	for i, s := range st {
+		out[i] = span{s.Start, s.End}
+	}
+	return out
+}
+
 func (r *Result) describeStall(s Stall) string {
 	return fmt.Sprintf("no transaction completed for %.1f s, from %.1f s into the measured window (at least %s without one is a stall)",
 		s.Seconds, s.Start.Sub(r.Window.Start).Seconds(), StallThreshold)
