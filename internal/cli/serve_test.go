@@ -476,13 +476,7 @@ func TestServeExperiment(t *testing.T) {
 // test ends and returns its URL.
 func withProbeServer(t *testing.T, env []string) string {
 	t.Helper()
-	var path string
-	for _, e := range env {
-		if v, ok := strings.CutPrefix(e, "OLTPLAB_RESULTS="); ok {
-			path = v
-		}
-	}
-	st, err := store.OpenToRead(context.Background(), path)
+	st, err := store.OpenToRead(context.Background(), resultsPath(env))
 	if err != nil {
 		t.Fatal(err)
 	}
