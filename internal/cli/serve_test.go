@@ -375,3 +375,120 @@ func dumpDOM(t *testing.T, chromium, url string) string {
 	}
 	return stdout.String()
 }
+
+// servedPlan is an experiment on two SQLite targets, so that its report
+// has a comparison to draw.
+const servedPlan = `name: served-study
+warehouses: 1
+build: {workers: 1}
+profile:
+  vus: [1, 2]
+  rampup: 0s
+  duration: 1s
+  grace: 1s
+targets:
+  - name: first
+    url: sqlite:first.db
+  - name: second
+    url: sqlite:second.db
+steps: [build, profile]
+`
+
+// TestServeExperiment: an experiment run by `oltplab experiment run` is
+// listed on the index, its page and JSON download are served, and in
+// Chromium its page draws every chart without an error.
+func TestServeExperiment(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{"OLTPLAB_RESULTS=" + filepath.Join(dir, "results.db"), "HOME=" + dir}
+	if r := oltplab(t, env, "experiment", "run", writePlan(t, dir, servedPlan)); r.code != 0 {
+		t.Fatalf("experiment run: exit %d\n%s", r.code, r.err)
+	}
+	base := startServe(t, env)
+	code, page, _ := get(t, base+"/", nil)
+	if code != http.StatusOK || !strings.Contains(page, `href="/experiments/1"`) {
+		t.Fatalf("index: %d, does not link experiment 1:\n%.2000s", code, page)
+	}
+	code, js, hdr := get(t, base+"/experiments/1/report.json", nil)
+	if code != http.StatusOK || !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") {
+		t.Fatalf("experiment JSON: %d %s", code, hdr.Get("Content-Type"))
+	}
+	var in struct {
+		Experiment struct {
+			Name    string `json:"name"`
+			Targets []struct {
+				Name string `json:"name"`
+			} `json:"targets"`
+			Sections []struct {
+				Kind     string            `json:"kind"`
+				Profiles []json.RawMessage `json:"profiles"`
+			} `json:"sections"`
+		} `json:"experiment"`
+	}
+	if err := json.Unmarshal([]byte(js), &in); err != nil {
+		t.Fatalf("experiment JSON: %v\n%.1000s", err, js)
+	}
+	profiles := 0
+	for _, s := range in.Experiment.Sections {
+		if s.Kind == "profile" {
+			profiles += len(s.Profiles)
+		}
+	}
+	if in.Experiment.Name != "served-study" || len(in.Experiment.Targets) != 2 || profiles != 2 {
+		t.Errorf("experiment JSON: name %q, %d targets, %d profiles in profile sections; want served-study, 2, 2\n%.1000s",
+			in.Experiment.Name, len(in.Experiment.Targets), profiles, js)
+	}
+
+	dom := dumpDOM(t, chromiumPath(t), withProbeServer(t, env)+"/experiments/1")
+	m := regexp.MustCompile(`(?s)<pre id="probe-result">(.*?)</pre>`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("no probe result in the dumped DOM (the experiment page did not load?):\n%.2000s", dom)
+	}
+	var got struct {
+		Title  string   `json:"title"`
+		Errors []string `json:"errors"`
+		Charts []struct {
+			ID    string `json:"id"`
+			Inked int    `json:"inked"`
+		} `json:"charts"`
+	}
+	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &got); err != nil {
+		t.Fatalf("probe result %q: %v", m[1], err)
+	}
+	t.Logf("experiment page %q: %d canvas charts", got.Title, len(got.Charts))
+	if len(got.Errors) > 0 {
+		t.Errorf("page errors: %q", got.Errors)
+	}
+	for _, c := range got.Charts {
+		if c.Inked < 1000 {
+			t.Errorf("chart %s: %d inked pixels, want a drawn chart", c.ID, c.Inked)
+		}
+	}
+	bars := regexp.MustCompile(`<svg class="bars" id="chart-nopm" data-bars="([1-9][0-9]*)"`)
+	if len(got.Charts) == 0 && !bars.MatchString(dom) {
+		t.Errorf("experiment page draws no NOPM chart, neither on a canvas nor as bars")
+	}
+	if !strings.Contains(dom, "first") || !strings.Contains(dom, "second") {
+		t.Errorf("experiment page does not name both targets")
+	}
+}
+
+// withProbeServer serves the store of env through withProbe until the
+// test ends and returns its URL.
+func withProbeServer(t *testing.T, env []string) string {
+	t.Helper()
+	var path string
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "OLTPLAB_RESULTS="); ok {
+			path = v
+		}
+	}
+	st, err := store.OpenToRead(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s := &site.Server{Store: st, ExperimentReport: experiment.Report, Version: "test"}
+	srv := httptest.NewServer(withProbe(s.Handler()))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}

@@ -20,6 +20,9 @@ type jsonDoc struct {
 	Version       string    `json:"version"`
 	Profiles      []Profile `json:"profiles"`
 	Monitors      []Monitor `json:"monitors,omitempty"`
+	// Experiment is an experiment's report (targets, schedule, one
+	// section per step of its plan, cost); Profiles is then empty.
+	Experiment *Experiment `json:"experiment,omitempty"`
 	// Comparisons holds, for every profile after the first, the ratio of
 	// its step means to the first profile's (steps both ran).
 	Comparisons     []jsonComparison `json:"comparisons"`
@@ -39,6 +42,25 @@ type jsonRatioAtVUs struct {
 	TPM  profile.RatioCI `json:"tpm"`
 }
 
+// redactedExperiment is a copy of e whose targets' and sections'
+// profiles' display forms are redacted, as the other renderers show them.
+func redactedExperiment(e *Experiment) *Experiment {
+	c := *e
+	c.Targets = append([]ExperimentTarget(nil), e.Targets...)
+	for i := range c.Targets {
+		c.Targets[i].Display = redactTarget(c.Targets[i].Display)
+	}
+	c.Sections = append([]Section(nil), e.Sections...)
+	for i := range c.Sections {
+		ps := append([]Profile(nil), c.Sections[i].Profiles...)
+		for j := range ps {
+			ps[j].Target = redactTarget(ps[j].Target)
+		}
+		c.Sections[i].Profiles = ps
+	}
+	return &c
+}
+
 // JSON writes the input (targets redacted, steps sorted by virtual
 // users) with the derived comparisons and differing context keys, as one
 // indented JSON document.
@@ -54,6 +76,9 @@ func JSON(w io.Writer, in Input) error {
 		Comparisons:     []jsonComparison{},
 		ContextDiffKeys: []string{},
 		RatioMethod:     "Fieller 95% interval for the ratio of two independent means, Welch-Satterthwaite degrees of freedom",
+	}
+	if e := in.Experiment; e != nil {
+		doc.Experiment = redactedExperiment(e)
 	}
 	for _, k := range v.ctxKeys {
 		if v.diff[k] {
