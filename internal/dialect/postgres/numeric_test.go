@@ -18,7 +18,7 @@ func numericValues() []float64 {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
 		vs = append(vs, float64(r.IntN(1_000_000_00)-500_000_00)/100) // cents
-		vs = append(vs, float64(r.IntN(10_000))/10_000)                 // taxes, discounts
+		vs = append(vs, float64(r.IntN(10_000))/10_000)               // taxes, discounts
 		vs = append(vs, r.NormFloat64()*1e6)
 	}
 	return vs
