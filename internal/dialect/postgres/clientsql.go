@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/placeholder"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
@@ -25,15 +27,37 @@ var clientSQLStatements = tpcc.NewStatements(clientSQLOptions).Map(placeholder.D
 // newClientSQLSession runs the transactions from the client over c
 // (dialect.StyleClientSQL), each in a READ COMMITTED transaction, the
 // PostgreSQL default that HammerDB also uses.
-func newClientSQLSession(c *pgx.Conn) *tpcc.ClientSession {
+func newClientSQLSession(c *pgx.Conn) *clientSQLSession {
 	// The statements are already in $n form: the session's querier does
 	// not rewrite (nil sqls).
 	b := &clientTx{conn: c}
-	return tpcc.NewClientSession(b, clientSQLStatements, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-		defer cancel()
-		return c.Close(ctx)
-	})
+	return &clientSQLSession{
+		ClientSession: tpcc.NewClientSession(b, clientSQLStatements, func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+			defer cancel()
+			return c.Close(ctx)
+		}),
+		conn: c,
+	}
+}
+
+// clientSQLSession is a client-side session that, like procSession, is a
+// dialect.Interrupter: the run driver then passes its calls a context that
+// is never canceled, which spares pgx watching one on every batch.
+type clientSQLSession struct {
+	*tpcc.ClientSession
+	conn *pgx.Conn
+}
+
+var (
+	_ dialect.Session     = (*clientSQLSession)(nil)
+	_ dialect.Interrupter = (*clientSQLSession)(nil)
+)
+
+// Interrupt expires the connection's deadline, as procSession.Interrupt
+// does: the batch in flight fails at once, and so does any later one.
+func (s *clientSQLSession) Interrupt() {
+	_ = s.conn.PgConn().Conn().SetDeadline(time.Now())
 }
 
 // pgxQuerier is what *pgx.Conn and pgx.Tx have in common.
