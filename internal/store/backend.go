@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -51,34 +49,4 @@ type backend interface {
 	// savedLocation is where a result the store cannot take is saved:
 	// directories to try in order and the file name's prefix.
 	savedLocation() (dirs []string, prefix string)
-}
-
-// rebindDollar numbers the '?' placeholders of q as $1, $2, ...,
-// leaving string literals and quoted identifiers alone.
-func rebindDollar(q string) string {
-	if !strings.Contains(q, "?") {
-		return q
-	}
-	var b strings.Builder
-	b.Grow(len(q) + 8)
-	n := 0
-	var quote byte
-	for i := 0; i < len(q); i++ {
-		c := q[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '?':
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-			continue
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
 }

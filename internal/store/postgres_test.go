@@ -281,20 +281,3 @@ func TestPostgresCompleteDurablyRetriesALostServer(t *testing.T) {
 	}
 	storedRun(t, s, id, 10)
 }
-
-func TestRebindDollar(t *testing.T) {
-	cases := []struct{ in, want string }{
-		{`SELECT 1`, `SELECT 1`},
-		{`SELECT * FROM runs WHERE id = ? AND status = ?`, `SELECT * FROM runs WHERE id = $1 AND status = $2`},
-		{`UPDATE t SET a = '?', "b?" = ? WHERE c = ?`, `UPDATE t SET a = '?', "b?" = $1 WHERE c = $2`},
-		{`VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, `VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`},
-		{`SELECT 'it''s ?', ?`, `SELECT 'it''s ?', $1`},
-	}
-	for _, c := range cases {
-		t.Run(c.in, func(t *testing.T) {
-			if got := rebindDollar(c.in); got != c.want {
-				t.Errorf("got %s, want %s", got, c.want)
-			}
-		})
-	}
-}

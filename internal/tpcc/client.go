@@ -48,6 +48,10 @@ type ClientSession struct {
 	stocks []orderStock
 	args   []any
 	args2  []any
+	// The keys of New-Order's item and stock reads, apart from args: a
+	// Prefetcher holds them until both reads are sent.
+	itemArgs  []any
+	stockArgs []any
 	// out holds the terminal output of the last New-Order (2.4.3.3); it is
 	// computed as the specification asks but not returned.
 	out newOrderOutput
@@ -59,7 +63,8 @@ type ClientSession struct {
 func NewClientSession(b Beginner, st *Statements, closeFn func() error) *ClientSession {
 	return &ClientSession{b: b, st: st, closeFn: closeFn, ids: make([]int64, 0, 16), buf: make([]byte, 0, 600),
 		items: make([]orderItem, 0, MaxOrderLines), stocks: make([]orderStock, 0, MaxOrderLines),
-		args: make([]any, 0, 9*MaxOrderLines), args2: make([]any, 0, 6*MaxOrderLines)}
+		args: make([]any, 0, 9*MaxOrderLines), args2: make([]any, 0, 6*MaxOrderLines),
+		itemArgs: make([]any, 0, MaxOrderLines), stockArgs: make([]any, 0, 2*MaxOrderLines)}
 }
 
 // Close releases the session's connection.
@@ -184,6 +189,14 @@ func execDeferred(ctx context.Context, tx Tx, sql string, args ...any) error {
 	}
 	_, err := tx.Exec(ctx, sql, args...)
 	return err
+}
+
+// prefetch queues a read in tx when tx is a Prefetcher (its result is then
+// read with QueryRow or Query as usual), and does nothing otherwise.
+func prefetch(tx Tx, sql string, args ...any) {
+	if p, ok := tx.(Prefetcher); ok {
+		p.Prefetch(sql, args...)
+	}
 }
 
 // isNoRows reports whether err says the query returned no row.

@@ -27,6 +27,18 @@ func (s *ClientSession) newOrder(ctx context.Context, tx Tx, in *NewOrder) error
 	st := s.st
 	w, d, c := int64(in.WID), int64(in.DID), int64(in.CID)
 
+	// Every read's arguments are known from the input: a Prefetcher sends
+	// them all with BEGIN in one round trip, in the order they are read
+	// below (the district's lock first, then the stock rows', as without
+	// prefetching), and the writes with COMMIT in a second one.
+	s.itemArgs = appendItemKeys(s.itemArgs[:0], in.Lines)
+	s.stockArgs = appendStockKeys(s.stockArgs[:0], in.Lines)
+	prefetch(tx, st.NewOrderWarehouse, w)
+	prefetch(tx, st.NewOrderDistrict, w, d)
+	prefetch(tx, st.NewOrderCustomer, w, d, c)
+	prefetch(tx, st.NewOrderItems, s.itemArgs...)
+	prefetch(tx, st.NewOrderStocks[in.DID-1], s.stockArgs...)
+
 	// TPC-C 2.4.2.2: the warehouse row is selected and W_TAX retrieved.
 	var wTax float64
 	if err := tx.QueryRow(ctx, st.NewOrderWarehouse, w).Scan(&wTax); err != nil {
@@ -171,15 +183,30 @@ type orderStock struct {
 	remote   int64  // S_REMOTE_CNT increment
 }
 
-// readItems reads the distinct items of lines into s.items, with one
-// statement whose MaxOrderLines ids are padded with the last one.
-func (s *ClientSession) readItems(ctx context.Context, tx Tx, lines []OrderLineInput) error {
-	args := s.args[:0]
+// appendItemKeys appends the arguments of Statements.NewOrderItems for
+// lines to dst: MaxOrderLines item ids, padded with the last one.
+func appendItemKeys(dst []any, lines []OrderLineInput) []any {
 	for i := range MaxOrderLines {
-		args = append(args, int64(lines[min(i, len(lines)-1)].IID))
+		dst = append(dst, int64(lines[min(i, len(lines)-1)].IID))
 	}
-	s.args = args
-	rows, err := tx.Query(ctx, s.st.NewOrderItems, args...)
+	return dst
+}
+
+// appendStockKeys appends the arguments of Statements.NewOrderStocks for
+// lines to dst: MaxOrderLines (supply warehouse, item) keys, padded with
+// the last one.
+func appendStockKeys(dst []any, lines []OrderLineInput) []any {
+	for i := range MaxOrderLines {
+		l := &lines[min(i, len(lines)-1)]
+		dst = append(dst, int64(l.SupplyWID), int64(l.IID))
+	}
+	return dst
+}
+
+// readItems reads the distinct items of lines into s.items, with one
+// statement (arguments in s.itemArgs).
+func (s *ClientSession) readItems(ctx context.Context, tx Tx, lines []OrderLineInput) error {
+	rows, err := tx.Query(ctx, s.st.NewOrderItems, s.itemArgs...)
 	if err != nil {
 		return fmt.Errorf("read items: %w", err)
 	}
@@ -212,16 +239,9 @@ func (s *ClientSession) item(id int64) int {
 }
 
 // readStocks reads and locks the distinct stock rows of lines into
-// s.stocks with q, one statement whose MaxOrderLines keys are padded with
-// the last one.
+// s.stocks with q, one statement (arguments in s.stockArgs).
 func (s *ClientSession) readStocks(ctx context.Context, tx Tx, q string, lines []OrderLineInput) error {
-	args := s.args[:0]
-	for i := range MaxOrderLines {
-		l := &lines[min(i, len(lines)-1)]
-		args = append(args, int64(l.SupplyWID), int64(l.IID))
-	}
-	s.args = args
-	rows, err := tx.Query(ctx, q, args...)
+	rows, err := tx.Query(ctx, q, s.stockArgs...)
 	if err != nil {
 		return fmt.Errorf("read stock: %w", err)
 	}

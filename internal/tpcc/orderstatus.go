@@ -19,6 +19,9 @@ func (s *ClientSession) orderStatus(ctx context.Context, tx Tx, in *OrderStatus)
 	if err != nil {
 		return err
 	}
+	// A Prefetcher sends the customer's and its last order's reads together.
+	prefetch(tx, st.OrderStatusCustomer, w, d, cID)
+	prefetch(tx, st.OrderStatusLastOrder, w, d, cID)
 	cu := &s.cust
 	if err := tx.QueryRow(ctx, st.OrderStatusCustomer, w, d, cID).Scan(&cu.balance, &cu.first, &cu.middle, &cu.last); err != nil {
 		return fmt.Errorf("read customer %d: %w", cID, err)

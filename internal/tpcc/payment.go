@@ -35,14 +35,25 @@ func (s *ClientSession) payment(ctx context.Context, tx Tx, in *Payment) error {
 	if err := execDeferred(ctx, tx, st.PaymentWarehouseYTD, amount, w); err != nil {
 		return fmt.Errorf("update w_ytd: %w", err)
 	}
+	// A Prefetcher sends the reads whose arguments are known with the
+	// updates above and below, in this order, in one round trip: the
+	// warehouse, the district, and the customer (by number) or the
+	// customers of the last name.
+	prefetch(tx, st.PaymentWarehouse, w)
+	if err := execDeferred(ctx, tx, st.PaymentDistrictYTD, amount, w, d); err != nil {
+		return fmt.Errorf("update d_ytd: %w", err)
+	}
+	prefetch(tx, st.PaymentDistrict, w, d)
+	if in.ByName {
+		prefetch(tx, st.CustomerIDsByLast, cw, cd, in.CLast)
+	} else {
+		prefetch(tx, st.PaymentCustomer, cw, cd, int64(in.CID))
+	}
 	var wName, wStreet1, wStreet2, wCity, wState, wZip string
 	if err := tx.QueryRow(ctx, st.PaymentWarehouse, w).Scan(&wName, &wStreet1, &wStreet2, &wCity, &wState, &wZip); err != nil {
 		return fmt.Errorf("read warehouse: %w", err)
 	}
-	// TPC-C 2.5.2.2: the same for the district and D_YTD.
-	if err := execDeferred(ctx, tx, st.PaymentDistrictYTD, amount, w, d); err != nil {
-		return fmt.Errorf("update d_ytd: %w", err)
-	}
+	// TPC-C 2.5.2.2: the same for the district and D_YTD (updated above).
 	var dName, dStreet1, dStreet2, dCity, dState, dZip string
 	if err := tx.QueryRow(ctx, st.PaymentDistrict, w, d).Scan(&dName, &dStreet1, &dStreet2, &dCity, &dState, &dZip); err != nil {
 		return fmt.Errorf("read district: %w", err)

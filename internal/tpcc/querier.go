@@ -26,6 +26,18 @@ type Deferrer interface {
 	Defer(sql string, args ...any)
 }
 
+// Prefetcher is an optional ability of a Tx: Prefetch queues a read whose
+// arguments are already known so that it goes to the server together with
+// the other queued statements, in one round trip, when the transaction
+// next needs a result. The transaction then reads it with QueryRow or
+// Query of the same statement text, exactly once, and in the order of the
+// Prefetch calls; a statement that was not prefetched is sent only after
+// every prefetched result was read. Rollback discards unread results.
+// args must not change until the read is sent.
+type Prefetcher interface {
+	Prefetch(sql string, args ...any)
+}
+
 // RowScanner is the single-row result of QueryRow. Scan returns ErrNoRows
 // (wrapped or not) when the query returned no row.
 type RowScanner interface {

@@ -3,8 +3,12 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"net"
+	"time"
 
+	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -24,23 +28,50 @@ var clientStatements = tpcc.NewStatements(tpcc.SQLOptions{ForUpdate: "FOR UPDATE
 // one round trip shorter. Com_commit and Com_rollback count both.
 type clientConn struct {
 	c     *sql.Conn
+	nc    net.Conn // c's socket
 	stmts map[string]*sql.Stmt
 }
 
-func (d *DB) newClientSession(ctx context.Context) (*tpcc.ClientSession, error) {
+func (d *DB) newClientSession(ctx context.Context) (*clientSQLSession, error) {
 	cc, err := d.newClientConn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return tpcc.NewClientSession(cc, clientStatements, cc.Close), nil
+	return &clientSQLSession{ClientSession: tpcc.NewClientSession(cc, clientStatements, cc.Close), nc: cc.nc}, nil
+}
+
+// clientSQLSession is a client-side session that, like procSession, is a
+// dialect.Interrupter: the run driver then passes its calls a context that
+// is never canceled, which spares the driver handing every statement's
+// context to its watcher goroutine.
+type clientSQLSession struct {
+	*tpcc.ClientSession
+	nc net.Conn // the connection's socket, for Interrupt
+}
+
+var (
+	_ dialect.Session     = (*clientSQLSession)(nil)
+	_ dialect.Interrupter = (*clientSQLSession)(nil)
+)
+
+// Interrupt expires the connection's deadline, as procSession.Interrupt
+// does: the statement in flight fails at once, and so does any later one.
+func (s *clientSQLSession) Interrupt() {
+	_ = s.nc.SetDeadline(time.Now())
 }
 
 func (d *DB) newClientConn(ctx context.Context) (*clientConn, error) {
-	c, err := d.sessDB.Conn(ctx)
+	var nc net.Conn
+	c, err := d.sessDB.Conn(context.WithValue(ctx, dialedKey{}, &nc))
 	if err != nil {
 		return nil, d.wrap("open session", err)
 	}
-	cc := &clientConn{c: c, stmts: make(map[string]*sql.Stmt, 48)}
+	if nc == nil {
+		// sessDB keeps no idle connection, so this does not happen.
+		discard(c)
+		return nil, d.wrap("open session", errors.New("the session's connection was not dialed for it"))
+	}
+	cc := &clientConn{c: c, nc: nc, stmts: make(map[string]*sql.Stmt, 48)}
 	if _, err := c.ExecContext(ctx, "SET SESSION autocommit = 0"); err != nil {
 		cc.Close()
 		return nil, d.wrap("set session autocommit", err)

@@ -7,30 +7,13 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/oltplab/oltplab/internal/placeholder"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
-func TestRewritePlaceholders(t *testing.T) {
-	cases := []struct{ in, want string }{
-		{"SELECT 1", "SELECT 1"},
-		{"SELECT a FROM t WHERE b = ?", "SELECT a FROM t WHERE b = $1"},
-		{"UPDATE t SET a = ?, b = ? WHERE c = ? AND d = ?", "UPDATE t SET a = $1, b = $2 WHERE c = $3 AND d = $4"},
-		{"SELECT '?' || ? FROM t", "SELECT '?' || $1 FROM t"},
-		{`SELECT "odd?name" FROM t WHERE x = ?`, `SELECT "odd?name" FROM t WHERE x = $1`},
-		{"VALUES (?,?,?,?,?,?,?,?,?,?,?)", "VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)"},
-	}
-	for _, c := range cases {
-		t.Run(c.in, func(t *testing.T) {
-			if got := rewritePlaceholders(c.in); got != c.want {
-				t.Errorf("rewritePlaceholders(%q) = %q, want %q", c.in, got, c.want)
-			}
-		})
-	}
-}
-
 func TestClientStatementsHaveNoQuestionMarks(t *testing.T) {
 	for _, s := range clientSQLStatements.All() {
-		if rewritePlaceholders(s) != s {
+		if placeholder.Dollar(s) != s {
 			t.Errorf("statement still has '?' placeholders: %q", s)
 		}
 	}
@@ -155,5 +138,91 @@ func TestClientTxDeferred(t *testing.T) {
 	}
 	if got := count(); got != 2 {
 		t.Fatalf("rows after rollback of queued statements: got %d, want 2", got)
+	}
+}
+
+// TestClientTxPrefetch holds the pipelined client-side transaction to
+// tpcc.Prefetcher's contract on a real server: prefetched reads go with the
+// deferred statements queued before them and are read in order, a read out
+// of order is an error, and a rollback with results still unread leaves
+// the connection idle and nothing committed.
+func TestClientTxPrefetch(t *testing.T) {
+	d, _ := openTest(t)
+	ctx := context.Background()
+	c, err := d.connectSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "CREATE TABLE prefetch_t (k INTEGER PRIMARY KEY, v INTEGER NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	ct := &clientTx{conn: c}
+	const read = "SELECT v FROM prefetch_t WHERE k = $1"
+	const readAll = "SELECT k FROM prefetch_t ORDER BY k"
+
+	tx, _ := ct.Begin(ctx)
+	tx.(tpcc.Deferrer).Defer("INSERT INTO prefetch_t VALUES ($1, $2)", int64(1), int64(10))
+	tx.(tpcc.Prefetcher).Prefetch(read, int64(1))
+	tx.(tpcc.Deferrer).Defer("INSERT INTO prefetch_t VALUES ($1, $2)", int64(2), int64(20))
+	tx.(tpcc.Prefetcher).Prefetch(readAll)
+	var v int64
+	if err := tx.QueryRow(ctx, read, int64(1)).Scan(&v); err != nil || v != 10 {
+		t.Fatalf("first prefetched read: got %d, %v; want 10, nil", v, err)
+	}
+	// Deferred after the batch left: it goes with the next batch.
+	tx.(tpcc.Deferrer).Defer("INSERT INTO prefetch_t VALUES ($1, $2)", int64(3), int64(30))
+	rows, err := tx.Query(ctx, readAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ks []int64
+	for rows.Next() {
+		var k int64
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		ks = append(ks, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(ks) != 2 || ks[0] != 1 || ks[1] != 2 {
+		t.Fatalf("second prefetched read: got %v, %v; want [1 2], nil", ks, err)
+	}
+	if err := tx.QueryRow(ctx, read, int64(3)).Scan(&v); err != nil || v != 30 {
+		t.Fatalf("read after a deferred statement: got %d, %v; want 30, nil", v, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+
+	// Out of order: an error, and the rollback leaves nothing behind.
+	tx, _ = ct.Begin(ctx)
+	tx.(tpcc.Deferrer).Defer("INSERT INTO prefetch_t VALUES ($1, $2)", int64(4), int64(40))
+	tx.(tpcc.Prefetcher).Prefetch(read, int64(1))
+	tx.(tpcc.Prefetcher).Prefetch(readAll)
+	if err := tx.QueryRow(ctx, readAll).Scan(&v); err == nil {
+		t.Fatal("read out of prefetch order: no error")
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatalf("rollback: %v", err)
+	}
+
+	// Unread results at rollback.
+	tx, _ = ct.Begin(ctx)
+	tx.(tpcc.Deferrer).Defer("INSERT INTO prefetch_t VALUES ($1, $2)", int64(5), int64(50))
+	tx.(tpcc.Prefetcher).Prefetch(read, int64(1))
+	tx.(tpcc.Prefetcher).Prefetch(readAll)
+	if err := tx.QueryRow(ctx, read, int64(1)).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatalf("rollback with an unread result: %v", err)
+	}
+	if got := c.PgConn().TxStatus(); got != 'I' {
+		t.Errorf("transaction status after rollback: got %q, want 'I'", got)
+	}
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM prefetch_t").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("rows: got %d, %v; want 3 (1, 2, 3)", n, err)
 	}
 }

@@ -55,6 +55,7 @@ func (d *Database) connectSession(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, &dialect.Error{Class: classify(err), Op: "connect to " + d.target, Err: err}
 	}
+	useFastNumeric(conn)
 	return conn, nil
 }
 
