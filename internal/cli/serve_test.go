@@ -279,32 +279,8 @@ func withProbe(h http.Handler) http.Handler {
 // drew; the label with markup is text, not markup.
 func serveInBrowser(t *testing.T, path string) {
 	chromium := chromiumPath(t)
-	st, err := store.OpenToRead(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	s := &site.Server{Store: st, ExperimentReport: experiment.Report, Version: "test"}
-	srv := httptest.NewServer(withProbe(s.Handler()))
-	defer srv.Close()
-
-	dom := dumpDOM(t, chromium, srv.URL+"/")
-	m := regexp.MustCompile(`(?s)<pre id="probe-result">(.*?)</pre>`).FindStringSubmatch(dom)
-	if m == nil {
-		t.Fatalf("no probe result in the dumped DOM (the comparison page did not load?):\n%.2000s", dom)
-	}
-	var got struct {
-		Location string   `json:"location"`
-		Title    string   `json:"title"`
-		Errors   []string `json:"errors"`
-		Charts   []struct {
-			ID    string `json:"id"`
-			Inked int    `json:"inked"`
-		} `json:"charts"`
-	}
-	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &got); err != nil {
-		t.Fatalf("probe result %q: %v", m[1], err)
-	}
+	dom := dumpDOM(t, chromium, probeServer(t, path)+"/")
+	got := readProbe(t, dom, "the comparison page")
 	t.Logf("browser ended on %s (%q) with %d charts", got.Location, got.Title, len(got.Charts))
 	// Profiles are listed newest first: option 1 is profile 1, option 0 profile 2.
 	if got.Location != "/compare?a=1&b=2" {
@@ -438,22 +414,8 @@ func TestServeExperiment(t *testing.T) {
 			in.Experiment.Name, len(in.Experiment.Targets), profiles, js)
 	}
 
-	dom := dumpDOM(t, chromiumPath(t), withProbeServer(t, env)+"/experiments/1")
-	m := regexp.MustCompile(`(?s)<pre id="probe-result">(.*?)</pre>`).FindStringSubmatch(dom)
-	if m == nil {
-		t.Fatalf("no probe result in the dumped DOM (the experiment page did not load?):\n%.2000s", dom)
-	}
-	var got struct {
-		Title  string   `json:"title"`
-		Errors []string `json:"errors"`
-		Charts []struct {
-			ID    string `json:"id"`
-			Inked int    `json:"inked"`
-		} `json:"charts"`
-	}
-	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &got); err != nil {
-		t.Fatalf("probe result %q: %v", m[1], err)
-	}
+	dom := dumpDOM(t, chromiumPath(t), probeServer(t, resultsPath(env))+"/experiments/1")
+	got := readProbe(t, dom, "the experiment page")
 	t.Logf("experiment page %q: %d canvas charts", got.Title, len(got.Charts))
 	if len(got.Errors) > 0 {
 		t.Errorf("page errors: %q", got.Errors)
@@ -472,11 +434,11 @@ func TestServeExperiment(t *testing.T) {
 	}
 }
 
-// withProbeServer serves the store of env through withProbe until the
-// test ends and returns its URL.
-func withProbeServer(t *testing.T, env []string) string {
+// probeServer serves the store at path through withProbe until the test
+// ends and returns its URL.
+func probeServer(t *testing.T, path string) string {
 	t.Helper()
-	st, err := store.OpenToRead(context.Background(), resultsPath(env))
+	st, err := store.OpenToRead(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,4 +447,29 @@ func withProbeServer(t *testing.T, env []string) string {
 	srv := httptest.NewServer(withProbe(s.Handler()))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// probeResult is what indexProbe wrote into a page Chromium dumped.
+type probeResult struct {
+	Location string   `json:"location"`
+	Title    string   `json:"title"`
+	Errors   []string `json:"errors"`
+	Charts   []struct {
+		ID    string `json:"id"`
+		Inked int    `json:"inked"`
+	} `json:"charts"`
+}
+
+// readProbe reads the probe's result out of dom, the dump of page.
+func readProbe(t *testing.T, dom, page string) probeResult {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)<pre id="probe-result">(.*?)</pre>`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("no probe result in the dumped DOM (%s did not load?):\n%.2000s", page, dom)
+	}
+	var got probeResult
+	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &got); err != nil {
+		t.Fatalf("probe result %q: %v", m[1], err)
+	}
+	return got
 }
