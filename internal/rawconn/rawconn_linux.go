@@ -25,6 +25,21 @@ import (
 type rawConn struct {
 	net.Conn // Close, addresses and deadlines
 	rc       syscall.RawConn
+
+	// The state of the Read and of the Write in progress, and the
+	// functions the poller calls, made once (a closure made on every call
+	// would be allocated on every call). There is at most one Read and one
+	// Write at a time, as with every user of a session's connection.
+	rd, wr          op
+	readFn, writeFn func(fd uintptr) bool
+}
+
+// op is one direction's call in progress: its buffer, what was done and
+// the error.
+type op struct {
+	p     []byte
+	n     int
+	errno syscall.Errno
 }
 
 // Wrap returns c with raw reads and writes when its descriptor can be
@@ -38,32 +53,19 @@ func Wrap(c net.Conn) net.Conn {
 	if err != nil {
 		return c
 	}
-	return &rawConn{Conn: c, rc: rc}
+	r := &rawConn{Conn: c, rc: rc}
+	r.readFn, r.writeFn = r.read, r.write
+	return r
 }
 
 func (c *rawConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := c.rc.Read(func(fd uintptr) bool {
-		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			switch e {
-			case 0:
-				n = int(r)
-				return true
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // wait in the poller, then try again
-			default:
-				errno = e
-				return true
-			}
-		}
-	})
+	c.rd = op{p: p}
+	err := c.rc.Read(c.readFn)
+	n, errno := c.rd.n, c.rd.errno
+	c.rd.p = nil
 	switch {
 	case err != nil:
 		return 0, c.opError("read", err)
@@ -75,25 +77,34 @@ func (c *rawConn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (c *rawConn) Write(p []byte) (int, error) {
-	var n int
-	var errno syscall.Errno
-	err := c.rc.Write(func(fd uintptr) bool {
-		for n < len(p) {
-			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
-			switch e {
-			case 0:
-				n += int(r)
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false // the socket buffer is full: wait in the poller
-			default:
-				errno = e
-				return true
-			}
+// read is called by the poller until it returns true.
+func (c *rawConn) read(fd uintptr) bool {
+	p := c.rd.p
+	for {
+		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		switch e {
+		case 0:
+			c.rd.n = int(r)
+			return true
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false // wait in the poller, then try again
+		default:
+			c.rd.errno = e
+			return true
 		}
-		return true
-	})
+	}
+}
+
+func (c *rawConn) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	c.wr = op{p: p}
+	err := c.rc.Write(c.writeFn)
+	n, errno := c.wr.n, c.wr.errno
+	c.wr.p = nil
 	switch {
 	case err != nil:
 		return n, c.opError("write", err)
@@ -101,6 +112,25 @@ func (c *rawConn) Write(p []byte) (int, error) {
 		return n, c.opError("write", os.NewSyscallError("write", errno))
 	}
 	return n, nil
+}
+
+// write is called by the poller until it returns true.
+func (c *rawConn) write(fd uintptr) bool {
+	p := c.wr.p
+	for c.wr.n < len(p) {
+		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[c.wr.n])), uintptr(len(p)-c.wr.n))
+		switch e {
+		case 0:
+			c.wr.n += int(r)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false // the socket buffer is full: wait in the poller
+		default:
+			c.wr.errno = e
+			return true
+		}
+	}
+	return true
 }
 
 // opError wraps err as net.Conn's methods do, so that callers' checks
