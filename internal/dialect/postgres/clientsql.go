@@ -2,13 +2,9 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
+	"strconv"
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/placeholder"
@@ -24,29 +20,22 @@ var clientSQLOptions = tpcc.SQLOptions{ForUpdate: "FOR UPDATE", IntParam: "CAST(
 // their placeholders rewritten to $n once.
 var clientSQLStatements = tpcc.NewStatements(clientSQLOptions).Map(placeholder.Dollar)
 
-// newClientSQLSession runs the transactions from the client over c
+// newClientSQLSession runs the transactions from the client over w
 // (dialect.StyleClientSQL), each in a READ COMMITTED transaction, the
 // PostgreSQL default that HammerDB also uses.
-func newClientSQLSession(c *pgx.Conn) *clientSQLSession {
-	// The statements are already in $n form: the session's querier does
-	// not rewrite (nil sqls).
-	b := &clientTx{conn: c}
+func newClientSQLSession(w *wireConn) *clientSQLSession {
 	return &clientSQLSession{
-		ClientSession: tpcc.NewClientSession(b, clientSQLStatements, func() error {
-			ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-			defer cancel()
-			return c.Close(ctx)
-		}),
-		conn: c,
+		ClientSession: tpcc.NewClientSession(newClientTx(w), clientSQLStatements, w.close),
+		w:             w,
 	}
 }
 
 // clientSQLSession is a client-side session that, like procSession, is a
 // dialect.Interrupter: the run driver then passes its calls a context that
-// is never canceled, which spares pgx watching one on every batch.
+// is never canceled, which spares watching one on every batch.
 type clientSQLSession struct {
 	*tpcc.ClientSession
-	conn *pgx.Conn
+	w *wireConn
 }
 
 var (
@@ -56,114 +45,43 @@ var (
 
 // Interrupt expires the connection's deadline, as procSession.Interrupt
 // does: the batch in flight fails at once, and so does any later one.
-func (s *clientSQLSession) Interrupt() {
-	_ = s.conn.PgConn().Conn().SetDeadline(time.Now())
-}
-
-// pgxQuerier is what *pgx.Conn and pgx.Tx have in common.
-type pgxQuerier interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
-// querier adapts a pgx connection or transaction to tpcc.Querier: with a
-// non-nil sqls cache it rewrites '?' placeholders to $n (once per distinct
-// statement), and it translates pgx.ErrNoRows to tpcc.ErrNoRows. It reuses one row and one
-// rows value, so a caller has at most one result open at a time (as
-// tpcc's transactions do).
-type querier struct {
-	q    pgxQuerier
-	sqls map[string]string // statement with '?' -> with $n; nil: no rewriting
-	row  row
-	rows rows
-}
-
-func (q *querier) sql(s string) string {
-	if q.sqls == nil {
-		return s
-	}
-	if r, ok := q.sqls[s]; ok {
-		return r
-	}
-	r := placeholder.Dollar(s)
-	q.sqls[s] = r
-	return r
-}
-
-func (q *querier) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
-	tag, err := q.q.Exec(ctx, q.sql(sql), args...)
-	if err != nil {
-		return 0, err
-	}
-	return tag.RowsAffected(), nil
-}
-
-func (q *querier) QueryRow(ctx context.Context, sql string, args ...any) tpcc.RowScanner {
-	q.row.r = q.q.QueryRow(ctx, q.sql(sql), args...)
-	return &q.row
-}
-
-func (q *querier) Query(ctx context.Context, sql string, args ...any) (tpcc.Rows, error) {
-	r, err := q.q.Query(ctx, q.sql(sql), args...)
-	if err != nil {
-		return nil, err
-	}
-	q.rows.Rows = r
-	return &q.rows, nil
-}
-
-type row struct{ r pgx.Row }
-
-func (r *row) Scan(dest ...any) error {
-	err := r.r.Scan(dest...)
-	r.r = nil
-	if errors.Is(err, pgx.ErrNoRows) {
-		return tpcc.ErrNoRows
-	}
-	return err
-}
-
-type rows struct{ pgx.Rows }
-
-func (r *rows) Close() { r.Rows.Close() }
+func (s *clientSQLSession) Interrupt() { s.w.interrupt() }
 
 // clientTx is the tpcc.Beginner, tpcc.Tx, tpcc.Deferrer and
 // tpcc.Prefetcher of a client-side session: one transaction at a time on
 // one connection, pipelined. BEGIN, the deferred statements and the
-// prefetched reads wait in a pgx.Batch and go to the server with the next
-// statement whose result is needed, or with COMMIT, in one round trip (one
-// Sync, pgx's batch): a New-Order takes 2 round trips, a Payment 2 (3 by
-// last name). The results of a batch in flight are read in order; a new
-// batch is sent only once they are all read. Statements are prepared once
-// per connection (pgx's statement cache) and sent in binary form.
+// prefetched reads wait in the batch being built and go to the server
+// with the next statement whose result is needed, or with COMMIT, in one
+// round trip (one Sync): a New-Order takes 2 round trips, a Payment 2 (3
+// by last name). The results of the batch in flight are read in order; the
+// next batch is sent only once they are all read. Statements are prepared
+// on the connection the first time they are used (wireConn).
 type clientTx struct {
-	conn *pgx.Conn
-	// batches alternate: one is being filled (index next) while the other
-	// may be in flight, its results read through br.
-	batches [2]clientBatch
-	next    int
-	br      pgx.BatchResults // results of batches[1-next]; nil: none in flight
-	pos     int              // index of the next unread result in br
+	w *wireConn
+	// stmts are the statements prepared or being prepared, by text.
+	stmts map[string]*wireStmt
+	// flight are the statements of the batch in flight, pos the next one
+	// whose result is unread; queued those of the batch being built.
+	flight, queued []clientStmt
+	pos            int
 	// begun: BEGIN has been sent, so ending the transaction needs a
-	// round trip; false while BEGIN still waits in a batch.
+	// round trip; false while BEGIN still waits in the batch being built.
 	begun bool
-	row   batchRow
-	rows  batchRows
+	row   clientRow
+	rows  clientRows
 }
 
-// clientBatch is a batch and, for each queued statement, whether its
-// result is read by the transaction (a read) or only checked (deferred).
-type clientBatch struct {
-	pgx.Batch
-	read []bool
+// clientStmt is a statement of a batch: its text, and whether its result
+// is read by the transaction (a read) or only checked (deferred).
+type clientStmt struct {
+	sql  string
+	read bool
 }
 
-// empty empties b, keeping its capacity.
-func (b *clientBatch) empty() {
-	clear(b.QueuedQueries)
-	b.QueuedQueries = b.QueuedQueries[:0]
-	b.read = b.read[:0]
+func newClientTx(w *wireConn) *clientTx {
+	t := &clientTx{w: w, stmts: make(map[string]*wireStmt)}
+	t.row.w, t.rows.w = w, w
+	return t
 }
 
 var (
@@ -184,21 +102,27 @@ func (t *clientTx) Begin(ctx context.Context) (tpcc.Tx, error) {
 	return t, nil
 }
 
-// reset discards the batch in flight and what is queued.
+// reset reads what is left of the batch in flight and drops what is
+// queued.
 func (t *clientTx) reset() {
-	if t.br != nil {
-		t.br.Close()
-		t.br = nil
-	}
-	t.batches[0].empty()
-	t.batches[1].empty()
+	_ = t.finish()
+	t.w.discard()
+	t.queued = t.queued[:0]
 	t.begun = false
 }
 
 func (t *clientTx) queue(sql string, args []any, read bool) {
-	b := &t.batches[t.next]
-	b.Queue(sql, args...)
-	b.read = append(b.read, read)
+	s, ok := t.stmts[sql]
+	if !ok {
+		s = &wireStmt{name: "oltplab_" + strconv.Itoa(len(t.stmts)+1), sql: sql}
+		t.stmts[sql] = s
+	}
+	t.w.bind(s)
+	for _, a := range args {
+		t.w.paramAny(a)
+	}
+	t.w.execute()
+	t.queued = append(t.queued, clientStmt{sql: sql, read: read})
 }
 
 // Defer implements tpcc.Deferrer.
@@ -209,97 +133,77 @@ func (t *clientTx) Prefetch(sql string, args ...any) { t.queue(sql, args, true) 
 
 // unread reports whether the batch in flight has a read not yet read.
 func (t *clientTx) unread() bool {
-	if t.br == nil {
-		return false
-	}
-	return slices.Contains(t.batches[1-t.next].read[t.pos:], true)
+	return slices.ContainsFunc(t.flight[t.pos:], func(s clientStmt) bool { return s.read })
 }
 
-// finish reads the remaining results of the batch in flight, if any, and
-// closes it: the first error among them is returned.
+// finish reads the rest of the batch in flight, if any: the server's
+// error for the batch is returned.
 func (t *clientTx) finish() error {
-	if t.br == nil {
+	t.flight, t.pos = t.flight[:0], 0
+	if !t.w.inFlight {
 		return nil
 	}
-	err := t.br.Close()
-	t.br = nil
-	t.batches[1-t.next].empty()
-	return err
+	return t.w.finish()
 }
 
-// result returns the batch results positioned at sql's result: a
-// prefetched read's, or, when no prefetched read is waiting, sql's own,
-// queued after what waits and sent with it. The first error among the
-// deferred statements before it closes the batch and is returned.
-func (t *clientTx) result(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
+// result moves to sql's result: a prefetched read's, or, when no
+// prefetched read is waiting, sql's own, queued after what waits and sent
+// with it. The server's error for a deferred statement before it is
+// returned.
+func (t *clientTx) result(ctx context.Context, sql string, args []any) error {
 	if !t.unread() {
-		if !slices.Contains(t.batches[t.next].read, true) {
+		if !slices.ContainsFunc(t.queued, func(s clientStmt) bool { return s.read }) {
 			t.queue(sql, args, true)
 		}
 		if err := t.finish(); err != nil {
-			return nil, err
+			return err
 		}
-		t.br = t.conn.SendBatch(ctx, &t.batches[t.next].Batch)
-		t.next, t.pos = 1-t.next, 0
+		if err := t.w.send(ctx); err != nil {
+			t.queued = t.queued[:0]
+			return err
+		}
+		t.flight, t.queued = t.queued, t.flight[:0]
 		t.begun = true
 	}
-	b := &t.batches[1-t.next]
-	for ; t.pos < len(b.read); t.pos++ {
-		if b.read[t.pos] {
-			break
-		}
-		if _, err := t.br.Exec(); err != nil {
-			t.finish()
-			return nil, err
+	for ; !t.flight[t.pos].read; t.pos++ {
+		if err := t.w.result(); err != nil {
+			return err
 		}
 	}
-	if got := b.QueuedQueries[t.pos].SQL; got != sql {
+	if got := t.flight[t.pos].sql; got != sql {
 		t.finish()
-		return nil, fmt.Errorf("prefetched %q read as %q: reads must follow the order of their Prefetch", got, sql)
+		return fmt.Errorf("prefetched %q read as %q: reads must follow the order of their Prefetch", got, sql)
 	}
 	t.pos++
-	return t.br, nil
+	return t.w.result()
 }
 
 func (t *clientTx) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
-	br, err := t.result(ctx, sql, args)
-	if err != nil {
+	if err := t.result(ctx, sql, args); err != nil {
 		return 0, err
 	}
-	tag, err := br.Exec()
-	if err != nil {
-		t.finish()
+	if err := t.w.skipRows(); err != nil {
 		return 0, err
 	}
-	return tag.RowsAffected(), nil
+	return t.w.affected, nil
 }
 
 func (t *clientTx) QueryRow(ctx context.Context, sql string, args ...any) tpcc.RowScanner {
-	br, err := t.result(ctx, sql, args)
-	t.row = batchRow{err: err}
-	if err == nil {
-		t.row.r = br.QueryRow()
-	}
+	t.row.err = t.result(ctx, sql, args)
 	return &t.row
 }
 
 func (t *clientTx) Query(ctx context.Context, sql string, args ...any) (tpcc.Rows, error) {
-	br, err := t.result(ctx, sql, args)
-	if err != nil {
+	if err := t.result(ctx, sql, args); err != nil {
 		return nil, err
 	}
-	r, err := br.Query()
-	if err != nil {
-		t.finish()
-		return nil, err
-	}
-	t.rows = batchRows{Rows: r}
+	t.rows.err = nil
 	return &t.rows, nil
 }
 
 // Commit sends what is still queued and COMMIT in one round trip.
 func (t *clientTx) Commit(ctx context.Context) error {
-	if !t.begun && len(t.batches[t.next].QueuedQueries) == 1 {
+	if !t.begun && len(t.queued) == 1 {
 		t.reset() // only BEGIN: nothing ran
 		return nil
 	}
@@ -313,7 +217,7 @@ func (t *clientTx) Commit(ctx context.Context) error {
 	return nil
 }
 
-// Rollback discards what is still queued or unread and rolls back what the
+// Rollback drops what is still queued or unread and rolls back what the
 // server has seen (nothing, when even BEGIN is still queued).
 func (t *clientTx) Rollback(ctx context.Context) error {
 	begun := t.begun
@@ -321,30 +225,63 @@ func (t *clientTx) Rollback(ctx context.Context) error {
 	if !begun {
 		return nil
 	}
-	_, err := t.conn.Exec(ctx, "ROLLBACK")
-	return err
+	t.queue("ROLLBACK", nil, false)
+	t.queued = t.queued[:0]
+	if err := t.w.send(ctx); err != nil {
+		return err
+	}
+	return t.w.finish()
 }
 
-// batchRow is the single-row result of a read of a batch; Scan translates
-// pgx.ErrNoRows to tpcc.ErrNoRows.
-type batchRow struct {
-	r   pgx.Row
+// clientRow is the single-row result of a read; Scan reads its first row
+// (tpcc.ErrNoRows when there is none).
+type clientRow struct {
+	w   *wireConn
 	err error
 }
 
-func (r *batchRow) Scan(dest ...any) error {
+func (r *clientRow) Scan(dest ...any) error {
 	if r.err != nil {
 		return r.err
 	}
-	err := r.r.Scan(dest...)
-	r.r = nil
-	if errors.Is(err, pgx.ErrNoRows) {
+	more, err := r.w.next()
+	switch {
+	case err != nil:
+		return err
+	case !more:
 		return tpcc.ErrNoRows
 	}
-	return err
+	return r.w.scan(dest...)
 }
 
-// batchRows is the multi-row result of a read of a batch.
-type batchRows struct{ pgx.Rows }
+// clientRows is the multi-row result of a read.
+type clientRows struct {
+	w   *wireConn
+	err error
+}
 
-func (r *batchRows) Close() { r.Rows.Close() }
+func (r *clientRows) Next() bool {
+	if r.err != nil {
+		return false
+	}
+	more, err := r.w.next()
+	r.err = err
+	return more
+}
+
+func (r *clientRows) Scan(dest ...any) error {
+	if err := r.w.scan(dest...); err != nil {
+		r.err = err
+		return err
+	}
+	return nil
+}
+
+func (r *clientRows) Err() error { return r.err }
+
+// Close reads the rows not read.
+func (r *clientRows) Close() {
+	if err := r.w.skipRows(); err != nil && r.err == nil {
+		r.err = err
+	}
+}

@@ -60,11 +60,16 @@ func TestDDL(t *testing.T) {
 func TestClientTxDeferred(t *testing.T) {
 	d, _ := openTest(t)
 	ctx := context.Background()
-	c, err := d.connectSession(ctx)
+	c, err := d.connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
+	w, err := d.sessionConn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
 	if _, err := c.Exec(ctx, "CREATE TABLE deferred_t (k INTEGER PRIMARY KEY, v INTEGER NOT NULL)"); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +80,7 @@ func TestClientTxDeferred(t *testing.T) {
 		}
 		return n
 	}
-	ct := &clientTx{conn: c}
+	ct := newClientTx(w)
 
 	// Deferred inserts are visible to the next statement, and committed.
 	tx, _ := ct.Begin(ctx)
@@ -133,7 +138,7 @@ func TestClientTxDeferred(t *testing.T) {
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatalf("rollback: %v", err)
 	}
-	if got := c.PgConn().TxStatus(); got != 'I' {
+	if got := w.txStatus; got != 'I' {
 		t.Errorf("transaction status after rollback: got %q, want 'I'", got)
 	}
 	if got := count(); got != 2 {
@@ -149,15 +154,20 @@ func TestClientTxDeferred(t *testing.T) {
 func TestClientTxPrefetch(t *testing.T) {
 	d, _ := openTest(t)
 	ctx := context.Background()
-	c, err := d.connectSession(ctx)
+	c, err := d.connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
+	w, err := d.sessionConn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
 	if _, err := c.Exec(ctx, "CREATE TABLE prefetch_t (k INTEGER PRIMARY KEY, v INTEGER NOT NULL)"); err != nil {
 		t.Fatal(err)
 	}
-	ct := &clientTx{conn: c}
+	ct := newClientTx(w)
 	const read = "SELECT v FROM prefetch_t WHERE k = $1"
 	const readAll = "SELECT k FROM prefetch_t ORDER BY k"
 
@@ -218,7 +228,7 @@ func TestClientTxPrefetch(t *testing.T) {
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatalf("rollback with an unread result: %v", err)
 	}
-	if got := c.PgConn().TxStatus(); got != 'I' {
+	if got := w.txStatus; got != 'I' {
 		t.Errorf("transaction status after rollback: got %q, want 'I'", got)
 	}
 	var n int64

@@ -2,11 +2,14 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/placeholder"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -59,3 +62,71 @@ func (c *plainConn) Close() error {
 	defer cancel()
 	return c.conn.Close(ctx)
 }
+
+// pgxQuerier is what *pgx.Conn and pgx.Tx have in common.
+type pgxQuerier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// querier adapts a pgx connection or transaction to tpcc.Querier: with a
+// non-nil sqls cache it rewrites '?' placeholders to $n (once per distinct
+// statement), and it translates pgx.ErrNoRows to tpcc.ErrNoRows. It reuses one row and one
+// rows value, so a caller has at most one result open at a time (as
+// tpcc's transactions do).
+type querier struct {
+	q    pgxQuerier
+	sqls map[string]string // statement with '?' -> with $n; nil: no rewriting
+	row  row
+	rows rows
+}
+
+func (q *querier) sql(s string) string {
+	if q.sqls == nil {
+		return s
+	}
+	if r, ok := q.sqls[s]; ok {
+		return r
+	}
+	r := placeholder.Dollar(s)
+	q.sqls[s] = r
+	return r
+}
+
+func (q *querier) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	tag, err := q.q.Exec(ctx, q.sql(sql), args...)
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+func (q *querier) QueryRow(ctx context.Context, sql string, args ...any) tpcc.RowScanner {
+	q.row.r = q.q.QueryRow(ctx, q.sql(sql), args...)
+	return &q.row
+}
+
+func (q *querier) Query(ctx context.Context, sql string, args ...any) (tpcc.Rows, error) {
+	r, err := q.q.Query(ctx, q.sql(sql), args...)
+	if err != nil {
+		return nil, err
+	}
+	q.rows.Rows = r
+	return &q.rows, nil
+}
+
+type row struct{ r pgx.Row }
+
+func (r *row) Scan(dest ...any) error {
+	err := r.r.Scan(dest...)
+	r.r = nil
+	if errors.Is(err, pgx.ErrNoRows) {
+		return tpcc.ErrNoRows
+	}
+	return err
+}
+
+type rows struct{ pgx.Rows }
+
+func (r *rows) Close() { r.Rows.Close() }

@@ -16,32 +16,34 @@ import (
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
-// NewSession opens one virtual user's connection.
+// NewSession opens one virtual user's session: pgx opens the connection
+// (sessionConn), over which the session then speaks to the server itself
+// (wireConn).
 func (d *Database) NewSession(ctx context.Context, style dialect.Style) (dialect.Session, error) {
-	c, err := d.connectSession(ctx)
+	if style != dialect.StyleProcedures && style != dialect.StyleClientSQL {
+		return nil, fmt.Errorf("open session: unknown style %d", int(style))
+	}
+	w, err := d.sessionConn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open %s session: %w", style, err)
 	}
-	switch style {
-	case dialect.StyleProcedures:
-		return newProcSession(c), nil
-	case dialect.StyleClientSQL:
-		return newClientSQLSession(c), nil
+	if style == dialect.StyleProcedures {
+		return newProcSession(w), nil
 	}
-	_ = c.Close(ctx)
-	return nil, fmt.Errorf("open session: unknown style %d", int(style))
+	return newClientSQLSession(w), nil
 }
 
-// connectSession opens a session's connection as connect does, with the
-// socket's reads and writes made raw where the platform allows
-// (package rawconn), which saves the driver CPU on every round trip,
-// unless the target's dialect.Env asks for plain sockets. pgx's own dial
-// function, which the raw socket wraps, keeps its connect timeout and
-// keep-alives.
-func (d *Database) connectSession(ctx context.Context) (*pgx.Conn, error) {
-	cfg := d.cfg
+// sessionConn opens a session's connection as connect does, with the
+// socket's reads and writes made raw where the platform allows (package
+// rawconn), which saves the driver CPU on every round trip, unless the
+// target's dialect.Env asks for plain sockets; then takes it over from
+// pgx. pgx's own dial function, which the raw socket wraps, keeps its
+// connect timeout and keep-alives. The session's DateStyle is ISO, the
+// form in which wireConn reads timestamps.
+func (d *Database) sessionConn(ctx context.Context) (*wireConn, error) {
+	cfg := d.cfg.Copy()
+	cfg.RuntimeParams["DateStyle"] = "ISO"
 	if !d.plainSockets {
-		cfg = d.cfg.Copy()
 		dial := cfg.DialFunc
 		cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := dial(ctx, network, addr)
@@ -55,28 +57,61 @@ func (d *Database) connectSession(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, &dialect.Error{Class: classify(err), Op: "connect to " + d.target, Err: err}
 	}
-	useFastNumeric(conn)
-	return conn, nil
+	pc := conn.PgConn()
+	if err := pc.SyncConn(ctx); err != nil {
+		_ = conn.Close(ctx)
+		return nil, &dialect.Error{Class: classify(err), Op: "connect to " + d.target, Err: err}
+	}
+	hc, err := pc.Hijack()
+	if err != nil {
+		_ = conn.Close(ctx)
+		return nil, &dialect.Error{Class: classify(err), Op: "connect to " + d.target, Err: err}
+	}
+	_ = hc.Conn.SetDeadline(time.Time{})
+	return newWireConn(hc.Conn), nil
 }
 
 // closeTimeout bounds closing a session's connection.
 const closeTimeout = 5 * time.Second
 
 // procSession runs each transaction as one call of its PL/pgSQL function
-// (procedures.sql) in autocommit: the call is the transaction. It is owned
-// by one goroutine.
+// (procedures.sql) in autocommit: the call is the transaction, one round
+// trip. It is owned by one goroutine.
 type procSession struct {
-	conn *pgx.Conn
+	w     *wireConn
+	stmts procStmts
 	// arrays holds New-Order's three arrays in PostgreSQL's text form,
 	// reused across calls.
 	arrays []byte
-	n      int32
+	n      int64 // a call's integer result
+}
+
+// procStmts are the statements of a procedure session, each prepared on
+// the session's connection under its name the first time it is used.
+type procStmts struct {
+	newOrder, newOrderRollback, payment, orderStatus, delivery, stockLevel wireStmt
+	begin, commit, rollback                                                wireStmt
 }
 
 var _ dialect.Interrupter = (*procSession)(nil)
 
-func newProcSession(c *pgx.Conn) *procSession {
-	return &procSession{conn: c, arrays: make([]byte, 0, 256)}
+// newProcSession runs the transactions' functions over w.
+func newProcSession(w *wireConn) *procSession {
+	return &procSession{
+		w: w,
+		stmts: procStmts{
+			newOrder:         wireStmt{name: "oltplab_new_order", sql: newOrderCall},
+			newOrderRollback: wireStmt{name: "oltplab_new_order_rollback", sql: newOrderRollbackCall},
+			payment:          wireStmt{name: "oltplab_payment", sql: paymentCall},
+			orderStatus:      wireStmt{name: "oltplab_order_status", sql: orderStatusCall},
+			delivery:         wireStmt{name: "oltplab_delivery", sql: deliveryCall},
+			stockLevel:       wireStmt{name: "oltplab_stock_level", sql: stockLevelCall},
+			begin:            wireStmt{name: "oltplab_begin", sql: "BEGIN"},
+			commit:           wireStmt{name: "oltplab_commit", sql: "COMMIT"},
+			rollback:         wireStmt{name: "oltplab_rollback", sql: "ROLLBACK"},
+		},
+		arrays: make([]byte, 0, 256),
+	}
 }
 
 // appendArray appends the text form of an int[] with one element per order
@@ -96,6 +131,21 @@ func lineIID(l *tpcc.OrderLineInput) int       { return l.IID }
 func lineSupplyWID(l *tpcc.OrderLineInput) int { return l.SupplyWID }
 func lineQuantity(l *tpcc.OrderLineInput) int  { return l.Quantity }
 
+// call sends the statements built in s.w and reads the first row of the
+// last one into dest (see wireConn.roundTrip). A transaction left open by
+// an error is rolled back.
+func (s *procSession) call(ctx context.Context, dest ...any) error {
+	err := s.w.roundTrip(ctx, dest...)
+	if err != nil && s.w.broken == nil && s.w.txStatus != 'I' {
+		s.w.bind(&s.stmts.rollback)
+		s.w.execute()
+		if rerr := s.w.roundTrip(context.WithoutCancel(ctx)); rerr != nil && s.w.broken != nil {
+			return fmt.Errorf("%w (rollback also failed: %w)", err, rerr)
+		}
+	}
+	return err
+}
+
 // NewOrder calls oltplab_new_order (TPC-C 2.4) in autocommit: the call is
 // the transaction. An input the terminal chose to roll back (2.4.1.4) runs
 // inside BEGIN instead: the function does the work up to the unused item,
@@ -104,68 +154,92 @@ func lineQuantity(l *tpcc.OrderLineInput) int  { return l.Quantity }
 // server logs none. An unexpected unused item comes back as SQLSTATE
 // RollbackSQLState.
 func (s *procSession) NewOrder(ctx context.Context, in *tpcc.NewOrder) error {
-	// The three arrays go as text parameters (pgx sends a string in text
-	// format whatever the parameter type): one string for the three, where
-	// pgx's binary array encoding allocates per element.
+	// The three arrays go as text parameters, as every parameter does.
 	b := appendArray(s.arrays[:0], in.Lines, lineIID)
 	n1 := len(b)
 	b = appendArray(b, in.Lines, lineSupplyWID)
 	n2 := len(b)
 	b = appendArray(b, in.Lines, lineQuantity)
 	s.arrays = b
-	arrays := string(b)
-	allLocal := int32(0)
+	w := s.w
+	if in.Rollback {
+		w.bind(&s.stmts.begin)
+		w.execute()
+		w.bind(&s.stmts.newOrderRollback)
+	} else {
+		w.bind(&s.stmts.newOrder)
+	}
+	w.paramInt(int64(in.WID))
+	w.paramInt(int64(in.DID))
+	w.paramInt(int64(in.CID))
+	w.paramBytes(b[:n1])
+	w.paramBytes(b[n1:n2])
+	w.paramBytes(b[n2:])
+	allLocal := int64(0)
 	if in.AllLocal {
 		allLocal = 1
 	}
-	if in.Rollback {
-		err := s.newOrderRollingBack(ctx, int32(in.WID), int32(in.DID), int32(in.CID),
-			arrays[:n1], arrays[n1:n2], arrays[n2:], allLocal, in.EntryD)
-		if err == nil || errors.Is(err, tpcc.ErrRollback) {
-			return err
+	w.paramInt(allLocal)
+	w.paramTimestamp(in.EntryD)
+	w.execute()
+	if !in.Rollback {
+		// The total amount is terminal output only: not decoded.
+		err := s.call(ctx)
+		if err == nil {
+			return nil
+		}
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == RollbackSQLState {
+			return tpcc.ErrRollback
 		}
 		return fmt.Errorf("new-order w=%d d=%d: %w", in.WID, in.DID, err)
 	}
-	err := s.conn.QueryRow(ctx, newOrderCall, int32(in.WID), int32(in.DID), int32(in.CID),
-		arrays[:n1], arrays[n1:n2], arrays[n2:], allLocal, in.EntryD).Scan(nil) // the total amount is terminal output only
-	if err == nil {
-		return nil
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == RollbackSQLState {
-		return tpcc.ErrRollback
+	err := s.endNewOrderRollingBack(ctx)
+	if err == nil || errors.Is(err, tpcc.ErrRollback) {
+		return err
 	}
 	return fmt.Errorf("new-order w=%d d=%d: %w", in.WID, in.DID, err)
 }
 
-// newOrderRollingBack runs a New-Order whose input has an unused item
-// inside BEGIN ... ROLLBACK (TPC-C 2.4.2.3): tpcc.ErrRollback when the
-// function left the rollback to it; a commit, as for any New-Order, in
-// the unexpected case that every item was found.
-func (s *procSession) newOrderRollingBack(ctx context.Context, args ...any) error {
-	tx, err := s.conn.Begin(ctx)
-	if err != nil {
+// endNewOrderRollingBack sends BEGIN and the call built in s.w, then ends
+// the transaction (TPC-C 2.4.2.3): ROLLBACK and tpcc.ErrRollback when the
+// function found the unused item and left the rollback to it; COMMIT, as
+// for any New-Order, in the unexpected case that every item was found.
+func (s *procSession) endNewOrderRollingBack(ctx context.Context) error {
+	var rolledBack bool
+	if err := s.call(ctx, &rolledBack); err != nil {
 		return err
 	}
-	var rolledBack bool
-	if err := tx.QueryRow(ctx, newOrderRollbackCall, args...).Scan(&rolledBack); err != nil {
-		_ = tx.Rollback(ctx)
+	end := &s.stmts.commit
+	if rolledBack {
+		end = &s.stmts.rollback
+	}
+	s.w.bind(end)
+	s.w.execute()
+	if err := s.call(ctx); err != nil {
 		return err
 	}
 	if rolledBack {
-		if err := tx.Rollback(ctx); err != nil {
-			return err
-		}
 		return tpcc.ErrRollback
 	}
-	return tx.Commit(ctx)
+	return nil
 }
 
 // Payment calls oltplab_payment (TPC-C 2.5).
 func (s *procSession) Payment(ctx context.Context, in *tpcc.Payment) error {
-	err := s.conn.QueryRow(ctx, paymentCall, int32(in.WID), int32(in.DID), int32(in.CWID), int32(in.CDID),
-		int32(in.CID), in.ByName, in.CLast, int64(in.Amount), in.HDate).Scan(&s.n)
-	if err != nil {
+	w := s.w
+	w.bind(&s.stmts.payment)
+	w.paramInt(int64(in.WID))
+	w.paramInt(int64(in.DID))
+	w.paramInt(int64(in.CWID))
+	w.paramInt(int64(in.CDID))
+	w.paramInt(int64(in.CID))
+	w.paramAny(in.ByName)
+	w.paramText(in.CLast)
+	w.paramInt(int64(in.Amount))
+	w.paramTimestamp(in.HDate)
+	w.execute()
+	if err := s.call(ctx, &s.n); err != nil {
 		return fmt.Errorf("payment w=%d d=%d: %w", in.WID, in.DID, err)
 	}
 	return nil
@@ -173,9 +247,15 @@ func (s *procSession) Payment(ctx context.Context, in *tpcc.Payment) error {
 
 // OrderStatus calls oltplab_order_status (TPC-C 2.6).
 func (s *procSession) OrderStatus(ctx context.Context, in *tpcc.OrderStatus) error {
-	err := s.conn.QueryRow(ctx, orderStatusCall, int32(in.WID), int32(in.DID), int32(in.CID),
-		in.ByName, in.CLast).Scan(&s.n)
-	if err != nil {
+	w := s.w
+	w.bind(&s.stmts.orderStatus)
+	w.paramInt(int64(in.WID))
+	w.paramInt(int64(in.DID))
+	w.paramInt(int64(in.CID))
+	w.paramAny(in.ByName)
+	w.paramText(in.CLast)
+	w.execute()
+	if err := s.call(ctx, &s.n); err != nil {
 		return fmt.Errorf("order-status w=%d d=%d: %w", in.WID, in.DID, err)
 	}
 	return nil
@@ -184,8 +264,13 @@ func (s *procSession) OrderStatus(ctx context.Context, in *tpcc.OrderStatus) err
 // Delivery calls oltplab_delivery (TPC-C 2.7): ten districts in one
 // transaction; in.Skipped receives the districts without a new order.
 func (s *procSession) Delivery(ctx context.Context, in *tpcc.Delivery) error {
-	err := s.conn.QueryRow(ctx, deliveryCall, int32(in.WID), int32(in.CarrierID), in.DeliveryD).Scan(&s.n)
-	if err != nil {
+	w := s.w
+	w.bind(&s.stmts.delivery)
+	w.paramInt(int64(in.WID))
+	w.paramInt(int64(in.CarrierID))
+	w.paramTimestamp(in.DeliveryD)
+	w.execute()
+	if err := s.call(ctx, &s.n); err != nil {
 		return fmt.Errorf("delivery w=%d carrier=%d: %w", in.WID, in.CarrierID, err)
 	}
 	in.Skipped = int(s.n)
@@ -194,8 +279,13 @@ func (s *procSession) Delivery(ctx context.Context, in *tpcc.Delivery) error {
 
 // StockLevel calls oltplab_stock_level (TPC-C 2.8); in.LowStock receives the count.
 func (s *procSession) StockLevel(ctx context.Context, in *tpcc.StockLevel) error {
-	err := s.conn.QueryRow(ctx, stockLevelCall, int32(in.WID), int32(in.DID), int32(in.Threshold)).Scan(&s.n)
-	if err != nil {
+	w := s.w
+	w.bind(&s.stmts.stockLevel)
+	w.paramInt(int64(in.WID))
+	w.paramInt(int64(in.DID))
+	w.paramInt(int64(in.Threshold))
+	w.execute()
+	if err := s.call(ctx, &s.n); err != nil {
 		return fmt.Errorf("stock-level w=%d d=%d: %w", in.WID, in.DID, err)
 	}
 	in.LowStock = int(s.n)
@@ -203,16 +293,8 @@ func (s *procSession) StockLevel(ctx context.Context, in *tpcc.StockLevel) error
 }
 
 // Interrupt expires the connection's deadline: the call in flight fails
-// at once with a timeout (pgx then closes the connection) and so does any
-// later one. net.Conn deadlines are safe to set from another goroutine, and
-// pgx sets none of its own while the calls' contexts cannot be canceled.
-func (s *procSession) Interrupt() {
-	_ = s.conn.PgConn().Conn().SetDeadline(time.Now())
-}
+// at once with a timeout and so does any later one.
+func (s *procSession) Interrupt() { s.w.interrupt() }
 
-// Close closes the session's connection.
-func (s *procSession) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-	defer cancel()
-	return s.conn.Close(ctx)
-}
+// Close ends the session and closes its connection.
+func (s *procSession) Close() error { return s.w.close() }
