@@ -765,4 +765,3 @@ func appendDigits(b []byte, v, width int) []byte {
 	}
 	return b
 }
-
