@@ -96,7 +96,7 @@ func TestLockWaitTimeout(t *testing.T) {
 	for _, style := range styles {
 		t.Run(style.String(), func(t *testing.T) {
 			var s dialect.Session
-			var sessionConn *sql.Conn
+			var sessionConn *sessConn
 			if style == dialect.StyleProcedures {
 				ps, err := d.newProcSession(ctx)
 				if err != nil {
@@ -111,7 +111,7 @@ func TestLockWaitTimeout(t *testing.T) {
 				s, sessionConn = tpcc.NewClientSession(cc, clientStatements, cc.Close), cc.c
 			}
 			defer s.Close()
-			if _, err := sessionConn.ExecContext(ctx, "SET SESSION innodb_lock_wait_timeout = 1"); err != nil {
+			if _, err := sessionConn.exec(ctx, "SET SESSION innodb_lock_wait_timeout = 1"); err != nil {
 				t.Fatalf("set innodb_lock_wait_timeout: %v", err)
 			}
 

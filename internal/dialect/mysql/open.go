@@ -41,13 +41,14 @@ const defaultDatabase = "tpcc"
 // DB is one MariaDB or MySQL database opened from a target.
 type DB struct {
 	db *sql.DB
-	// sessDB opens the sessions' connections: always a new one, over a raw
+	// sessions opens the sessions' connections (sessConn): over a raw
 	// socket (package rawconn; a plain one with Env.PlainSockets) that a
-	// procedure session keeps for Interrupt (session.go).
-	sessDB *sql.DB
-	target string // the target without password, for messages
-	dbName string
-	log    *slog.Logger
+	// session keeps for Interrupt, with several statements allowed in one
+	// query (clientsql.go).
+	sessions driver.Connector
+	target   string // the target without password, for messages
+	dbName   string
+	log      *slog.Logger
 
 	// Variants that tests and benchmarks measure against the defaults
 	// (set from export_test.go; nothing else sets them):
@@ -102,15 +103,13 @@ func Open(ctx context.Context, t dialect.Target) (dialect.Database, error) {
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	scfg := cfg.Clone()
 	scfg.DialFunc = sessionDialer(!t.Env.PlainSockets, cfg.Timeout)
+	scfg.MultiStatements = true
 	sconnector, err := mysql.NewConnector(scfg)
 	if err != nil {
 		db.Close()
 		return nil, &dialect.Error{Class: dialect.ClassOther, Op: "open " + t.String(), Err: err}
 	}
-	sessDB := sql.OpenDB(boundedConnector{sconnector, cfg.Addr, timeout})
-	// No idle connection: every session dials its own.
-	sessDB.SetMaxIdleConns(-1)
-	d := &DB{db: db, sessDB: sessDB, target: t.String(), dbName: cfg.DBName,
+	d := &DB{db: db, sessions: boundedConnector{sconnector, cfg.Addr, timeout}, target: t.String(), dbName: cfg.DBName,
 		log: log}
 	if err := db.PingContext(ctx); err != nil {
 		d.Close()
@@ -286,7 +285,7 @@ func (d *DB) Caps() dialect.Capabilities {
 }
 
 // Close closes every pooled connection.
-func (d *DB) Close() error { return errors.Join(d.db.Close(), d.sessDB.Close()) }
+func (d *DB) Close() error { return d.db.Close() }
 
 // Connect opens a plain connection.
 func (d *DB) Connect(ctx context.Context) (dialect.Conn, error) {

@@ -2,8 +2,7 @@ package mysql
 
 import (
 	"context"
-	"database/sql"
-	"errors"
+	"database/sql/driver"
 	"fmt"
 	"net"
 	"strconv"
@@ -37,10 +36,13 @@ var callSQL = [tpcc.NumTxKinds]string{
 // procedure commits and returns its outputs as one row.
 type procSession struct {
 	d     *DB
-	c     *sql.Conn
-	nc    net.Conn // c's socket, for Interrupt
-	calls [tpcc.NumTxKinds]*sql.Stmt
+	c     *sessConn
+	calls [tpcc.NumTxKinds]driver.Stmt
 	buf   []byte // New-Order's item lists
+	// text is a CALL as text (DB.callText), its strings escaped for the
+	// session's sql_mode.
+	text               []byte
+	noBackslashEscapes bool
 }
 
 var (
@@ -52,16 +54,16 @@ var (
 // sessions' dial function for the socket it dials.
 type dialedKey struct{}
 
-// sessionDialer is the dial function of the sessions' pool (DB.sessDB):
-// it dials as the driver would, within the configured connect timeout
-// (which the driver also puts on ctx), makes the socket's reads and writes
-// raw where the platform allows when raw is set (package rawconn), which
-// saves the driver CPU on every round trip, and hands the socket to the
-// session that asked for it through ctx.
+// sessionDialer is the dial function of the sessions' connector
+// (DB.sessions): it dials as the driver would, within the configured
+// connect timeout (which the driver also puts on ctx), makes the socket's
+// reads and writes raw where the platform allows when raw is set (package
+// rawconn), which saves the driver CPU on every round trip, and hands the
+// socket to the session that asked for it through ctx.
 //
 // A raw socket hides syscall.Conn, which turns off the driver's liveness
-// check of a pooled connection before reuse (CheckConnLiveness): sessDB
-// keeps no idle connection, so a session's connection is never reused.
+// check of a pooled connection before reuse (CheckConnLiveness): a
+// session's connection is never pooled (sessConn).
 func sessionDialer(raw bool, timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		dialer := net.Dialer{Timeout: timeout}
@@ -84,52 +86,49 @@ func sessionDialer(raw bool, timeout time.Duration) func(ctx context.Context, ne
 }
 
 func (d *DB) newProcSession(ctx context.Context) (*procSession, error) {
-	var nc net.Conn
-	c, err := d.sessDB.Conn(context.WithValue(ctx, dialedKey{}, &nc))
+	c, err := d.openSessConn(ctx)
 	if err != nil {
-		return nil, d.wrap("open session", err)
+		return nil, err
 	}
-	if nc == nil {
-		// sessDB keeps no idle connection, so this does not happen.
-		discard(c)
-		return nil, d.wrap("open session", errors.New("the session's connection was not dialed for it"))
+	s := &procSession{d: d, c: c, buf: make([]byte, 0, 256)}
+	if d.callText {
+		if s.noBackslashEscapes, err = c.noBackslashEscapes(ctx); err != nil {
+			c.close()
+			return nil, d.wrap("read sql_mode", err)
+		}
 	}
-	s := &procSession{d: d, c: c, nc: nc, buf: make([]byte, 0, 256)}
 	for k, q := range callSQL {
-		if s.calls[k], err = c.PrepareContext(ctx, q); err != nil {
-			discard(c)
+		if s.calls[k], err = c.prepare(ctx, q); err != nil {
+			c.close()
 			return nil, d.wrap("prepare "+tpcc.TxKind(k).String()+" call", err)
 		}
 	}
 	return s, nil
 }
 
-func (s *procSession) call(ctx context.Context, k tpcc.TxKind, args ...any) *sql.Row {
+// call runs the CALL of k with args and reads its one row into dest.
+func (s *procSession) call(ctx context.Context, k tpcc.TxKind, dest []any, args ...any) error {
+	var rows driver.Rows
+	var err error
 	if s.d.callText {
-		return s.c.QueryRowContext(ctx, callSQL[k], args...)
-	}
-	return s.calls[k].QueryRowContext(ctx, args...)
-}
-
-// Interrupt expires the connection's deadline: the call in flight fails
-// at once with a timeout (the driver then closes the connection) and so
-// does any later one. net.Conn deadlines are safe to set from another
-// goroutine, and the driver sets none of its own (no ReadTimeout or
-// WriteTimeout in config) nor watches the calls' contexts when they
-// cannot be canceled.
-func (s *procSession) Interrupt() {
-	_ = s.nc.SetDeadline(time.Now())
-}
-
-// Close releases the prepared statements with the connection.
-func (s *procSession) Close() error {
-	for _, st := range s.calls {
-		if st != nil {
-			st.Close()
+		s.text, err = interpolate(s.text[:0], callSQL[k], args, s.noBackslashEscapes)
+		if err == nil {
+			rows, err = s.c.query(ctx, string(s.text))
 		}
+	} else {
+		rows, err = s.c.queryStmt(ctx, s.calls[k], args...)
 	}
-	return discard(s.c)
+	if err != nil {
+		return err
+	}
+	return s.c.firstRow(rows, dest...)
 }
+
+// Interrupt expires the connection's deadline (sessConn.interrupt).
+func (s *procSession) Interrupt() { s.c.interrupt() }
+
+// Close closes the connection, and with it the prepared statements.
+func (s *procSession) Close() error { return s.c.close() }
 
 func boolArg(b bool) int64 {
 	if b {
@@ -166,9 +165,9 @@ func (s *procSession) NewOrder(ctx context.Context, in *tpcc.NewOrder) error {
 	s.buf = b
 	var oID, branded int64
 	var total float64
-	err := s.call(ctx, tpcc.NewOrderTx,
+	err := s.call(ctx, tpcc.NewOrderTx, []any{&oID, &total, &branded},
 		int64(in.WID), int64(in.DID), int64(in.CID), int64(len(in.Lines)), boolArg(in.AllLocal),
-		b[:n1], b[n1:n2], b[n2:], in.EntryD).Scan(&oID, &total, &branded)
+		b[:n1], b[n1:n2], b[n2:], in.EntryD)
 	if err == nil {
 		return nil
 	}
@@ -182,9 +181,9 @@ func (s *procSession) NewOrder(ctx context.Context, in *tpcc.NewOrder) error {
 func (s *procSession) Payment(ctx context.Context, in *tpcc.Payment) error {
 	var cID int64
 	var balance float64
-	err := s.call(ctx, tpcc.PaymentTx,
+	err := s.call(ctx, tpcc.PaymentTx, []any{&cID, &balance},
 		int64(in.WID), int64(in.DID), int64(in.CWID), int64(in.CDID), int64(in.CID),
-		boolArg(in.ByName), in.CLast, int64(in.Amount), in.HDate).Scan(&cID, &balance)
+		boolArg(in.ByName), in.CLast, int64(in.Amount), in.HDate)
 	if err != nil {
 		return fmt.Errorf("payment w=%d d=%d: %w", in.WID, in.DID, err)
 	}
@@ -195,9 +194,9 @@ func (s *procSession) Payment(ctx context.Context, in *tpcc.Payment) error {
 func (s *procSession) OrderStatus(ctx context.Context, in *tpcc.OrderStatus) error {
 	var cID, lines int64
 	var balance float64
-	var oID sql.NullInt64
-	err := s.call(ctx, tpcc.OrderStatusTx,
-		int64(in.WID), int64(in.DID), boolArg(in.ByName), in.CLast, int64(in.CID)).Scan(&cID, &balance, &oID, &lines)
+	var oID any // NULL when the customer has no order
+	err := s.call(ctx, tpcc.OrderStatusTx, []any{&cID, &balance, &oID, &lines},
+		int64(in.WID), int64(in.DID), boolArg(in.ByName), in.CLast, int64(in.CID))
 	if err != nil {
 		return fmt.Errorf("order-status w=%d d=%d: %w", in.WID, in.DID, err)
 	}
@@ -208,8 +207,8 @@ func (s *procSession) OrderStatus(ctx context.Context, in *tpcc.OrderStatus) err
 // number of districts without an undelivered order.
 func (s *procSession) Delivery(ctx context.Context, in *tpcc.Delivery) error {
 	var skipped int64
-	err := s.call(ctx, tpcc.DeliveryTx,
-		int64(in.WID), int64(in.CarrierID), in.DeliveryD).Scan(&skipped)
+	err := s.call(ctx, tpcc.DeliveryTx, []any{&skipped},
+		int64(in.WID), int64(in.CarrierID), in.DeliveryD)
 	if err != nil {
 		return fmt.Errorf("delivery w=%d carrier=%d: %w", in.WID, in.CarrierID, err)
 	}
@@ -220,8 +219,8 @@ func (s *procSession) Delivery(ctx context.Context, in *tpcc.Delivery) error {
 // StockLevel calls oltplab_stock_level (TPC-C 2.8.2); in.LowStock receives the count.
 func (s *procSession) StockLevel(ctx context.Context, in *tpcc.StockLevel) error {
 	var low int64
-	err := s.call(ctx, tpcc.StockLevelTx,
-		int64(in.WID), int64(in.DID), int64(in.Threshold)).Scan(&low)
+	err := s.call(ctx, tpcc.StockLevelTx, []any{&low},
+		int64(in.WID), int64(in.DID), int64(in.Threshold))
 	if err != nil {
 		return fmt.Errorf("stock-level w=%d d=%d: %w", in.WID, in.DID, err)
 	}
