@@ -82,8 +82,12 @@ func (a *app) printRunResult(r *driver.Result, id int64, tg dialect.Target) {
 		fmt.Fprintf(tw, "  %s\t%.3f\t[%g, %g]\t%d samples\t%s\n", f.Name, f.Value, f.Lo, f.Hi, f.Samples, verdict)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\ndriver: %.2f CPU s (%.3f of a core), %.1f µs CPU per database transaction; scheduling lag max %.1f ms, mean %.2f ms\n",
+	fmt.Fprintf(w, "\ndriver: %.2f CPU s (%.3f of a core), %.1f µs CPU per database transaction; scheduling lag max %.1f ms, mean %.2f ms",
 		r.DriverCPUSeconds, r.DriverCPUCores, r.DriverCPUMicrosPerTx, r.SchedLagMaxMillis, r.SchedLagMeanMillis)
+	if r.DriverProcs > 0 {
+		fmt.Fprintf(w, "; up to %d Go processor(s)", r.DriverProcs)
+	}
+	fmt.Fprintln(w)
 	if p := r.Pacing; p != nil {
 		printPacing(w, p, o)
 	}

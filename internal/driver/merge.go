@@ -192,6 +192,7 @@ func MergeShards(group string, count int, parts []ShardPart) (*Result, error) {
 		out.DriverCPUSeconds += r.DriverCPUSeconds
 		out.DriverCPUCores += r.DriverCPUCores
 		out.SchedLagMaxMillis = max(out.SchedLagMaxMillis, r.SchedLagMaxMillis)
+		out.DriverProcs = max(out.DriverProcs, r.DriverProcs)
 		out.SchedLagMeanMillis = max(out.SchedLagMeanMillis, r.SchedLagMeanMillis)
 		out.CounterReadSeconds = max(out.CounterReadSeconds, r.CounterReadSeconds)
 		out.Outages = append(out.Outages, r.Outages...)

@@ -84,6 +84,10 @@ type Result struct {
 	// embedded database it includes the database's own work.
 	DriverCPUSeconds     float64 `json:"driver_cpu_seconds"`
 	DriverCPUMicrosPerTx float64 `json:"driver_cpu_micros_per_tx"`
+	// DriverProcs is the most Go processors (GOMAXPROCS) the driver had in
+	// the window: they follow its load (procs.go) unless GOMAXPROCS is set
+	// in the environment.
+	DriverProcs int `json:"driver_procs,omitempty"`
 	// EmbeddedDatabase: the database ran inside this process
 	// (dialect.Capabilities.Embedded), so the driver's CPU includes its work.
 	EmbeddedDatabase bool `json:"embedded_database,omitempty"`

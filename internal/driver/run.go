@@ -130,6 +130,8 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 			r.vus[i] = v
 		}
 	}
+	// The driver's processors follow its load from here (procs.go).
+	defer acquireProcs()()
 	if err := r.openSessions(ctx); err != nil {
 		return nil, err
 	}
@@ -536,6 +538,7 @@ func (r *runner) startWindow(time.Time) {
 		r.group.start(ctx, r)
 	}
 	r.startNOPM, r.startTx, r.startCPU = nopm, tx, cpu
+	procs.resetMax()
 	now := r.clk.Now()
 	r.res.Window.Start = now
 	r.lastSample = now
@@ -563,6 +566,7 @@ func (r *runner) endWindow(_ time.Time, complete bool) {
 	w.Seconds = now.Sub(w.Start).Seconds()
 	r.windowComplete = complete
 	r.res.DriverCPUSeconds = cpu - r.startCPU
+	r.res.DriverProcs = procs.maxProcs()
 	if w.Seconds > 0 {
 		r.res.DriverCPUCores = r.res.DriverCPUSeconds / w.Seconds
 	}
