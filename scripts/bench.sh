@@ -83,6 +83,7 @@ for name in ("postgres", "mysql"):
                 "tpm_source": r["tpm_source"],
                 "driver_cpu_us_per_tx": round(r["driver_cpu_micros_per_tx"], 1),
                 "driver_cpu_seconds": round(r["driver_cpu_seconds"], 2),
+                "driver_go_processors": r.get("driver_procs"),
                 "window_seconds": round(r["window"]["seconds"], 1),
                 "audit_out_of_bounds": [f["Name"] for f in r["audit_figures"]
                                         if not f["OK"] and not f["Clause"].startswith("5.2.3")]}
