@@ -33,7 +33,8 @@
 # Environment: DB (postgres or mariadb), W (10 warehouses, in each tool's
 # own database), VUS ("4 8"), RAMPUP (1m), WINDOW (2m), GO_TPC (go-tpc
 # binary; its rows are skipped, saying so, when it is not executable or has
-# no driver for DB). For a quick try:
+# no driver for DB), OLTPLAB (an oltplab binary to measure instead of the
+# one make builds, e.g. an earlier build, to compare two). For a quick try:
 #
 #   DB=mariadb W=2 RAMPUP=5s WINDOW=15s GO_TPC=/tmp/gotpc/bin/go-tpc scripts/sidebyside.sh
 #
@@ -51,7 +52,7 @@ mariadb) server=mysql ;;
 	;;
 esac
 if [[ ${1:-} != inner ]]; then
-	make -s build >&2
+	[[ -n ${OLTPLAB:-} ]] || make -s build >&2
 	exec env OLTPLAB_SERVER_PROFILE=bench OLTPLAB_SERVERS=$server OLTPLAB_NEEDS_BROWSER=0 \
 		scripts/testservers.sh run "$0" inner
 fi
@@ -61,7 +62,8 @@ VUS=${VUS:-4 8}
 RAMPUP=${RAMPUP:-1m}
 WINDOW=${WINDOW:-2m}
 GO_TPC=${GO_TPC:-}
-bin=$PWD/bin/oltplab
+bin=${OLTPLAB:-$PWD/bin/oltplab}
+[[ -x $bin ]] || { echo "sidebyside: OLTPLAB=$bin is not an executable" >&2; exit 2; }
 tmp=$(mktemp -d)
 tool_pid=""
 cleanup() {
@@ -183,7 +185,7 @@ fi
 # The tools end on their own a little after the window; stop_tool ends
 # them at once (oltplab records a cut-short run, not measured here).
 run_s=$(python3 -c "print(int($ramp_s + $window_s + 30))")
-echo "W=$W RAMPUP=$RAMPUP WINDOW=$WINDOW, $version, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "W=$W RAMPUP=$RAMPUP WINDOW=$WINDOW, $("$bin" version | head -1), $version, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%4s  %-20s %10s %9s %13s\n' VUs tool NOPM TPS "client us/tx"
 for vus in $VUS; do
 	for style in procedures client-sql; do
