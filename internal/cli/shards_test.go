@@ -258,7 +258,8 @@ func testFourShards(t *testing.T, target string) {
 	if r := oltplab(t, env, "report", "shards", "--format", "md"); r.code != 0 || !strings.Contains(r.out, "merged from 4 of 4 shards") {
 		t.Errorf("report shards: exit %d, want the merged profile with its shards' note", r.code)
 	}
-	if r := oltplab(t, env, "compare", "shards", fmt.Sprint(m.Shards[0].RunID)); r.code == 0 && !strings.Contains(r.out, "merged from 4 of 4 shards") {
+	// Shard 0's own profile (by its id: a run id is not a profile id).
+	if r := oltplab(t, env, "compare", "shards", fmt.Sprint(r0.ProfileID)); r.code == 0 && !strings.Contains(r.out, "merged from 4 of 4 shards") {
 		t.Errorf("compare: want the merged profile's shards note")
 	}
 	var params struct {
