@@ -1,8 +1,9 @@
 // Package postgres is oltplab's PostgreSQL dialect, on pgx v5: DDL and
 // indexes (schema.go), bulk load through COPY (load.go), the five
 // transactions as PL/pgSQL functions (procedures.go, procedures.sql) or as
-// client-side SQL (clientsql.go), plain connections and consistent
-// snapshots (conn.go), the SQLSTATE classifier (classify.go), the
+// client-side SQL (clientsql.go), whose sessions speak the wire protocol
+// themselves once pgx has connected (session.go, wire.go), plain
+// connections and consistent snapshots (conn.go), the SQLSTATE classifier (classify.go), the
 // database's own transaction counter (counters.go) and the settings and
 // version recorded with results (settings.go). Opening and connecting is
 // open.go.
