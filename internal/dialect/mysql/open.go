@@ -1,9 +1,12 @@
 // Package mysql is oltplab's MariaDB / MySQL dialect, on
-// github.com/go-sql-driver/mysql through database/sql. It owns the InnoDB
-// DDL, the bulk loader (LOAD DATA LOCAL INFILE from in-memory streams, with
-// a multi-row INSERT fallback), the stored procedures (procedures.sql), the
-// client-side session adapter, the error classifier (server error numbers),
-// and the server's own counters, version and settings.
+// github.com/go-sql-driver/mysql: through database/sql for administration,
+// loading and checks, through the driver's own interfaces for the sessions
+// (sessconn.go). It owns the InnoDB DDL, the bulk loader (LOAD DATA LOCAL
+// INFILE from in-memory streams, with a multi-row INSERT fallback), the
+// stored procedures (procedures.sql), the client-side session adapter,
+// which sends several statements in one query (clientsql.go,
+// interpolate.go), the error classifier (server error numbers), and the
+// server's own counters, version and settings.
 //
 // Everything that differs between MariaDB 10.x and MySQL 8 is data in this
 // package (error numbers, variable names); the SQL itself is the common
