@@ -109,8 +109,10 @@ func TestSuspectWhenAnotherClientWrites(t *testing.T) {
 // suspect, never as ok.
 func TestSuspectWhenCountersGoBack(t *testing.T) {
 	// Statements that count as transactions on PostgreSQL, so that its
-	// counter stands well above what the window adds before the reset.
-	warm := make([]string, 5000)
+	// counter stands well above what the window adds after the reset: one
+	// virtual user runs over 1,000 client-side transactions a second, so
+	// the 3 s window adds a few thousand.
+	warm := make([]string, 20000)
 	for i := range warm {
 		warm[i] = "SELECT 1"
 	}
