@@ -226,7 +226,7 @@ func (t *clientTx) Rollback(ctx context.Context) error {
 		return nil
 	}
 	t.queue("ROLLBACK", nil, false)
-	t.queued = t.queued[:0]
+	t.queued = t.queued[:0] // sent and read here, not through result
 	if err := t.w.send(ctx); err != nil {
 		return err
 	}
