@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/oltplab/oltplab/internal/placeholder"
 )
 
 // interpolate appends query to dst with each '?' placeholder outside
@@ -21,38 +23,21 @@ import (
 // utf8mb4 (config), in which no byte of a multi-byte character is a quote
 // or a backslash.
 func interpolate(dst []byte, query string, args []any, noBackslashEscapes bool) ([]byte, error) {
-	next := 0
-	var quote byte
-	for i := 0; i < len(query); i++ {
-		c := query[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			} else if c == '\\' && quote != '`' && !noBackslashEscapes && i+1 < len(query) {
-				dst = append(dst, c)
-				i++
-				c = query[i]
-			}
-		case c == '\'' || c == '"' || c == '`':
-			quote = c
-		case c == '?':
-			if next >= len(args) {
-				return dst, fmt.Errorf("%d arguments for more placeholders in %.60q", len(args), query)
-			}
-			var err error
-			if dst, err = appendArg(dst, args[next], noBackslashEscapes); err != nil {
-				return dst, fmt.Errorf("argument %d: %w", next+1, err)
-			}
-			next++
-			continue
+	syn := placeholder.Syntax{Backticks: true, BackslashEscapes: !noBackslashEscapes}
+	dst, n, err := placeholder.Expand(dst, query, syn, func(dst []byte, i int) ([]byte, error) {
+		if i >= len(args) {
+			return dst, fmt.Errorf("%d arguments for more placeholders in %.60q", len(args), query)
 		}
-		dst = append(dst, c)
+		dst, err := appendArg(dst, args[i], noBackslashEscapes)
+		if err != nil {
+			return dst, fmt.Errorf("argument %d: %w", i+1, err)
+		}
+		return dst, nil
+	})
+	if err == nil && n != len(args) {
+		err = fmt.Errorf("%d arguments for %d placeholders in %.60q", len(args), n, query)
 	}
-	if next != len(args) {
-		return dst, fmt.Errorf("%d arguments for %d placeholders in %.60q", len(args), next, query)
-	}
-	return dst, nil
+	return dst, err
 }
 
 func appendArg(dst []byte, v any, noBackslashEscapes bool) ([]byte, error) {

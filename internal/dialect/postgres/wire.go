@@ -328,10 +328,7 @@ func (w *wireConn) result() error {
 		}
 		switch typ {
 		case '1': // ParseComplete
-			if len(w.flight) > 0 {
-				w.flight[0].parsed, w.flight[0].pending = true, false
-				w.flight = w.flight[1:]
-			}
+			w.parseComplete()
 		case '2': // BindComplete
 			w.inResult, w.affected = true, 0
 			return nil
@@ -391,10 +388,7 @@ func (w *wireConn) finish() error {
 		}
 		switch typ {
 		case '1':
-			if len(w.flight) > 0 {
-				w.flight[0].parsed, w.flight[0].pending = true, false
-				w.flight = w.flight[1:]
-			}
+			w.parseComplete()
 		case '2', 'D', 'C', 'I':
 		default:
 			if err := w.unexpected(typ, body); err != nil && w.broken != nil {
@@ -403,6 +397,15 @@ func (w *wireConn) finish() error {
 		}
 	}
 	return w.firstErr()
+}
+
+// parseComplete marks the first statement whose Parse is in flight as
+// prepared on the connection.
+func (w *wireConn) parseComplete() {
+	if len(w.flight) > 0 {
+		w.flight[0].parsed, w.flight[0].pending = true, false
+		w.flight = w.flight[1:]
+	}
 }
 
 func (w *wireConn) firstErr() error {
