@@ -229,6 +229,14 @@ func (r *Runner) Resume(ctx context.Context, id int64, planSrc []byte) error {
 		}
 	}
 	if err := r.Store.ClaimExperiment(ctx, id, e.Owner, self().String()); err != nil {
+		// Another resume took it over since it was read: that one owns
+		// it now, and nothing of it was touched here.
+		if errors.Is(err, store.ErrClaimed) {
+			if now, gerr := r.Store.GetExperiment(ctx, id); gerr == nil {
+				o, _ := parseOwner(now.Owner)
+				return &StillRunningError{ID: id, Owner: now.Owner, Other: o.liveness() == unknown}
+			}
+		}
 		return &scenario.StoreError{Op: "take the experiment over", Err: err}
 	}
 	// Runs its dead process left behind never count.

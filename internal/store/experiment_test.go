@@ -149,8 +149,16 @@ func testRunsAndProfilesOfAnExperiment(t *testing.T, open opener) {
 	if err := s.FinishProfile(ctx, pid, StatusPartial); err != nil {
 		t.Fatal(err)
 	}
+	// Created by a process that is gone; the resume that reopens it
+	// becomes its writer.
+	if _, err := s.db.ExecContext(ctx, `UPDATE profiles SET writer_pid = ?, writer_started = ? WHERE id = ?`, 1<<30, "gone", pid); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.ReopenProfile(ctx, pid); err != nil {
 		t.Fatal(err)
+	}
+	if p, err := s.GetProfile(ctx, pid); err != nil || p.Status != StatusRunning || p.Writer != s.writer {
+		t.Errorf("reopened profile: %+v, %v; want running, written by this process %+v", p, err, s.writer)
 	}
 	if err := s.FinishProfile(ctx, pid, StatusOK); err != nil {
 		t.Errorf("finish a reopened profile: %v", err)

@@ -93,9 +93,14 @@ func (s *Store) FinishProfile(ctx context.Context, id int64, status Status) erro
 }
 
 // ReopenProfile marks a finished profile as running again, for a resumed
-// experiment that continues it.
+// experiment that continues it. This process becomes its writer: until it
+// finishes the profile, another process opening the store takes the
+// profile for this one's, not for abandoned by the process that created
+// it (and is gone).
 func (s *Store) ReopenProfile(ctx context.Context, id int64) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE profiles SET status = ?, ended_at = NULL WHERE id = ?`, string(StatusRunning), id)
+	w := s.writer
+	res, err := s.db.ExecContext(ctx, `UPDATE profiles SET status = ?, ended_at = NULL, writer_pid = ?, writer_host = ?,
+		writer_started = ? WHERE id = ?`, string(StatusRunning), nullZero(int64(w.PID)), nullString(w.Host), nullString(w.Started), id)
 	if err != nil {
 		return fmt.Errorf("reopen profile %d: %w", id, err)
 	}
