@@ -168,6 +168,7 @@ var conformance = []struct {
 	{"AddSamplesRefusesBadBatches", fresh(testAddSamplesRefusesBadBatches)},
 	{"ImportRefusesOtherFiles", fresh(testImportRefusesOtherFiles)},
 	{"ShardRendezvous", fresh(testShardRendezvous)},
+	{"Leftovers", fresh(testLeftovers)},
 	{"CompleteDurablyWaitsForALock", testCompleteDurablyWaitsForALock},
 	{"CompleteDurablySavesWhatItCannotStore", testCompleteDurablySavesWhatItCannotStore},
 	{"SameSchema", testSameSchema},

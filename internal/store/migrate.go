@@ -145,6 +145,28 @@ var migrations = []migration{
 			PRIMARY KEY (shard_group, shard_index)
 		) WITHOUT ROWID`,
 	}},
+	// What oltplab creates on disk for the time of a command (a backup
+	// cycle's directory, a restored copy, fio's test file), recorded
+	// before it exists, so that what a killed oltplab leaves is found and
+	// removed later (leftover.go).
+	{version: 5, name: "leftovers", stmts: []string{
+		`CREATE TABLE leftovers (
+			id             INTEGER PRIMARY KEY,
+			path           TEXT NOT NULL,
+			kind           TEXT NOT NULL,
+			mark           TEXT NOT NULL,
+			state          TEXT NOT NULL,
+			created_at     TEXT NOT NULL,
+			ended_at       TEXT,
+			note           TEXT,
+			experiment_id  INTEGER REFERENCES experiments(id),
+			writer_pid     INTEGER,
+			writer_host    TEXT,
+			writer_started TEXT
+		)`,
+		`CREATE UNIQUE INDEX leftovers_by_mark ON leftovers(mark)`,
+		`CREATE INDEX leftovers_present ON leftovers(writer_host) WHERE state = 'present'`,
+	}},
 }
 
 // SchemaVersion is the newest schema this binary knows.
