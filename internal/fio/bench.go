@@ -10,8 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/claim"
 	"github.com/oltplab/oltplab/internal/sysstat"
 )
 
@@ -47,6 +49,17 @@ type Options struct {
 	// cmd.Run: to run fio inside a managed instance's cgroups, so that
 	// its I/O caps hold for fio too. It must keep cmd's SysProcAttr.
 	Runner func(cmd *exec.Cmd) error
+	// Tracker, when set, records the test file before it is created and
+	// once Close removed it, so that the file of a killed oltplab is
+	// found and removed later.
+	Tracker Tracker
+}
+
+// Tracker records what a Bench creates before it exists, and its
+// removal (the results store, through internal/scenario).
+type Tracker interface {
+	Track(ctx context.Context, path string, m claim.Mark) error
+	Removed(ctx context.Context, path string, m claim.Mark)
 }
 
 // Validate checks the options that need no file system.
@@ -145,6 +158,9 @@ type Bench struct {
 	opts Options
 	log  *slog.Logger
 	plan Plan
+	dir  *claim.Dir // Plan.Dir, held open
+	mark claim.Mark // the test file's: its name holds the id
+	done bool       // closed
 }
 
 // Prepare checks everything that can be checked before measuring: that fio
@@ -152,6 +168,14 @@ type Bench struct {
 // exists and is writable, whether its file system supports direct I/O,
 // the test file's size and that it fits in the free space. It creates the
 // (empty) test file; the caller must Close the Bench.
+//
+// fio opens the test file by its path, as root when oltplab runs as
+// root: Dir must be a directory nobody else could put something in the
+// file's place in (claim.Within: no link or directory of another user's
+// on the way, none others may write without the sticky bit, no system
+// directory), or the refusal is a *claim.Error. The file is created there
+// with O_EXCL, never through a link, named oltplab-fio-ID.dat after its
+// mark (claim.KindTestFile), which Close checks before it removes it.
 func Prepare(ctx context.Context, opts Options) (*Bench, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -168,11 +192,11 @@ func Prepare(ctx context.Context, opts Options) (*Bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := filepath.Abs(opts.Dir)
+	abs, err := filepath.Abs(opts.Dir)
 	if err != nil {
 		return nil, inputErrorf("directory %s: %v", opts.Dir, err)
 	}
-	fi, err := os.Stat(dir)
+	fi, err := os.Stat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, inputErrorf("directory %s does not exist", opts.Dir)
@@ -181,12 +205,30 @@ func Prepare(ctx context.Context, opts Options) (*Bench, error) {
 	case !fi.IsDir():
 		return nil, inputErrorf("%s is not a directory", opts.Dir)
 	}
-	f, err := os.CreateTemp(dir, testFilePattern)
+	dir, err := claim.Within(abs, nil, false)
 	if err != nil {
+		return nil, fmt.Errorf("directory %s: %w", opts.Dir, err)
+	}
+	m := claim.NewMark(claim.KindTestFile)
+	name := strings.Replace(testFilePattern, "*", m.ID, 1)
+	file := filepath.Join(dir.Path(), name)
+	if opts.Tracker != nil {
+		if err := opts.Tracker.Track(ctx, file, m); err != nil {
+			dir.Close()
+			return nil, err
+		}
+	}
+	f, err := dir.CreateFile(name, 0o600)
+	if err != nil {
+		if opts.Tracker != nil {
+			opts.Tracker.Removed(ctx, file, m)
+		}
+		dir.Close()
 		return nil, inputErrorf("cannot create the test file in %s: %v", opts.Dir, unwrapPath(err))
 	}
 	f.Close()
-	b := &Bench{opts: opts, log: lg, plan: Plan{Fio: bin, FioVersion: version, Dir: dir, File: f.Name(), Extra: opts.Extra}}
+	b := &Bench{opts: opts, log: lg, dir: dir, mark: m,
+		plan: Plan{Fio: bin, FioVersion: version, Dir: dir.Path(), File: file, Extra: opts.Extra}}
 	b.warnLeftovers()
 	if err := b.prepare(); err != nil {
 		b.Close()
@@ -349,11 +391,19 @@ func (b *Bench) Run(ctx context.Context, h Hooks) (*Result, error) {
 	return done(nil)
 }
 
-// Close removes the test file. It may be called more than once.
+// Close removes the test file: the file Prepare created, never what took
+// its place (then left, with an error). It may be called more than once.
 func (b *Bench) Close() error {
-	err := os.Remove(b.plan.File)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if b.done {
+		return nil
+	}
+	b.done = true
+	defer b.dir.Close()
+	if err := b.dir.Remove(filepath.Base(b.plan.File), b.mark); err != nil {
 		return fmt.Errorf("remove the test file: %w", err)
+	}
+	if b.opts.Tracker != nil {
+		b.opts.Tracker.Removed(context.Background(), b.plan.File, b.mark)
 	}
 	return nil
 }

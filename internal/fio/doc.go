@@ -15,6 +15,8 @@
 // captured from fio 3.33 (testdata/).
 //
 // It may import internal/sysstat (host memory, the device under a
-// directory); it must not import internal/cli, internal/store or
-// internal/driver: it measures, and its callers store and render.
+// directory) and internal/claim (where the test file may go, its mark and
+// removal); it must not import internal/cli, internal/store or
+// internal/driver: it measures, and its callers store and render (and
+// record the test file through a Tracker).
 package fio
