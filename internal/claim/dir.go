@@ -121,7 +121,7 @@ func Take(path string, m Mark, o TakeOptions) (*Dir, error) {
 // only they may write it, and empty or marked as o allows.
 func (d *Dir) acceptable(path string, o TakeOptions) error {
 	if !o.Trust.owner(d.st.Uid) {
-		return refuse(path, "%s belongs to user %d: give a directory of root's or oltplab's user, or a new one", d.path, d.st.Uid)
+		return refuse(path, "%s belongs to user %s: give a directory of root's or oltplab's user, or a new one", d.path, userName(d.st.Uid))
 	}
 	if othersWrite(&d.st) {
 		return refuse(path, "%s may be written by other users (mode %04o): give a directory only root or oltplab's user may write", d.path, d.st.Mode&0o7777)
@@ -220,7 +220,7 @@ func Within(path string, tr Trust, create bool) (*Dir, error) {
 // writable checks a directory oltplab writes its own files in.
 func (d *Dir) writable(path string, tr Trust) error {
 	if !tr.owner(d.st.Uid) {
-		return refuse(path, "%s belongs to user %d, who could put something else in place of what oltplab creates there: give a directory of root's or oltplab's user", d.path, d.st.Uid)
+		return refuse(path, "%s belongs to user %s, who could put something else in place of what oltplab creates there: give a directory of root's or oltplab's user", d.path, userName(d.st.Uid))
 	}
 	if othersWrite(&d.st) && !sticky(&d.st) {
 		return refuse(path, "%s may be written by other users (mode %04o), who could put something else in place of what oltplab creates there: give a directory only root may write", d.path, d.st.Mode&0o7777)
@@ -379,7 +379,7 @@ func (d *Dir) AppendFile(name string, perm os.FileMode, owners ...int) (*os.File
 		return nil, refuse(p, "%s has %d hard links: it may be another file's; oltplab does not write to it; remove it", p, st.Nlink)
 	case !linkOwner(st.Uid) && !slices.Contains(owners, int(st.Uid)):
 		unix.Close(fd)
-		return nil, refuse(p, "%s belongs to user %d: oltplab does not write to it; remove it", p, st.Uid)
+		return nil, refuse(p, "%s belongs to user %s: oltplab does not write to it; remove it", p, userName(st.Uid))
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)

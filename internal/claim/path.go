@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -223,7 +225,7 @@ func walk(path, p string, o walkOpts) (w *walked, rest []string, err error) {
 		}
 		if isLink(&cst) {
 			if !linkOwner(cst.Uid) {
-				return w, nil, refuse(path, "%s is a symbolic link of user %d: oltplab follows only root's and its own; give a path without it", child, cst.Uid)
+				return w, nil, refuse(path, "%s is a symbolic link of user %s: oltplab follows only root's and its own; give a path without it", child, userName(cst.Uid))
 			}
 			if links++; links > maxLinks {
 				return w, nil, refuse(path, "%s: too many symbolic links", child)
@@ -265,7 +267,7 @@ func walk(path, p string, o walkOpts) (w *walked, rest []string, err error) {
 // child (when it exists) is a trusted user's directory, not a link.
 func (o walkOpts) through(path, parent string, pst *unix.Stat_t, child string, cst *unix.Stat_t) error {
 	if !o.anyOwner && !o.trust.owner(pst.Uid) {
-		return refuse(path, "%s belongs to user %d, who could put something else in place of %s: give a path through directories of root's or oltplab's user", parent, pst.Uid, child)
+		return refuse(path, "%s belongs to user %s, who could put something else in place of %s: give a path through directories of root's or oltplab's user", parent, userName(pst.Uid), child)
 	}
 	if !othersWrite(pst) {
 		return nil
@@ -280,7 +282,7 @@ func (o walkOpts) through(path, parent string, pst *unix.Stat_t, child string, c
 		return refuse(path, "%s is a symbolic link in %s, which other users may write: oltplab does not follow it; give a path without it", child, parent)
 	}
 	if !o.anyOwner && !o.trust.owner(cst.Uid) {
-		return refuse(path, "%s belongs to user %d, in %s, which everyone may write: give a directory of root's or oltplab's user", child, cst.Uid, parent)
+		return refuse(path, "%s belongs to user %s, in %s, which everyone may write: give a directory of root's or oltplab's user", child, userName(cst.Uid), parent)
 	}
 	return nil
 }
@@ -313,4 +315,13 @@ func readLink(dirfd int, name string) (string, error) {
 			return "", errors.New("link target too long")
 		}
 	}
+}
+
+// userName is a user id for a message: "65534 (nobody)".
+func userName(uid uint32) string {
+	id := strconv.FormatUint(uint64(uid), 10)
+	if u, err := user.LookupId(id); err == nil && u.Username != "" {
+		return id + " (" + u.Username + ")"
+	}
+	return id
 }
