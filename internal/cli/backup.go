@@ -51,7 +51,7 @@ func runBackup(ctx context.Context, a *app, args []string) error {
 	o.target.register(fs, a.env)
 	o.results.register(fs, a.env)
 	fs.IntVar(&s.Cycles, "cycles", s.Cycles, "`N` backup (and restore) cycles")
-	fs.StringVar(&s.To, "to", "", "`DIR` the backups go to, each cycle's in a new directory (required; another device is the point)")
+	fs.StringVar(&s.To, "to", "", "`DIR` the backups go to, each cycle's in a new directory oltplab marks and removes (required; another device is the point)")
 	fs.StringVar(&o.method, "method", "", "`METHOD`: basebackup or dump (PostgreSQL), mariadb-backup (MariaDB), online (SQLite); default the first")
 	fs.IntVar(&s.Jobs, "jobs", min(runtime.NumCPU(), 8), "`N` parallel jobs of pg_dump/pg_restore (--method dump) and of mariadb-backup's copies")
 	fs.Lookup("jobs").DefValue = "the CPUs, at most 8" // the help is the same on every host

@@ -78,7 +78,7 @@ func commands() []command {
 		{"results", "list, show and export stored results", runResults},
 		{"serve", "browse a results store in a web browser: profiles, comparisons, experiments, reports, downloads (read-only)", runServe},
 		{"instance", "start, list and stop managed PostgreSQL/MariaDB servers on a chosen data directory", runInstance},
-		{"clean", "remove the database copy --reset-between keeps (left behind when oltplab was killed)", runClean},
+		{"clean", "remove the database copy --reset-between keeps, or (--leftovers) what killed oltplab processes left on disk", runClean},
 		{"k8s", "write a Kubernetes Indexed Job running oltplab run as N shards (manifest)", runK8s},
 		{"agent", "serve this host's metrics to an oltplab driving a database here from another machine (--agent)", runAgent},
 		{"version", "print the version", runVersion},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/oltplab/oltplab/internal/claim"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/experiment"
@@ -194,6 +195,13 @@ func exitCode(err error) int {
 	}
 	if code, ok := instanceExitCodes[instance.KindOf(err)]; ok {
 		return code
+	}
+	// A directory oltplab refused to use (internal/claim): a system
+	// directory, a link or directory another user could change, files it
+	// did not create.
+	var ce *claim.Error
+	if errors.As(err, &ce) {
+		return exitDirectory
 	}
 	var sce *tpcc.SchemaError
 	var fe *load.ForeignTablesError

@@ -116,7 +116,7 @@ func specFlags(fs *pflag.FlagSet, s *instance.Spec, engine *string, engines, def
 	}
 	fs.StringVar(engine, "engine", "", "`ENGINE`: "+engines)
 	fs.StringVar(&s.Name, "name", "", "instance `NAME` for list and stop (default: "+defaultName+")")
-	fs.StringVar(&s.DataDir, "data-dir", "", "`DIR` for the data: the storage under test (created when missing, reused when initialised"+dataDirNote+")")
+	fs.StringVar(&s.DataDir, "data-dir", "", "`DIR` for the data: the storage under test (created when missing; an existing one must be empty, or oltplab's own from an earlier start, which is reused as it is"+dataDirNote+")")
 	fs.StringVar(&s.WALDir, "wal-dir", "", "separate `DIR` for the WAL (PostgreSQL) or redo log (MariaDB)")
 	fs.Var(&s.Memory, "memory", "buffer pool `SIZE` (shared_buffers, innodb_buffer_pool_size), e.g. 512MB, 4GiB (default: the engine's)")
 	fs.Var(&s.MemoryLimit, "memory-limit", "cap the server's memory, page cache included, at `SIZE` (cgroup memory), so that a small buffer pool really reads from the device")

@@ -27,7 +27,10 @@ Measures the storage under DIR with fio (Debian package fio) before the database
 tests: one test file in DIR, written once, then each profile with direct I/O.
 Prints per profile and direction IOPS, MB/s (10^6 bytes/s) and fio's completion
 latency (mean, p50, p99, p99.9), samples the host meanwhile, stores everything,
-and removes the test file, also when interrupted.
+and removes the test file, also when interrupted (if oltplab is killed,
+oltplab clean --leftovers removes it). DIR must be a directory no other user
+could put something in the test file's place in: no link or directory of
+another user's on its path, none others may write without the sticky bit.
 
 Profiles (--profile, comma-separated; all runs them in this order):
 `)
@@ -133,6 +136,10 @@ func runStorageBench(ctx context.Context, a *app, args []string) error {
 	pipe := make(chan os.Signal, 1)
 	signal.Notify(pipe, syscall.SIGPIPE)
 	defer signal.Stop(pipe)
+	env := a.scenarioEnv(st, scenario.Observer{Note: func(m string) { fmt.Fprintln(a.errw(), m) }})
+	// The test file is recorded before it exists: if oltplab is killed,
+	// `oltplab clean --leftovers` removes it.
+	o.fio.Tracker = env.Leftovers()
 	b, err := fio.Prepare(ctx, o.fio)
 	if err != nil {
 		return storageError(err)
@@ -142,7 +149,7 @@ func runStorageBench(ctx context.Context, a *app, args []string) error {
 			a.log.Warn("storage bench: " + err.Error())
 		}
 	}()
-	res, err := a.scenarioEnv(st, scenario.Observer{Note: func(m string) { fmt.Fprintln(a.errw(), m) }}).Storage(ctx, b, o.label)
+	res, err := env.Storage(ctx, b, o.label)
 	if res.RunID == 0 {
 		return err
 	}

@@ -103,10 +103,19 @@ func (b *backupStep) Estimate(p *Plan, t *TargetSpec) time.Duration {
 	return time.Duration(b.Cycles)*cycle + time.Duration(b.Cycles-1)*b.Interval
 }
 
-// CheckTarget refuses a backup whose cycle would not fit on the file
+// CheckTarget refuses a backup whose directories oltplab would not write
+// in (a system directory, a link or directory another user could change
+// on the way: internal/claim), or whose cycle would not fit on the file
 // systems under to and restore_dir (a backup, and a restored copy, of
 // about the build's size at a time; all of them with keep).
 func (b *backupStep) CheckTarget(p *Plan, t *TargetSpec) error {
+	eng := t.Instance.Engine
+	if !t.Managed() {
+		eng, _ = instance.EngineOf(t.parsed.Scheme)
+	}
+	if err := instance.CheckBackupDirs(eng, b.To, b.RestoreDir); err != nil {
+		return err
+	}
 	size := scenario.BuildBytes(t.Dialect(), b.warehouses)
 	copies := int64(1)
 	if b.Keep {

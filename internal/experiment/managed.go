@@ -2,10 +2,7 @@ package experiment
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -21,16 +18,9 @@ type InstanceSpec = instance.Spec
 // bounds the start. The server dies with oltplab even on SIGKILL.
 func startManaged(ctx context.Context, t *TargetSpec, log *slog.Logger) (*Running, error) {
 	// The directories above a target's own (a matrix's data_dir, the
-	// examples' root) are the plan's: made searchable, so that the
-	// server's own user can reach its directory below them.
-	for _, d := range []string{t.Instance.DataDir, t.Instance.WALDir} {
-		if d == "" {
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
-			return nil, &instance.Error{Kind: instance.KindDirectory, Err: fmt.Errorf("create %s: %w", filepath.Dir(d), err)}
-		}
-	}
+	// examples' root) are made by Start when missing, mode 0755, so that
+	// the server's own user can reach its directory below them, and
+	// through no link another user could have planted (internal/claim).
 	life, end := context.WithCancel(context.WithoutCancel(ctx))
 	stopWatch := context.AfterFunc(ctx, end) // a Ctrl-C during the start aborts it
 	inst, err := instance.Start(life, t.Instance, log)

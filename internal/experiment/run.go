@@ -252,6 +252,15 @@ func (r *Runner) Resume(ctx context.Context, id int64, planSrc []byte) error {
 	if r.Observer.Started != nil {
 		r.Observer.Started(id, units, true)
 	}
+	// What its dead process left on disk (a backup cycle's directory, a
+	// restored copy, a test file) goes before anything runs again.
+	left, err := scenario.RemoveLeftovers(ctx, r.Store, id)
+	for _, l := range left {
+		r.note("left by the process that ended: %s", l)
+	}
+	if err != nil {
+		return err
+	}
 	return r.execute(ctx, id, p, units, prior)
 }
 

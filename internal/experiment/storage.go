@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/claim"
 	"github.com/oltplab/oltplab/internal/fio"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -125,6 +126,21 @@ func (s *storageStep) Describe() string {
 	return d + " under the target's data directory"
 }
 
+// CheckTarget refuses a directory fio's test file may not go to: one
+// another user could put something in its place in (internal/claim), or a
+// system directory. A directory that does not exist yet (a managed
+// instance's, which its start creates) is judged by its nearest parent.
+func (s *storageStep) CheckTarget(p *Plan, t *TargetSpec) error {
+	dir := t.LocalDir()
+	if dir == "" {
+		return nil
+	}
+	if _, err := claim.CheckWithin(dir, nil); err != nil {
+		return fmt.Errorf("directory %s: %w", dir, err)
+	}
+	return nil
+}
+
 // layoutMBps is how fast the test file is assumed to be written, for
 // the estimate: the 2-core test VM's disk wrote 150-400 MB/s.
 const layoutMBps = 100
@@ -158,6 +174,7 @@ func (s *storageStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	}
 	o := s.options(dir)
 	o.Logger = x.Env.Log
+	o.Tracker = x.Env.Leftovers()
 	if m := x.Target.Managed; m != nil {
 		o.Runner = m.RunInside
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/claim"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/sysstat"
 )
@@ -371,84 +372,114 @@ func (b *Backupper) Close() error {
 
 // Backup is one finished backup on disk.
 type Backup struct {
-	Method  BackupMethod `json:"method"`
-	Dir     string       `json:"dir"`
-	Bytes   int64        `json:"bytes"`
-	Files   int          `json:"files"`
-	Started time.Time    `json:"started"`
-	Ended   time.Time    `json:"ended"`
+	Method BackupMethod `json:"method"`
+	// Dir is the backup's own directory, which oltplab created and
+	// marked; Data, in it, is what the tool wrote (Dir/<method>).
+	Dir     string    `json:"dir"`
+	Data    string    `json:"data"`
+	Bytes   int64     `json:"bytes"`
+	Files   int       `json:"files"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
 	// SyncedBy says who made it durable: the tool itself, or oltplab
 	// (sync(1) at the tools' placement) after a tool that does not sync.
 	SyncedBy string `json:"synced_by"`
 }
 
-// partialSuffix marks a backup or restore being written: one whose
-// oltplab was killed keeps the mark.
+// partialSuffix marks a backup being written: one whose oltplab was
+// killed keeps the mark.
 const partialSuffix = ".partial"
 
-// Backup takes one backup into dir, which must not exist: it is written
-// as dir.partial, made durable, then renamed to dir. On failure or
-// cancellation the tools are killed, the partial directory is removed,
-// and the source is as it was (every method only reads it).
-func (b *Backupper) Backup(ctx context.Context, dir string) (bk Backup, err error) {
-	dir, err = filepath.Abs(dir)
+// Backup takes one backup into dir, which must not exist: oltplab creates
+// it in its parent (claim.Within: made when missing; no link or directory
+// another user could change on the way, no system directory) and marks it
+// with m. The tool writes into dir/<method>.partial, which is made
+// durable, then renamed to dir/<method> (Backup.Data). On failure or
+// cancellation the tools are killed, dir is removed, and the source is as
+// it was (every method only reads it).
+func (b *Backupper) Backup(ctx context.Context, dir string, m claim.Mark) (bk Backup, err error) {
+	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return bk, errorf(KindDirectory, "backup directory %s: %v", dir, err)
 	}
-	bk = Backup{Method: b.method, Dir: dir, Started: time.Now()}
-	if _, err := os.Lstat(dir); err == nil {
-		return bk, errorf(KindDirectory, "backup directory %s already exists", dir)
+	bk = Backup{Method: b.method, Dir: abs, Started: time.Now()}
+	parent, err := claim.Within(filepath.Dir(abs), trust(b.run.acct), true)
+	if err != nil {
+		return bk, dirError("backup directory", filepath.Dir(abs), err)
 	}
-	if err := b.prepareParent(dir); err != nil {
-		return bk, err
+	defer parent.Close()
+	name := filepath.Base(abs)
+	bk.Dir = filepath.Join(parent.Path(), name)
+	d, err := parent.MkdirMarked(name, m)
+	if errors.Is(err, fs.ErrExist) {
+		return bk, errorf(KindDirectory, "backup directory %s already exists", bk.Dir)
 	}
-	partial := dir + partialSuffix
-	if err := b.run.makeDir(partial); err != nil {
-		return bk, errorf(KindDirectory, "backup directory %s: %v", partial, unwrapPath(err))
+	if err != nil {
+		return bk, dirError("backup directory", bk.Dir, err)
 	}
+	defer d.Close()
 	defer func() {
 		if err != nil {
-			if rerr := os.RemoveAll(partial); rerr != nil {
-				b.log.Warn("remove a partial backup", "dir", partial, "err", rerr)
+			if rerr := parent.Remove(name, m); rerr != nil {
+				b.log.Warn("remove a partial backup", "dir", bk.Dir, "err", rerr)
 			}
 		}
 	}()
-	b.log.Debug("backup", "method", b.method, "dir", partial)
-	synced, err := b.be.backup(ctx, b, partial)
+	data := string(b.method)
+	partial := data + partialSuffix
+	uid, gid := -1, -1
+	if b.run.acct != nil {
+		uid, gid = b.run.acct.UID, b.run.acct.GID
+	}
+	pd, err := d.Mkdir(partial, 0o700, uid, gid)
+	if err != nil {
+		return bk, dirError("backup directory", bk.Dir, err)
+	}
+	pd.Close()
+	if b.run.acct != nil {
+		if err := reachable(filepath.Join(bk.Dir, partial), b.run.acct); err != nil {
+			return bk, dirError("backup directory", bk.Dir, err)
+		}
+	}
+	b.log.Debug("backup", "method", b.method, "dir", filepath.Join(bk.Dir, partial))
+	synced, err := b.be.backup(ctx, b, filepath.Join(bk.Dir, partial))
 	if err != nil {
 		return bk, err
 	}
 	bk.SyncedBy = "the tool"
 	if !synced {
-		if err := b.run.syncTree(ctx, partial); err != nil {
+		if err := b.run.syncTree(ctx, filepath.Join(bk.Dir, partial)); err != nil {
 			return bk, err
 		}
 		bk.SyncedBy = "oltplab (sync(1) at the tools' placement)"
 	}
-	if err := os.Rename(partial, dir); err != nil {
+	if err := d.Rename(partial, data); err != nil {
 		return bk, fmt.Errorf("backup: %w", err)
 	}
-	if err := syncDir(filepath.Dir(dir)); err != nil {
+	if err := d.Sync(); err != nil {
+		b.log.Warn("sync the backup's directory", "err", err)
+	}
+	if err := parent.Sync(); err != nil {
 		b.log.Warn("sync the backup's parent directory", "err", err)
 	}
 	bk.Ended = time.Now()
-	if bk.Bytes, bk.Files, err = treeSize(dir); err != nil {
-		return bk, fmt.Errorf("backup: size of %s: %w", dir, err)
+	bk.Data = filepath.Join(bk.Dir, data)
+	if bk.Bytes, bk.Files, err = treeSize(bk.Data); err != nil {
+		return bk, fmt.Errorf("backup: size of %s: %w", bk.Data, err)
 	}
 	return bk, nil
 }
 
-// prepareParent creates dir's parent when missing and checks that the
-// tools' account can reach it.
-func (b *Backupper) prepareParent(dir string) error {
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return errorf(KindDirectory, "directory %s: cannot create it: %v", parent, unwrapPath(err))
-	}
-	if b.run.acct != nil {
-		if err := reachable(dir, b.run.acct); err != nil {
-			return errorf(KindDirectory, "directory %s: %v", parent, err)
+// PrepareDirs makes the directories backups and restores go to (claim.Within,
+// as Backup checks them) before the first backup, so that their devices
+// can be watched from the start; a refused one is a KindDirectory error.
+func (b *Backupper) PrepareDirs(dirs ...string) error {
+	for _, dir := range dirs {
+		d, err := claim.Within(dir, trust(b.run.acct), true)
+		if err != nil {
+			return dirError("directory", dir, err)
 		}
+		d.Close()
 	}
 	return nil
 }
@@ -487,12 +518,13 @@ func (r *RestoreReport) step(name string, fn func() error) error {
 	return err
 }
 
-// Restore brings bk up as a new managed instance on dataDir (which must
-// not exist, or be empty): the engine's restore tools, then a server
+// Restore brings bk up as a new managed instance on dataDir: a directory
+// oltplab creates (or an empty one) and marks with m (claim.Take), the
+// engine's restore tools into the engine's directory in it, then a server
 // started on the restored files with the restore spec. The instance runs
 // until it is stopped or ctx ends. On failure nothing of it is left
 // running; dataDir is the caller's to remove.
-func (b *Backupper) Restore(ctx context.Context, bk Backup, dataDir string) (*Instance, RestoreReport, error) {
+func (b *Backupper) Restore(ctx context.Context, bk Backup, dataDir string, m claim.Mark) (*Instance, RestoreReport, error) {
 	var r RestoreReport
 	if bk.Method != b.method {
 		return nil, r, errorf(KindSpec, "restore: a %s backup, this backupper restores %s", bk.Method, b.method)
@@ -501,19 +533,21 @@ func (b *Backupper) Restore(ctx context.Context, bk Backup, dataDir string) (*In
 	if err != nil {
 		return nil, r, errorf(KindDirectory, "restore directory %s: %v", dataDir, err)
 	}
-	if entries, err := os.ReadDir(abs); err == nil && len(entries) > 0 {
-		return nil, r, errorf(KindDirectory, "restore directory %s is not empty", abs)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, r, errorf(KindDirectory, "restore directory %s: %v", abs, unwrapPath(err))
+	d, err := claim.Take(abs, m, claim.TakeOptions{Trust: trust(b.run.acct)})
+	if err != nil {
+		return nil, r, dirError("restore directory", dataDir, err)
 	}
-	if err := b.prepareParent(abs); err != nil {
-		return nil, r, err
+	defer d.Close()
+	if err := engineDir(d, string(b.src.Engine), b.run.acct); err != nil {
+		return nil, r, dirError("restore directory", dataDir, err)
 	}
-	if err := prepareDir("restore directory", abs, b.run.acct); err != nil {
-		return nil, r, err
+	if b.run.acct != nil {
+		if err := reachable(filepath.Join(d.Path(), string(b.src.Engine)), b.run.acct); err != nil {
+			return nil, r, dirError("restore directory", dataDir, err)
+		}
 	}
 	spec := b.spec
-	spec.DataDir = abs
+	spec.DataDir = d.Path()
 	inst, err := b.be.restore(ctx, b, bk, spec, &r)
 	if err != nil {
 		return nil, r, err

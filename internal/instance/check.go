@@ -2,12 +2,12 @@ package instance
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/oltplab/oltplab/internal/claim"
 	"github.com/oltplab/oltplab/internal/sysstat"
 )
 
@@ -89,27 +89,16 @@ func Check(s Spec) error {
 	return nil
 }
 
-// checkDir checks that dir, or the nearest parent that exists when dir
-// does not, is a directory oltplab can write in and the server's account
-// can reach. It returns the directory it judged.
+// checkDir checks that Start would take dir (claim.CheckTake: not a
+// system directory, no link or directory another user could change on
+// the way, new, empty or oltplab's own), and that dir, or the nearest
+// parent that exists when dir does not, is a directory oltplab can write
+// in and the server's account can reach. It returns the directory it
+// judged.
 func checkDir(field, dir string, acct *osAccount) (string, error) {
-	d := dir
-	for {
-		fi, err := os.Stat(d)
-		if err == nil {
-			if !fi.IsDir() {
-				return "", errorf(KindDirectory, "%s %s: %s is not a directory", field, dir, d)
-			}
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", errorf(KindDirectory, "%s %s: %v", field, dir, unwrapPath(err))
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", errorf(KindDirectory, "%s %s: no part of it exists", field, dir)
-		}
-		d = parent
+	d, err := claim.CheckTake(dir, claim.TakeOptions{Trust: trust(acct), Reuse: instanceReuse})
+	if err != nil {
+		return "", dirError(field, dir, err)
 	}
 	if err := unix.Access(d, unix.W_OK|unix.X_OK); err != nil {
 		return "", errorf(KindDirectory, "%s %s: %s is not writable: %v", field, dir, d, err)

@@ -31,8 +31,17 @@
 // them into new managed instances started on the restored files (Start
 // reuses an initialised data directory as it finds it).
 //
-// The package imports internal/dialect (targets and secrets) and
-// internal/sysstat (devices) and nothing else of oltplab; it must not
-// import internal/cli, internal/store, internal/driver, internal/load or a
-// dialect package.
+// oltplab runs as root, so an instance takes only what is its to take
+// (dirs.go, with internal/claim): data_dir and wal_dir must be new, empty
+// or marked by oltplab before, reached through no link or directory
+// another user could change, and no system directory; they stay
+// oltplab's user's, the server's account gets the engine's directory
+// oltplab creates in them, and nothing is chowned that oltplab did not
+// create. Backups and restores each write a new directory of their own,
+// marked, that the caller removes with claim.Remove.
+//
+// The package imports internal/dialect (targets and secrets),
+// internal/sysstat (devices) and internal/claim (its directories) and
+// nothing else of oltplab; it must not import internal/cli,
+// internal/store, internal/driver, internal/load or a dialect package.
 package instance

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/claim"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/sysstat"
 )
@@ -51,6 +52,7 @@ type Instance struct {
 	engineWALDir string     // WALDir/<engine>-wal, "" for none
 	logFile      string     // DataDir/<engine>.log: the server's output
 	runDir       string     // private: socket, per-start files; removed on Stop
+	data, wal    *claim.Dir // DataDir and WALDir, held open (dirs.go)
 	password     dialect.Secret
 
 	cg        *cgroup
@@ -92,16 +94,14 @@ func Start(ctx context.Context, s Spec, log *slog.Logger) (_ *Instance, err erro
 	if i.dataDir, err = filepath.Abs(s.DataDir); err != nil {
 		return nil, errorf(KindDirectory, "data_dir %s: %v", s.DataDir, err)
 	}
-	i.engineDir = filepath.Join(i.dataDir, string(s.Engine))
-	i.logFile = i.engineDir + ".log"
 	if s.WALDir != "" {
 		if i.walDir, err = filepath.Abs(s.WALDir); err != nil {
 			return nil, errorf(KindDirectory, "wal_dir %s: %v", s.WALDir, err)
 		}
-		i.engineWALDir = filepath.Join(i.walDir, string(s.Engine)+"-wal")
 	}
 	if !i.eng.server() {
 		if err := i.startEmbedded(); err != nil {
+			i.closeDirs()
 			return nil, err
 		}
 		return i, nil
@@ -117,16 +117,13 @@ func Start(ctx context.Context, s Spec, log *slog.Logger) (_ *Instance, err erro
 				s.InstanceName(), s.Engine, i.eng.osUser(), err)
 		}
 	}
-	if err := prepareDir("data_dir", i.dataDir, i.acct); err != nil {
+	if err := i.takeDirs(); err != nil {
+		i.closeDirs()
 		return nil, err
-	}
-	if i.walDir != "" {
-		if err := prepareDir("wal_dir", i.walDir, i.acct); err != nil {
-			return nil, err
-		}
 	}
 	throttled, err := i.describeDevices()
 	if err != nil {
+		i.closeDirs()
 		return nil, err
 	}
 
@@ -150,11 +147,6 @@ func Start(ctx context.Context, s Spec, log *slog.Logger) (_ *Instance, err erro
 		return nil, err
 	}
 	if !ok {
-		if i.engineWALDir != "" {
-			if err := prepareDir("wal_dir", i.engineWALDir, i.acct); err != nil {
-				return nil, err
-			}
-		}
 		i.log.Info("initialising", "engine", s.Engine, "dir", i.engineDir)
 		if err := i.eng.initialise(ctx, i); err != nil {
 			return nil, err
@@ -174,7 +166,7 @@ func Start(ctx context.Context, s Spec, log *slog.Logger) (_ *Instance, err erro
 
 // startEmbedded prepares an embedded engine's directory: nothing runs.
 func (i *Instance) startEmbedded() error {
-	if err := prepareDir("data_dir", i.dataDir, nil); err != nil {
+	if err := i.takeDirs(); err != nil {
 		return err
 	}
 	if d, err := sysstat.DeviceOf(i.dataDir); err == nil {
@@ -343,18 +335,6 @@ func (i *Instance) runTool(ctx context.Context, what string, cmd *exec.Cmd) erro
 	return nil
 }
 
-// openLog opens the server log for appending, owned by the server's account.
-func (i *Instance) openLog() (*os.File, error) {
-	f, err := os.OpenFile(i.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
-	if err != nil {
-		return nil, errorf(KindDirectory, "server log %s: %v", i.logFile, unwrapPath(err))
-	}
-	if i.acct != nil {
-		_ = f.Chown(i.acct.UID, i.acct.GID)
-	}
-	return f, nil
-}
-
 // lastLogLine is the most telling line the log got after offset: the last
 // one naming an error, else the last one.
 func lastLogLine(file string, offset int64) string {
@@ -484,8 +464,10 @@ func (i *Instance) stopServer(ctx context.Context) {
 	i.log.Debug("server stopped", "pid", p.pid(), "status", p.err)
 }
 
-// cleanup removes the cgroups and the run directory.
+// cleanup removes the cgroups and the run directory, and releases the
+// instance's directories.
 func (i *Instance) cleanup() error {
+	i.closeDirs()
 	err := i.cg.remove()
 	if i.runDir != "" {
 		if rerr := os.RemoveAll(i.runDir); rerr != nil {

@@ -73,14 +73,14 @@ func (mariadbEngine) restore(ctx context.Context, b *Backupper, bk Backup, spec 
 	// --prepare applies the redo log copied with the backup to its data
 	// files, in place, making them consistent as of the backup's end.
 	err := r.step("prepare", func() error {
-		return b.run.run(ctx, "restore: mariadb-backup --prepare", tool, []string{"--no-defaults", "--prepare", "--target-dir=" + bk.Dir})
+		return b.run.run(ctx, "restore: mariadb-backup --prepare", tool, []string{"--no-defaults", "--prepare", "--target-dir=" + bk.Data})
 	})
 	if err != nil {
 		return nil, err
 	}
 	engineDir := filepath.Join(spec.DataDir, string(MariaDB))
 	err = r.step("copy", func() error {
-		args := []string{"--no-defaults", "--copy-back", "--target-dir=" + bk.Dir, "--datadir=" + engineDir}
+		args := []string{"--no-defaults", "--copy-back", "--target-dir=" + bk.Data, "--datadir=" + engineDir}
 		if b.jobs > 1 {
 			args = append(args, "--parallel="+strconv.Itoa(b.jobs))
 		}

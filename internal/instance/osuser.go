@@ -41,38 +41,6 @@ func (a *osAccount) credential() *syscall.Credential {
 	return &syscall.Credential{Uid: uint32(a.UID), Gid: uint32(a.GID), NoSetGroups: false, Groups: []uint32{}}
 }
 
-// prepareDir creates dir when missing, hands it to the server's account
-// and checks that the account can reach and write it. Failures are
-// KindDirectory.
-func prepareDir(role, dir string, acct *osAccount) error {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return errorf(KindDirectory, "%s %s: cannot create it: %v", role, dir, unwrapPath(err))
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return errorf(KindDirectory, "%s %s: %v", role, dir, unwrapPath(err))
-	}
-	if !fi.IsDir() {
-		return errorf(KindDirectory, "%s %s is not a directory", role, dir)
-	}
-	if acct != nil {
-		if err := os.Chown(dir, acct.UID, acct.GID); err != nil {
-			return errorf(KindDirectory, "%s %s: cannot hand it to user %s: %v", role, dir, acct.Name, unwrapPath(err))
-		}
-		if err := reachable(dir, acct); err != nil {
-			return errorf(KindDirectory, "%s %s: %v", role, dir, err)
-		}
-	}
-	probe := filepath.Join(dir, ".oltplab-probe-"+randomString(8))
-	f, err := os.OpenFile(probe, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return errorf(KindDirectory, "%s %s is not writable: %v", role, dir, unwrapPath(err))
-	}
-	f.Close()
-	os.Remove(probe)
-	return nil
-}
-
 // reachable checks that acct may search every directory above dir (the
 // permission bits; root's own access proves nothing for the server).
 func reachable(dir string, acct *osAccount) error {
@@ -102,19 +70,6 @@ func reachable(dir string, acct *osAccount) error {
 			return nil
 		}
 	}
-}
-
-// chownTree hands a tree to acct (nil: nothing to do).
-func chownTree(root string, acct *osAccount) error {
-	if acct == nil {
-		return nil
-	}
-	return filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, acct.UID, acct.GID)
-	})
 }
 
 // unwrapPath drops the path from an *fs.PathError (the message names the

@@ -136,7 +136,7 @@ func (postgresEngine) restore(ctx context.Context, b *Backupper, bk Backup, spec
 			if b.jobs > 1 {
 				args = append(args, "--jobs="+strconv.Itoa(b.jobs))
 			}
-			return b.run.run(ctx, "restore with pg_restore", b.tools["pg_restore"], append(args, bk.Dir), env...)
+			return b.run.run(ctx, "restore with pg_restore", b.tools["pg_restore"], append(args, bk.Data), env...)
 		})
 		if err != nil {
 			return inst, err
@@ -145,14 +145,12 @@ func (postgresEngine) restore(ctx context.Context, b *Backupper, bk Backup, spec
 		err = r.step("checkpoint", func() error { return pgExec(ctx, tg, "CHECKPOINT") })
 		return inst, err
 	}
-	// A base backup is a data directory: copied into place, synced, then
+	// A base backup is a data directory: copied into place (the engine's
+	// directory Restore made, empty, the tools' account's), synced, then
 	// started; the server recovers from the WAL streamed with it.
 	engineDir := filepath.Join(spec.DataDir, string(Postgres))
 	err = r.step("copy", func() error {
-		if err := b.run.makeDir(engineDir); err != nil {
-			return errorf(KindDirectory, "restore directory %s: %v", engineDir, unwrapPath(err))
-		}
-		return b.run.run(ctx, "restore: copy the base backup", b.tools["cp"], []string{"-a", "--", bk.Dir + "/.", engineDir + "/"})
+		return b.run.run(ctx, "restore: copy the base backup", b.tools["cp"], []string{"-a", "--", bk.Data + "/.", engineDir + "/"})
 	})
 	if err != nil {
 		return nil, err

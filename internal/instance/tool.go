@@ -128,19 +128,6 @@ func (r *toolRunner) writePrivate(name, content string) (string, error) {
 	return p, nil
 }
 
-// makeDir creates dir (mode 0700, not its parents) for the tool's account.
-func (r *toolRunner) makeDir(dir string) error {
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return err
-	}
-	if r.acct != nil {
-		if err := os.Chown(dir, r.acct.UID, r.acct.GID); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // syncTree makes every file and directory below root durable: fsync,
 // issued by sync(1) at the tool's placement, so that the writes it forces
 // out count against the same cgroup I/O caps as the tool that wrote them

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/claim"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/profile"
@@ -203,10 +204,14 @@ func (e *BackupError) Unwrap() error { return e.Err }
 // copier is one way of copying a database and bringing the copy up.
 type copier interface {
 	info() BackupInfo
-	// backup writes a new backup into dir.
-	backup(ctx context.Context, dir string) (bytes int64, syncedBy string, err error)
-	// restore brings the backup in dir up in into.
-	restore(ctx context.Context, dir, into string) (*restoredCopy, error)
+	// prepare makes the directories backups and restores go to.
+	prepare(dirs ...string) error
+	// backup writes a new backup into dir, a new directory it creates
+	// and marks with m (removed again on failure).
+	backup(ctx context.Context, dir string, m claim.Mark) (bytes int64, syncedBy string, err error)
+	// restore brings the backup in dir up in into, a new (or empty)
+	// directory it marks with m.
+	restore(ctx context.Context, dir, into string, m claim.Mark) (*restoredCopy, error)
 	close() error
 }
 
@@ -231,12 +236,35 @@ type Backups struct {
 }
 
 // NewBackups checks that src can be backed up as o asks (the method's
-// tools installed, caps possible) and prepares the cycles.
-func (e *Env) NewBackups(ctx context.Context, src BackupSource, o BackupOptions) (*Backups, error) {
+// tools installed, caps possible) and prepares the cycles: To (and
+// RestoreDir) are created when missing, and refused (a *instance.Error of
+// KindDirectory) when they are system directories or their paths go
+// through a link or directory another user could change
+// (internal/claim).
+func (e *Env) NewBackups(ctx context.Context, src BackupSource, o BackupOptions) (b *Backups, err error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	b := &Backups{env: e, src: src, opts: o, stem: "oltplab-backup-" + time.Now().Format("20060102T150405") + "-" + randomHex(3)}
+	for _, d := range []*string{&o.To, &o.RestoreDir} {
+		if *d != "" {
+			if *d, err = filepath.Abs(*d); err != nil {
+				return nil, &instance.Error{Kind: instance.KindDirectory, Err: err}
+			}
+		}
+	}
+	b = &Backups{env: e, src: src, opts: o, stem: "oltplab-backup-" + time.Now().Format("20060102T150405") + "-" + randomHex(3)}
+	defer func() {
+		if err == nil {
+			dirs := []string{o.To}
+			if o.Restore {
+				dirs = append(dirs, o.restoreDir())
+			}
+			err = b.c.prepare(dirs...)
+		}
+		if err != nil && b != nil && b.c != nil {
+			_ = b.c.close()
+		}
+	}()
 	if ob, ok := src.DB.(dialect.OnlineBackuper); ok {
 		if o.Method != "" && o.Method != instance.Online {
 			return nil, &UnsupportedError{What: "back up with " + string(o.Method) + " (its backups use SQLite's online backup API: method online)", Dialect: src.DB.Name()}
@@ -306,7 +334,14 @@ func (b *Backups) Cycle(ctx context.Context, n int) (c BackupCycle, err error) {
 	dir := filepath.Join(o.To, fmt.Sprintf("%s-c%d", b.stem, n))
 	c.Backup = BackupPhase{Dir: dir, Started: time.Now()}
 	b.env.note("cycle %d: backup (%s) into %s", n, b.c.info().Method, dir)
-	bytes, syncedBy, err := b.c.backup(ctx, dir)
+	// Recorded before it exists: what a killed oltplab leaves is removed
+	// later (RemoveLeftovers).
+	m := claim.NewMark(claim.KindBackup)
+	if err := b.env.leftovers().Track(ctx, dir, m); err != nil {
+		return fail("backup", err)
+	}
+	defer b.release(ctx, dir, m)
+	bytes, syncedBy, err := b.c.backup(ctx, dir, m)
 	c.Backup.Ended = time.Now()
 	c.Backup.Seconds = c.Backup.Ended.Sub(c.Backup.Started).Seconds()
 	if err != nil {
@@ -315,24 +350,20 @@ func (b *Backups) Cycle(ctx context.Context, n int) (c BackupCycle, err error) {
 	c.Backup.Bytes, c.Backup.SyncedBy = bytes, syncedBy
 	c.Backup.MBps = mbps(bytes, c.Backup.Ended.Sub(c.Backup.Started))
 	b.env.note("cycle %d: backup of %s in %.1f s (%.1f MB/s)", n, decimalBytes(bytes), c.Backup.Seconds, c.Backup.MBps)
-	if o.Keep {
-		c.Backup.Kept = true
-	} else {
-		defer b.remove(dir)
-	}
+	c.Backup.Kept = o.Keep
 	if !o.Restore {
 		return c, nil
 	}
 
 	into := filepath.Join(o.restoreDir(), fmt.Sprintf("%s-c%d-restored", b.stem, n))
-	c.Restore = &RestorePhase{Dir: into, Started: time.Now()}
+	c.Restore = &RestorePhase{Dir: into, Started: time.Now(), Kept: o.Keep}
 	b.env.note("cycle %d: restore into %s", n, into)
-	if !o.Keep {
-		defer b.remove(into)
-	} else {
-		c.Restore.Kept = true
+	mr := claim.NewMark(claim.KindRestore)
+	if err := b.env.leftovers().Track(ctx, into, mr); err != nil {
+		return fail("restore", err)
 	}
-	r, err := b.c.restore(ctx, dir, into)
+	defer b.release(ctx, into, mr)
+	r, err := b.c.restore(ctx, dir, into, mr)
 	c.Restore.Ended = time.Now()
 	c.Restore.Seconds = c.Restore.Ended.Sub(c.Restore.Started).Seconds()
 	if r != nil {
@@ -374,19 +405,23 @@ func (b *Backups) checkRestored(ctx context.Context, tg dialect.Target) (CheckOu
 	return b.env.Check(ctx, db, tg)
 }
 
-// remove deletes a cycle's directory (a backup, a restored copy).
-func (b *Backups) remove(dir string) {
-	if err := os.RemoveAll(dir); err != nil {
-		b.env.logger().Warn("remove "+dir, "err", err)
+// release removes a cycle's directory (a backup, a restored copy) where
+// it carries its mark, or, with Keep, records that it stays.
+func (b *Backups) release(ctx context.Context, dir string, m claim.Mark) {
+	if _, err := os.Lstat(dir); err == nil && b.opts.Keep {
+		b.env.leftovers().kept(ctx, dir, m)
+		return
 	}
+	b.env.removeMarked(ctx, dir, m)
 }
 
 // serverCopier backs servers up with their engine's tools
 // (internal/instance) and restores them into new managed instances.
 type serverCopier struct {
-	b      *instance.Backupper
-	source dialect.Target
-	last   instance.Backup
+	b       *instance.Backupper
+	source  dialect.Target
+	last    instance.Backup
+	lastDir string // as backup was given it
 }
 
 func (s *serverCopier) info() BackupInfo {
@@ -394,20 +429,22 @@ func (s *serverCopier) info() BackupInfo {
 	return BackupInfo{Method: i.Method, Tools: &i}
 }
 
-func (s *serverCopier) backup(ctx context.Context, dir string) (int64, string, error) {
-	bk, err := s.b.Backup(ctx, dir)
+func (s *serverCopier) prepare(dirs ...string) error { return s.b.PrepareDirs(dirs...) }
+
+func (s *serverCopier) backup(ctx context.Context, dir string, m claim.Mark) (int64, string, error) {
+	bk, err := s.b.Backup(ctx, dir, m)
 	if err != nil {
 		return 0, "", err
 	}
-	s.last = bk
+	s.last, s.lastDir = bk, dir
 	return bk.Bytes, bk.SyncedBy, nil
 }
 
-func (s *serverCopier) restore(ctx context.Context, dir, into string) (*restoredCopy, error) {
-	if s.last.Dir != dir {
-		return nil, fmt.Errorf("restore %s: not the last backup taken (%s)", dir, s.last.Dir)
+func (s *serverCopier) restore(ctx context.Context, dir, into string, m claim.Mark) (*restoredCopy, error) {
+	if s.lastDir != dir {
+		return nil, fmt.Errorf("restore %s: not the last backup taken (%s)", dir, s.lastDir)
 	}
-	inst, rep, err := s.b.Restore(ctx, s.last, into)
+	inst, rep, err := s.b.Restore(ctx, s.last, into, m)
 	if err != nil {
 		return &restoredCopy{steps: rep.Steps, stop: func(context.Context) error { return nil }}, err
 	}
@@ -431,34 +468,54 @@ type onlineCopier struct {
 
 func (o *onlineCopier) info() BackupInfo { return BackupInfo{Method: instance.Online} }
 
+// prepare makes the directories as a server's backups do (claim.Within);
+// oltplab writes there itself, as its own user.
+func (o *onlineCopier) prepare(dirs ...string) error {
+	for _, dir := range dirs {
+		d, err := claim.Within(dir, nil, true)
+		if err != nil {
+			return &instance.Error{Kind: instance.KindDirectory, Err: fmt.Errorf("directory %s: %w", dir, err)}
+		}
+		d.Close()
+	}
+	return nil
+}
+
 // file is the database file's name in a backup or restore directory, as
 // in a managed embedded instance's data directory.
 func (o *onlineCopier) file(dir string) string { return filepath.Join(dir, instance.SQLiteFile) }
 
-func (o *onlineCopier) backup(ctx context.Context, dir string) (int64, string, error) {
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return 0, "", err
-	}
-	partial := dir + ".partial"
-	if err := os.Mkdir(partial, 0o755); err != nil {
-		return 0, "", err
-	}
-	n, err := o.src.OnlineBackup(ctx, o.file(partial))
-	if err == nil {
-		err = os.Rename(partial, dir)
-	}
+// backup copies the database into dir/oltplab.db, dir a directory of its
+// own that oltplab creates and marks (claim).
+func (o *onlineCopier) backup(ctx context.Context, dir string, m claim.Mark) (int64, string, error) {
+	parent, err := claim.Within(filepath.Dir(dir), nil, true)
 	if err != nil {
-		_ = os.RemoveAll(partial)
+		return 0, "", &instance.Error{Kind: instance.KindDirectory, Err: fmt.Errorf("backup directory %s: %w", filepath.Dir(dir), err)}
+	}
+	defer parent.Close()
+	d, err := parent.MkdirMarked(filepath.Base(dir), m)
+	if err != nil {
+		return 0, "", &instance.Error{Kind: instance.KindDirectory, Err: fmt.Errorf("backup directory %s: %w", dir, err)}
+	}
+	defer d.Close()
+	n, err := o.src.OnlineBackup(ctx, o.file(d.Path()))
+	if err != nil {
+		_ = parent.Remove(filepath.Base(dir), m)
 		return 0, "", err
 	}
 	return n, "SQLite (the backup's commit)", nil
 }
 
-func (o *onlineCopier) restore(ctx context.Context, dir, into string) (*restoredCopy, error) {
+// restore copies the backup in dir into into/oltplab.db, into a new (or
+// empty) directory oltplab marks (claim.Take).
+func (o *onlineCopier) restore(ctx context.Context, dir, into string, m claim.Mark) (*restoredCopy, error) {
 	started := time.Now()
-	if err := os.MkdirAll(into, 0o755); err != nil {
-		return nil, err
+	d, err := claim.Take(into, m, claim.TakeOptions{})
+	if err != nil {
+		return nil, &instance.Error{Kind: instance.KindDirectory, Err: fmt.Errorf("restore directory %s: %w", into, err)}
 	}
+	defer d.Close()
+	into = d.Path()
 	from, err := dialect.Open(ctx, fileTarget(o.target, o.file(dir)))
 	if err != nil {
 		return nil, fmt.Errorf("open the backup: %w", err)
@@ -570,13 +627,9 @@ func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (Ba
 	if source != "" {
 		dirs["source"] = source
 	}
+	// To and RestoreDir exist (NewBackups made them), so that the
+	// sampler finds their devices.
 	for role, d := range dirs {
-		if role != "source" {
-			// Created now, so that the sampler finds their devices.
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				return BackupOutcome{}, &instance.Error{Kind: instance.KindDirectory, Err: fmt.Errorf("%s directory %s: %w", role, d, err)}
-			}
-		}
 		if dev, err := deviceOfNearest(d); err == nil {
 			sum.Devices[role] = dev
 		}

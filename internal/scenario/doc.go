@@ -22,8 +22,14 @@
 // once every step has run; so do Parallel and Neighbours, whose
 // synchronised windows carry the mark of a suspect target.
 //
-// It may import dialect, driver, instance (backups with the engines' own
-// tools, restores into managed instances, a managed server to restart),
-// load, profile, sampler, store, sysstat and tpcc. It must not import cli,
-// experiment or report.
+// What a scenario creates on disk for its own time (a backup cycle's
+// directory, a restored copy, fio's test file) is made and removed through
+// internal/claim, marked, and recorded in the store before it exists
+// (leftover.go), so that RemoveLeftovers can remove what a killed oltplab
+// left.
+//
+// It may import claim, dialect, driver, fio, instance (backups with the
+// engines' own tools, restores into managed instances, a managed server to
+// restart), load, profile, sampler, store, sysstat and tpcc. It must not
+// import cli, experiment or report.
 package scenario

@@ -8,14 +8,12 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
-	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/store"
@@ -276,10 +274,8 @@ func (e *Env) Neighbours(ctx context.Context, ns []Neighbour, o NeighboursOption
 		return out, fmt.Errorf("want at least one noisy instance and one victim, got %d and %d", len(noise), len(victims))
 	}
 	for name, d := range o.NoiseDirs {
-		// Created now, so that the sampler finds the device under it.
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return out, &instance.Error{Kind: instance.KindDirectory, Err: fmt.Errorf("%s's noise directory %s: %w", name, d, err)}
-		}
+		// The noise's own preparation made it (Env.NewBackups), so that
+		// the sampler finds the device under it.
 		dirs["noise:"+name] = d
 	}
 	rc := e.GatherContext(ctx, nil, dialect.Target{}, nil)
