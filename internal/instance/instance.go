@@ -269,18 +269,9 @@ func makeRunDir(id string, acct *osAccount) (string, error) {
 }
 
 // writePrivate writes a file of the run directory readable by the server
-// only.
+// only (writeOwnFile: the server's account owns the directory).
 func (i *Instance) writePrivate(name, content string) (string, error) {
-	p := filepath.Join(i.runDir, name)
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		return "", fmt.Errorf("write %s: %w", p, err)
-	}
-	if i.acct != nil {
-		if err := os.Chown(p, i.acct.UID, i.acct.GID); err != nil {
-			return "", fmt.Errorf("chown %s: %w", p, err)
-		}
-	}
-	return p, nil
+	return writeOwnFile(i.runDir, name, content, i.acct)
 }
 
 // command prepares a child process of the engine: run as the server's

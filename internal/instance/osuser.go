@@ -41,6 +41,34 @@ func (a *osAccount) credential() *syscall.Credential {
 	return &syscall.Credential{Uid: uint32(a.UID), Gid: uint32(a.GID), NoSetGroups: false, Groups: []uint32{}}
 }
 
+// writeOwnFile writes the file name of dir (a directory of oltplab's
+// making that acct may write: a run directory, the tools' home) with
+// content, mode 0600, handed to acct. Whatever is in its place is
+// removed first, never followed: acct could have put a link or a hard
+// link to another file there. The file is created with O_EXCL and
+// O_NOFOLLOW and handed over through its descriptor.
+func writeOwnFile(dir, name, content string, acct *osAccount) (string, error) {
+	p := filepath.Join(dir, name)
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("write %s: %w", p, err)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", p, err)
+	}
+	_, err = f.WriteString(content)
+	if err == nil && acct != nil {
+		err = f.Chown(acct.UID, acct.GID)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", p, err)
+	}
+	return p, nil
+}
+
 // reachable checks that acct may search every directory above dir (the
 // permission bits; root's own access proves nothing for the server).
 func reachable(dir string, acct *osAccount) error {

@@ -116,16 +116,7 @@ func killTree(c *child) {
 
 // writePrivate writes a file only the tool's account may read.
 func (r *toolRunner) writePrivate(name, content string) (string, error) {
-	p := filepath.Join(r.homeDir, name)
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		return "", fmt.Errorf("write %s: %w", p, err)
-	}
-	if r.acct != nil {
-		if err := os.Chown(p, r.acct.UID, r.acct.GID); err != nil {
-			return "", fmt.Errorf("chown %s: %w", p, err)
-		}
-	}
-	return p, nil
+	return writeOwnFile(r.homeDir, name, content, r.acct)
 }
 
 // syncTree makes every file and directory below root durable: fsync,

@@ -355,3 +355,45 @@ func readMarkOf(dir string) (claim.Mark, bool, error) {
 	defer d.Close()
 	return d.Mark()
 }
+
+// TestPrivateFilesNoFollow: the files oltplab writes into a directory the
+// server's account owns (the run directory: pg_hba.conf, init.sql; the
+// tools' home: password files) replace what is in their place: a link
+// planted there is neither followed nor handed over, and the file it
+// points at keeps its owner, mode and content.
+func TestPrivateFilesNoFollow(t *testing.T) {
+	needRoot(t)
+	needEngine(t, Postgres)
+	acct, err := lookupAccount("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(testRoot, "private-run")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, acct.UID, acct.GID); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(testRoot, "private-secret")
+	if err := os.WriteFile(secret, []byte("root:x:0:0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]fileState{secret: stateOf(t, secret)}
+	plantLink(t, secret, filepath.Join(dir, "pg_hba.conf"), acct.UID)
+	plantLink(t, secret, filepath.Join(dir, "source.pgpass"), acct.UID)
+	i := &Instance{runDir: dir, acct: acct}
+	r := &toolRunner{homeDir: dir, acct: acct}
+	for name, write := range map[string]func(string, string) (string, error){"pg_hba.conf": i.writePrivate, "source.pgpass": r.writePrivate} {
+		p, err := write(name, "written\n")
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		got := stateOf(t, p)
+		if !got.mode.IsRegular() || got.content != "written\n" || int(got.uid) != acct.UID || got.mode.Perm() != 0o600 {
+			t.Errorf("%s: %+v, want a regular file of the account's, mode 0600, holding what was written", name, got)
+		}
+	}
+	unchanged(t, before)
+}
