@@ -25,7 +25,7 @@ const (
 	exitUsage       = 2 // bad flags or values
 	exitConnect     = 3 // target unreachable
 	exitAuth        = 4 // authentication failed
-	exitSchema      = 5 // schema missing, incomplete, of another version, or already present
+	exitSchema      = 5 // schema missing, incomplete, of another version, or already present (or the user's at the baseline copy's name)
 	exitCheckFailed = 6 // a consistency condition failed
 	exitStore       = 7 // results store unusable
 	exitRunFailed   = 8 // the run could not continue (e.g. connection lost for good)
@@ -207,7 +207,7 @@ func exitCode(err error) int {
 	var fe *load.ForeignTablesError
 	if errors.As(err, &sce) || errors.As(err, &fe) || errors.Is(err, load.ErrSchemaExists) || errors.Is(err, scenario.ErrNoSchema) ||
 		errors.Is(err, scenario.ErrIncompleteSchema) || errors.Is(err, scenario.ErrNotPostBuild) ||
-		errors.Is(err, errSchemaMismatch) {
+		errors.Is(err, errSchemaMismatch) || errors.Is(err, dialect.ErrNotOurs) {
 		return exitSchema
 	}
 	if errors.Is(err, store.ErrUnwritable) || errors.Is(err, store.ErrNewerSchema) || errors.Is(err, store.ErrDamaged) ||

@@ -183,6 +183,43 @@ func runningSecondRun(t *testing.T, ctx context.Context, path string) int64 {
 	return 0
 }
 
+// TestExperimentPlanSettingsRefused: a plan's instance settings that
+// would open a managed server, in any spelling its server accepts, are
+// refused by --dry-run with one line naming the plan and the setting.
+func TestExperimentPlanSettingsRefused(t *testing.T) {
+	env := storeEnv(t)
+	for _, c := range []struct{ engine, setting, canonical string }{
+		{"postgres", `listen-addresses: "*"`, "listen_addresses"},
+		{"postgres", `Hba_File: /tmp/trust_hba.conf`, "hba_file"},
+		{"postgres", `include: /tmp/more.conf`, "include"},
+		{"postgres", `ssl_key_file: /etc/shadow`, "ssl_key_file"},
+		{"mariadb", `bind: 0.0.0.0`, "bind-address"},
+		{"mariadb", `skip_grant_tables: "1"`, "skip-grant-tables"},
+		{"mariadb", `enable-skip-grant: ""`, "skip-grant-tables"},
+		{"mariadb", `loose-port: "3306"`, "port"},
+		{"mariadb", `plugin_load_add: evil.so`, "plugin-load-add"},
+	} {
+		t.Run(c.engine+"/"+c.setting, func(t *testing.T) {
+			dir := t.TempDir()
+			plan := writePlan(t, dir, "name: t\nwarehouses: 1\nsteps: [build]\ntargets:\n  - name: a\n"+
+				"    engine: "+c.engine+"\n    data_dir: "+dir+"/data\n    settings:\n      "+c.setting+"\n")
+			r := oltplab(t, env, "experiment", "run", plan, "--dry-run")
+			if r.code != exitUsage {
+				t.Errorf("exit code: got %d, want %d", r.code, exitUsage)
+			}
+			name, _, _ := strings.Cut(c.setting, ":")
+			lines := strings.Split(strings.TrimRight(r.err, "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "oltplab: "+plan+":") ||
+				!strings.Contains(lines[0], "setting "+name) || !strings.Contains(lines[0], c.canonical) {
+				t.Errorf("stderr: got %q, want one line naming the plan, %s and %s", r.err, name, c.canonical)
+			}
+			if _, err := os.Stat(dir + "/data"); !os.IsNotExist(err) {
+				t.Errorf("data directory: %v, want it never created", err)
+			}
+		})
+	}
+}
+
 // TestExperimentBadPlans: every mistake in a plan, and every host problem
 // --dry-run finds, is one line naming the plan's line, with its own exit
 // code.

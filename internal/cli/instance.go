@@ -125,7 +125,8 @@ func specFlags(fs *pflag.FlagSet, s *instance.Spec, engine *string, engines, def
 	fs.Int64Var(&s.IOLimit.WriteIOPS, "write-iops", 0, "cap write IOPS at `N`")
 	fs.Float64Var(&s.IOLimit.ReadMBps, "read-mbps", 0, "cap reads at `MB/s` (10^6 bytes per second)")
 	fs.Float64Var(&s.IOLimit.WriteMBps, "write-mbps", 0, "cap writes at `MB/s`")
-	fs.Var(settingsFlag(s.Settings), "set", "further server setting `NAME=VALUE` (repeatable), e.g. --set work_mem=64MB")
+	fs.Var(settingsFlag(s.Settings), "set", "further server setting `NAME=VALUE` (repeatable), e.g. --set work_mem=64MB; "+
+		"settings that control listening, the port or socket, authentication, file locations or loaded code are refused, in any spelling")
 	fs.StringVar(&s.BinDir, "bin-dir", "", "`DIR` of the server binaries (default: found, e.g. /usr/lib/postgresql/15/bin)")
 }
 

@@ -66,6 +66,47 @@ func reachableDir(t *testing.T) string {
 	return d
 }
 
+// TestInstanceSettingsRefused: `instance start --set` refuses every
+// spelling of a setting that would open a managed server to the network,
+// weaken its authentication or move its files, with one line naming the
+// server's own name for it, exit code 2, and nothing created.
+func TestInstanceSettingsRefused(t *testing.T) {
+	env := append(storeEnv(t), "XDG_RUNTIME_DIR="+t.TempDir())
+	for _, c := range []struct{ engine, set, canonical string }{
+		{"postgres", "listen-addresses=*", "listen_addresses"},
+		{"postgres", "LISTEN_ADDRESSES=0.0.0.0", "listen_addresses"},
+		{"postgres", "hba-file=/tmp/trust_hba.conf", "hba_file"},
+		{"postgres", "Unix-Socket-Permissions=0777", "unix_socket_permissions"},
+		{"postgres", "include_if_exists=/tmp/more.conf", "include_if_exists"},
+		{"postgres", "shared_preload_libraries=/tmp/evil.so", "shared_preload_libraries"},
+		{"postgres", "archive_command=sh -c id", "archive_command"},
+		{"mariadb", "bind=0.0.0.0", "bind-address"},
+		{"mariadb", "bind_address=0.0.0.0", "bind-address"},
+		{"mariadb", "skip-grant-tables=1", "skip-grant-tables"},
+		{"mariadb", "skip_grant=1", "skip-grant-tables"},
+		{"mariadb", "loose-enable-skip-grant-tables=", "skip-grant-tables"},
+		{"mariadb", "disable-skip-networking=", "skip-networking"},
+		{"mariadb", "plugin-innodb-data-home-dir=/", "innodb-data-home-dir"},
+		{"mariadb", "USER=root", "user"},
+	} {
+		t.Run(c.engine+"/"+c.set, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "data")
+			r := oltplab(t, env, "instance", "start", "--engine", c.engine, "--data-dir", dir, "--set", c.set)
+			if r.code != exitUsage {
+				t.Errorf("exit code: got %d, want %d", r.code, exitUsage)
+			}
+			name, _, _ := strings.Cut(c.set, "=")
+			if lines := strings.Split(strings.TrimSpace(r.err), "\n"); len(lines) != 1 ||
+				!strings.HasPrefix(lines[0], "oltplab: ") || !strings.Contains(lines[0], "setting "+name) || !strings.Contains(lines[0], c.canonical) {
+				t.Errorf("stderr: got %q, want one line naming %s and %s", r.err, name, c.canonical)
+			}
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Errorf("data directory %s: %v, want it never created", dir, err)
+			}
+		})
+	}
+}
+
 // TestInstanceBadInput: each bad instance spec gets one line on stderr
 // and its own exit code, and nothing starts.
 func TestInstanceBadInput(t *testing.T) {

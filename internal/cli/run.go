@@ -85,7 +85,8 @@ func (o *runOptions) register(fs *pflag.FlagSet, a *app) {
 		"return the database to its post-build state before each step and repeat, so repeats start equal. Needs a database "+
 			"fresh from oltplab build (no run since). Keeps a full copy of it while the profile runs (PostgreSQL and MariaDB: "+
 			"database DB_oltplab_base; SQLite: FILE.oltplab-base), after checking the free space when the database is on this "+
-			"machine; the copy is dropped at the end (oltplab clean --target URL removes one left behind). PostgreSQL copies "+
+			"machine; the copy is dropped at the end (oltplab clean --target URL removes one left behind). The copy carries "+
+			"oltplab's mark: a database or file of that name without it is the user's and is never replaced or dropped. PostgreSQL copies "+
 			"need the database to itself: other sessions make the reset fail, naming them (see --terminate-sessions)")
 	fs.BoolVar(&o.terminateSessions, "terminate-sessions", false,
 		"with --reset-between on PostgreSQL: end the other sessions of the same database user on the database before each reset (never another user's); without it oltplab ends none")

@@ -11,7 +11,8 @@
 // each optional ability it implements, does what the ability promises:
 // wait sampling (dialect.WaitSampler), interrupting a session
 // (dialect.Interrupter), checkpoints and resets (dialect.Checkpointer,
-// dialect.Resetter), rebuilding indexes (dialect.IndexRebuilder), the CPU
+// dialect.Resetter: never touching a look-alike of the user's at the
+// baseline's name), rebuilding indexes (dialect.IndexRebuilder), the CPU
 // calibration loop (dialect.CPUCalibrator). A new dialect gets every test by passing the suite.
 //
 // It also holds the benchmarks every dialect shares (bench.go): the build
@@ -64,6 +65,24 @@ type Dialect struct {
 	// LockWaitEvent is the WaitSample.Event of a session blocked on another
 	// session's row lock; "" when the engine does not name it.
 	LockWaitEvent string
+
+	// The rest is for a dialect.Resetter.
+
+	// LookAlikes are what a user may keep at the name of the baseline copy
+	// (dbtest.PostgresLookAlikes, ...): each is planted, and SaveBaseline,
+	// Reset and DropBaseline must refuse it and leave it as it was.
+	LookAlikes []LookAlike
+	// BaselineExists reports whether anything is at the name of the
+	// baseline copy of tg's database (dbtest.BaselineExists).
+	BaselineExists func(t testing.TB, tg dialect.Target) bool
+}
+
+// LookAlike is one thing of the user's at the name of a baseline copy:
+// Plant makes it for tg's database and returns what changed in it since
+// (intact; nil when nothing) and how to take it away (remove).
+type LookAlike struct {
+	Name  string
+	Plant func(t testing.TB, tg dialect.Target) (intact func() error, remove func())
 }
 
 // Run runs the suite on d.
@@ -74,7 +93,10 @@ func Run(t *testing.T, d Dialect) {
 	t.Run("secrets", func(t *testing.T) { testSecrets(t, open(t)) })
 	t.Run("calibrate", func(t *testing.T) { testCalibrate(t, open(t)) })
 	// Checkpoint and reset need a database of their own: they change it.
-	t.Run("hygiene", func(t *testing.T) { testHygiene(t, openDB(t, open(t))) })
+	t.Run("hygiene", func(t *testing.T) {
+		tg := open(t)
+		testHygiene(t, openDB(t, tg), tg, d)
+	})
 
 	// build, transactions, run, waits and interrupt share one built
 	// database: building it takes most of the suite's time. Transactions

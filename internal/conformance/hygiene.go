@@ -13,9 +13,12 @@ import (
 
 // testHygiene builds one warehouse, checkpoints, saves a baseline, changes
 // the database with New-Orders, resets it twice and checks that it equals
-// the build each time and still serves transactions, and that a baseline
-// from another build is refused (dialect.Checkpointer, dialect.Resetter).
-func testHygiene(t *testing.T, db dialect.Database) {
+// the build each time and still serves transactions, that a baseline
+// from another build is refused, and that DropBaseline leaves nothing
+// (dialect.Checkpointer, dialect.Resetter). Before the baseline, each of
+// the user's look-alikes at the baseline's name is refused by
+// SaveBaseline, Reset and DropBaseline and left as it was.
+func testHygiene(t *testing.T, db dialect.Database, tg dialect.Target, d Dialect) {
 	cp, isCheckpointer := db.(dialect.Checkpointer)
 	rs, isResetter := db.(dialect.Resetter)
 	if !isCheckpointer && !isResetter {
@@ -47,15 +50,37 @@ func testHygiene(t *testing.T, db dialect.Database) {
 			t.Errorf("drop baseline: %v", err)
 		}
 	})
+	built := readState(ctx, t, db)
+	for _, la := range d.LookAlikes {
+		intact, remove := la.Plant(t, tg)
+		for _, step := range []struct {
+			name string
+			do   func(context.Context) error
+		}{{"save baseline", rs.SaveBaseline}, {"reset", rs.Reset}, {"drop baseline", rs.DropBaseline}} {
+			if err := step.do(ctx); !errors.Is(err, dialect.ErrNotOurs) {
+				t.Errorf("%s with %s of the user's at the baseline's name: got %v, want %v", step.name, la.Name, err, dialect.ErrNotOurs)
+			}
+			if err := intact(); err != nil {
+				t.Errorf("%s changed %s of the user's at the baseline's name: %v", step.name, la.Name, err)
+			}
+		}
+		remove()
+		compareState(t, "after refusing "+la.Name, readState(ctx, t, db), built)
+	}
 	if err := rs.Reset(ctx); !errors.Is(err, dialect.ErrNoBaseline) {
 		t.Errorf("reset before a baseline: got %v, want %v", err, dialect.ErrNoBaseline)
 	}
-	built := readState(ctx, t, db)
 	t0 = time.Now()
 	if err := rs.SaveBaseline(ctx); err != nil {
 		t.Fatalf("save baseline: %v", err)
 	}
 	t.Logf("save baseline of 1 warehouse: %v", time.Since(t0))
+	if d.BaselineExists != nil && !d.BaselineExists(t, tg) {
+		t.Errorf("SaveBaseline returned but nothing is at the baseline's name")
+	}
+	if err := rs.SaveBaseline(ctx); err != nil {
+		t.Fatalf("save the baseline again, replacing oltplab's own: %v", err)
+	}
 
 	for _, round := range []string{"first reset", "second reset"} {
 		newOrders(ctx, t, db, style, res.LoadConstants, 20)
@@ -96,6 +121,13 @@ func testHygiene(t *testing.T, db dialect.Database) {
 	c.Close()
 	if err := rs.Reset(ctx); !errors.Is(err, dialect.ErrBaselineStale) {
 		t.Errorf("reset after a rebuild: got %v, want %v", err, dialect.ErrBaselineStale)
+	}
+	// oltplab's own copy is removed.
+	if err := rs.DropBaseline(ctx); err != nil {
+		t.Errorf("drop baseline: %v", err)
+	}
+	if d.BaselineExists != nil && d.BaselineExists(t, tg) {
+		t.Errorf("DropBaseline left something at the baseline's name")
 	}
 }
 

@@ -17,6 +17,8 @@ var mysql = conformance.Dialect{
 		"innodb_data_fsyncs", "innodb_buffer_pool_reads",
 		"innodb_buffer_pool_read_requests", "innodb_data_read_bytes", "innodb_data_written_bytes"},
 	GrowingCounters: []string{"innodb_row_lock_waits"},
+	LookAlikes:      lookAlikes(dbtest.MySQLLookAlikes),
+	BaselineExists:  dbtest.BaselineExists,
 }
 
 func TestMySQL(t *testing.T) {

@@ -17,6 +17,8 @@ var postgres = conformance.Dialect{
 	// A backend publishes its statistics when it exits.
 	GrowingCounters: []string{"xact_commit", "wal_records", "wal_bytes"},
 	LockWaitEvent:   "Lock:transactionid",
+	LookAlikes:      lookAlikes(dbtest.PostgresLookAlikes),
+	BaselineExists:  dbtest.BaselineExists,
 }
 
 func TestPostgres(t *testing.T) {

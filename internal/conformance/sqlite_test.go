@@ -9,7 +9,8 @@ import (
 )
 
 // sqlite is a temporary SQLite file.
-var sqlite = conformance.Dialect{Open: dbtest.SQLite}
+var sqlite = conformance.Dialect{Open: dbtest.SQLite,
+	LookAlikes: lookAlikes(dbtest.SQLiteLookAlikes), BaselineExists: dbtest.BaselineExists}
 
 func TestSQLite(t *testing.T) {
 	conformance.Run(t, sqlite)

@@ -2,9 +2,11 @@ package dialect
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/tpcc"
@@ -31,6 +33,14 @@ type Checkpointer interface {
 // SaveBaseline records the current state (right after a build) as the
 // baseline, replacing an older one; Reset returns the database to it;
 // DropBaseline removes it when the steps are done.
+//
+// The baseline is a copy under a name derived from the database's
+// (<db>_oltplab_base, <file>.oltplab-base), where the user may keep
+// something of their own. SaveBaseline marks the copy it creates
+// (BaselineMark, in a form native to the engine); none of the three
+// replaces, reads back or removes anything at that name without the mark:
+// they refuse with ErrNotOurs and leave it as it is. A file is never
+// reached through a symbolic link.
 // Neither may run while the caller holds sessions, loaders, connections,
 // snapshots or wait probes of the Database: the caller closes them first
 // and opens new ones after. The Database itself stays usable.
@@ -73,6 +83,10 @@ var (
 	ErrNotPermitted = errors.New("not permitted for this database user")
 	// ErrNoBaseline: Reset found no baseline (SaveBaseline did not run).
 	ErrNoBaseline = errors.New("no baseline saved: save one right after a build")
+	// ErrNotOurs: something at the name of the baseline copy lacks
+	// oltplab's mark: oltplab did not create it, and neither replaces,
+	// uses nor removes it.
+	ErrNotOurs = errors.New("was not created by oltplab (no mark)")
 	// ErrBaselineStale: the database was rebuilt after its baseline was
 	// saved, or the baseline was taken from another build.
 	ErrBaselineStale = errors.New("the baseline was saved from another build of this database: run with a fresh build")
@@ -92,4 +106,59 @@ func CheckFingerprint(op, database, baseline string) error {
 	}
 	return &Error{Class: ClassOther, Op: op,
 		Err: fmt.Errorf("%w (database: %s; baseline: %s)", ErrBaselineStale, database, baseline)}
+}
+
+// NotOurs is the refusal of op to touch what (e.g. "database
+// tpcc_oltplab_base"), which lacks oltplab's mark; then says what was not
+// done and what the user may do: "not dropped; drop it yourself if it is
+// yours to lose".
+func NotOurs(op, what, then string) error {
+	return &Error{Class: ClassOther, Op: op, Err: fmt.Errorf("%s %w: %s", what, ErrNotOurs, then)}
+}
+
+// BaselineMark is what SaveBaseline writes into the copy it creates, so
+// that it is known as oltplab's: a random id of the copy, when it was
+// saved, and the fingerprint of the build it holds.
+type BaselineMark struct {
+	ID          string
+	Saved       time.Time
+	Fingerprint string
+}
+
+// baselineMarkPrefix begins every mark (and the marks of older oltplab
+// versions, which held the fingerprint alone).
+const baselineMarkPrefix = "oltplab baseline "
+
+// NewBaselineMark marks a copy of the build with fingerprint fp, saved now.
+func NewBaselineMark(fp string) BaselineMark {
+	return BaselineMark{ID: strings.ToLower(rand.Text()[:16]), Saved: time.Now().UTC().Truncate(time.Second), Fingerprint: fp}
+}
+
+// String is the mark as it is stored: "oltplab baseline id=... saved=...
+// built_at=... seed=...".
+func (m BaselineMark) String() string {
+	return baselineMarkPrefix + "id=" + m.ID + " saved=" + m.Saved.UTC().Format(time.RFC3339) + " " + m.Fingerprint
+}
+
+// ParseBaselineMark reads a stored mark; ok is false for anything else.
+func ParseBaselineMark(s string) (m BaselineMark, ok bool) {
+	rest, ok := strings.CutPrefix(s, baselineMarkPrefix)
+	if !ok {
+		return m, false
+	}
+	if v, after, ok := strings.Cut(rest, " "); ok && strings.HasPrefix(v, "id=") {
+		m.ID, rest = v[len("id="):], after
+	}
+	if v, after, ok := strings.Cut(rest, " "); ok && strings.HasPrefix(v, "saved=") {
+		t, err := time.Parse(time.RFC3339, v[len("saved="):])
+		if err != nil {
+			return BaselineMark{}, false
+		}
+		m.Saved, rest = t, after
+	}
+	if !strings.HasPrefix(rest, "built_at=") || strings.ContainsAny(rest, "\n\x00") {
+		return BaselineMark{}, false
+	}
+	m.Fingerprint = rest
+	return m, true
 }

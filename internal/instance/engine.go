@@ -17,9 +17,13 @@ import (
 type engine interface {
 	// server is false for an embedded engine (no process to start).
 	server() bool
-	// managed reports whether oltplab sets this setting itself, so that
-	// Spec.Settings must not.
-	managed(setting string) bool
+	// settingKey is a setting's name as the server reads it (its case,
+	// '-' or '_'): two names with one key are one setting.
+	settingKey(name string) string
+	// refused is the refusal of setting name=value, with the server's own
+	// name for it, when a spec must not give it: oltplab sets it, or it
+	// would undo the instance's isolation (refused.go).
+	refused(name, value string) (canonical string, r refusal, ok bool)
 	// locate finds the binaries, in binDir when it is given, or returns a
 	// KindBinary error naming the Debian package to install.
 	locate(binDir string) (Binaries, error)

@@ -29,16 +29,144 @@ const mariadbPackage = "mariadb-server"
 
 func (mariadbEngine) server() bool { return true }
 
-var mariadbManaged = map[string]bool{
-	"port": true, "bind-address": true, "socket": true, "pid-file": true, "datadir": true, "init-file": true,
-	"user": true, "innodb-buffer-pool-size": true, "max-connections": true, "innodb-log-group-home-dir": true,
-	"skip-networking": true, "defaults-file": true, "defaults-extra-file": true, "no-defaults": true,
+// mariadbRefused are the options a spec must not give a managed MariaDB
+// (refused.go), by the server's own names: listening, the port and the
+// socket; authentication (the grant tables, host names in grants, old
+// password hashes, the unix_socket plugin, TLS with its key files, a
+// proxy's word for the client's address, bootstrap mode, which runs
+// without grants); every option naming a file or directory the server
+// reads or writes (the binary log only by path: a name without one stays
+// in the data directory); the account it runs as; code it loads (plugins,
+// UDFs); and what connects it to other hosts (Galera's wsrep, the
+// feedback plugin, which reports to mariadb.org); with the option files
+// and what oltplab derives from the spec. TestSettingTablesKnowTheServer
+// holds the table against the installed server's options.
+var mariadbRefused = []refusal{
+	{name: "bind-address", why: whyListening},
+	{name: "skip-networking", why: whyListening},
+	{name: "port", why: whyPort},
+	{name: "extra-port", why: whyPort},
+	{name: "socket", why: whySocket},
+	{name: "skip-grant-tables", why: whyAuth},
+	{name: "skip-name-resolve", why: whyAuth},
+	{name: "old-passwords", why: whyAuth},
+	{name: "secure-auth", why: whyAuth},
+	{name: "unix-socket", why: whyAuth},
+	{name: "proxy-protocol-networks", why: whyAuth},
+	{name: "require-secure-transport", why: whyAuth},
+	{name: "ssl", prefix: true, why: whyAuth}, // ssl, ssl-key, ssl-cert, ...
+	{name: "tls-version", why: whyAuth},
+	{name: "bootstrap", why: whyAuth},
+	{name: "user", why: whyAccount},
+	{name: "chroot", why: whyFiles},
+	{name: "datadir", why: whyFiles},
+	{name: "basedir", why: whyFiles},
+	{name: "tmpdir", why: whyFiles},
+	{name: "language", why: whyFiles}, // lc-messages-dir's old name
+	{name: "lc-messages-dir", why: whyFiles},
+	{name: "character-sets-dir", why: whyFiles},
+	{name: "pid-file", why: whyFiles},
+	{name: "log-error", why: whyFiles},
+	{name: "general-log-file", why: whyFiles},
+	{name: "slow-query-log-file", why: whyFiles},
+	{name: "log-slow-query-file", why: whyFiles},
+	{name: "log-bin", why: whyFiles + "; name the binary log without a path", allow: plainName},
+	{name: "log-bin-index", why: whyFiles},
+	{name: "relay-log", why: whyFiles},
+	{name: "relay-log-index", why: whyFiles},
+	{name: "relay-log-info-file", why: whyFiles},
+	{name: "master-info-file", why: whyFiles},
+	{name: "log-basename", why: whyFiles},
+	{name: "log-tc", why: whyFiles},
+	{name: "log-isam", why: whyFiles},
+	{name: "log-ddl-recovery", why: whyFiles},
+	{name: "secure-file-priv", why: whyFiles},
+	{name: "symbolic-links", why: whyFiles},
+	{name: "ft-stopword-file", why: whyFiles},
+	{name: "des-key-file", why: whyFiles},
+	{name: "debug", why: whyFiles}, // its trace file
+	{name: "innodb-data-home-dir", why: whyFiles},
+	{name: "innodb-data-file-path", why: whyFiles}, // may name raw devices
+	{name: "innodb-temp-data-file-path", why: whyFiles},
+	{name: "innodb-undo-directory", why: whyFiles},
+	{name: "innodb-tmpdir", why: whyFiles},
+	{name: "innodb-buffer-pool-filename", why: whyFiles},
+	{name: "aria-log-dir-path", why: whyFiles},
+	{name: "slave-load-tmpdir", why: whyFiles},
+	{name: "no-defaults", why: whyOptionFiles},
+	{name: "defaults-file", why: whyOptionFiles},
+	{name: "defaults-extra-file", why: whyOptionFiles},
+	{name: "defaults-group-suffix", why: whyOptionFiles},
+	{name: "plugin-dir", why: whyCode},
+	{name: "plugin-load", why: whyCode},
+	{name: "plugin-load-add", why: whyCode},
+	{name: "allow-suspicious-udfs", why: whyCode},
+	{name: "wsrep", prefix: true, why: whyHosts}, // Galera: cluster ports, provider library, SST scripts
+	{name: "feedback", prefix: true, why: whyHosts},
+	{name: "init-file", why: "is set by oltplab: it creates oltplab's user with the generated password"},
+	{name: "getopt-prefix-matching", why: "is set by oltplab: a managed MariaDB reads whole option names only"},
+	{name: "innodb-buffer-pool-size", why: whyMemory},
+	{name: "max-connections", why: whyMaxConns},
+	{name: "innodb-log-group-home-dir", why: whyWALDir},
 }
 
-// mariadbName is an option name as mariadbd reads it ('_' and '-' alike).
+// whyOptionFiles: a managed MariaDB reads no option file.
+const whyOptionFiles = "reads option files: a managed MariaDB takes its options from oltplab's command line only"
+
+// mariadbOptionPrefixes are the forms mariadbd reads an option name in
+// besides the name itself (my_getopt's special prefixes, and plugin- for
+// a plugin's options): loose-port is port, enable-skip-grant-tables is
+// skip-grant-tables.
+var mariadbOptionPrefixes = []string{"loose-", "skip-", "disable-", "enable-", "maximum-", "plugin-"}
+
+// mariadbShortOptions are the options of mariadbd that begin a refused
+// option's name but are options of their own (log-bin, not log-bin-index).
+// Any other beginning of a refused name is refused with it: a server
+// with prefix matching on would take bind for bind-address. oltplab starts
+// mariadbd with --skip-getopt-prefix-matching, so the server takes whole
+// names only; the table names the option a prefix would have meant.
+// TestSettingTablesKnowTheServer checks the list against the installed
+// server.
+var mariadbShortOptions = map[string]bool{
+	"general-log": true, "slow-query-log": true, "log-slow-query": true, "log-bin": true, "relay-log": true,
+	"plugin-load": true, "innodb": true, "lc-messages": true, "old": true,
+}
+
+// mariadbName is an option name as mariadbd reads it (any case, '_' and
+// '-' alike).
 func mariadbName(k string) string { return strings.ReplaceAll(strings.ToLower(k), "_", "-") }
 
-func (mariadbEngine) managed(k string) bool { return mariadbManaged[mariadbName(k)] }
+func (mariadbEngine) settingKey(k string) string { return mariadbName(k) }
+
+// refused finds the refusal of an option in every form mariadbd could
+// read it as: the name itself and the name without each of its special
+// prefixes, whole or as the beginning of a refused name.
+func (mariadbEngine) refused(k, v string) (string, refusal, bool) {
+	forms := []string{mariadbName(k)}
+	for i := 0; i < len(forms); i++ {
+		for _, p := range mariadbOptionPrefixes {
+			if rest, ok := strings.CutPrefix(forms[i], p); ok {
+				forms = append(forms, rest)
+			}
+		}
+	}
+	for _, f := range forms {
+		if r, ok := findRefusal(mariadbRefused, f); ok && (r.allow == nil || !r.allow(v)) {
+			return f, r, true
+		}
+	}
+	for _, f := range forms {
+		if mariadbShortOptions[f] {
+			continue
+		}
+		for _, r := range mariadbRefused {
+			if strings.HasPrefix(r.name, f) && r.name != f {
+				return r.name, r, true
+			}
+		}
+	}
+	return "", refusal{}, false
+}
 
 func (mariadbEngine) locate(binDir string) (Binaries, error) {
 	dirs := []string{binDir, filepath.Join(binDir, "..", "bin"), filepath.Join(binDir, "..", "scripts")}
@@ -134,6 +262,12 @@ func (mariadbEngine) memorySetting() string { return "innodb_buffer_pool_size" }
 
 func (mariadbEngine) settings(i *Instance) []setting {
 	s := []setting{
+		// Whole option names only: no prefix of an option reaches the
+		// server as that option (the spec's are checked by mariadbRefused).
+		{"skip-getopt-prefix-matching", ""},
+		// The feedback plugin, where a build turns it on, would report to
+		// mariadb.org; "loose": a build without it starts all the same.
+		{"loose-feedback", "OFF"},
 		{"datadir", i.engineDir},
 		{"port", strconv.Itoa(i.port)},
 		{"bind-address", "127.0.0.1"},

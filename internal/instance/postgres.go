@@ -30,13 +30,69 @@ const postgresPackage = "postgresql-15"
 
 func (postgresEngine) server() bool { return true }
 
-var postgresManaged = map[string]bool{
-	"listen_addresses": true, "port": true, "unix_socket_directories": true, "unix_socket_group": true,
-	"unix_socket_permissions": true, "hba_file": true, "ident_file": true, "data_directory": true,
-	"config_file": true, "external_pid_file": true, "shared_buffers": true, "max_connections": true,
+// postgresRefused are the settings a spec must not give a managed
+// PostgreSQL (refused.go), by the server's own names. From the groups of
+// `postgres --describe-config`: every setting of File Locations and SSL,
+// of Authentication but authentication_timeout (which opens nothing), and
+// of Connection Settings that concerns listening or the socket; the
+// library settings, which can load code from any path (a library named
+// without a path comes from the server's own directory and is allowed:
+// shared_preload_libraries = pg_stat_statements); the commands archiving
+// and recovery run; the log's own files; the connection a standby makes to
+// its primary; and the configuration file directives, which read other
+// files. TestSettingTablesKnowTheServer holds the table against the
+// installed server's groups.
+var postgresRefused = []refusal{
+	{name: "listen_addresses", why: whyListening},
+	{name: "bonjour", why: whyListening}, // advertises the server on the network
+	{name: "bonjour_name", why: whyListening},
+	{name: "port", why: whyPort},
+	{name: "unix_socket_", prefix: true, why: whySocket}, // directories, group, permissions
+	{name: "hba_file", why: whyAuth},
+	{name: "ident_file", why: whyAuth},
+	{name: "password_encryption", why: whyAuth},
+	{name: "db_user_namespace", why: whyAuth},
+	{name: "krb_", prefix: true, why: whyAuth},
+	{name: "ssl", why: whyAuth},
+	{name: "ssl_", prefix: true, why: whyAuth}, // key and certificate files, the passphrase command
+	{name: "data_directory", why: whyFiles},
+	{name: "config_file", why: whyFiles},
+	{name: "external_pid_file", why: whyFiles},
+	{name: "include", why: whyFiles}, // configuration file directives
+	{name: "include_dir", why: whyFiles},
+	{name: "include_if_exists", why: whyFiles},
+	{name: "log_directory", why: whyFiles},
+	{name: "log_filename", why: whyFiles},
+	{name: "log_file_mode", why: whyFiles},
+	{name: "stats_temp_directory", why: whyFiles}, // PostgreSQL 14 and older
+	{name: "promote_trigger_file", why: whyFiles},
+	{name: "shared_preload_libraries", why: whyLibrary, allow: plainName},
+	{name: "session_preload_libraries", why: whyLibrary, allow: plainName},
+	{name: "local_preload_libraries", why: whyLibrary, allow: plainName},
+	{name: "jit_provider", why: whyLibrary, allow: plainName},
+	{name: "dynamic_library_path", why: whyCode},
+	{name: "extension_destdir", why: whyCode},
+	{name: "archive_library", why: whyCode}, // its own settings name directories (basic_archive)
+	{name: "archive_command", why: whyCommand},
+	{name: "restore_command", why: whyCommand},
+	{name: "archive_cleanup_command", why: whyCommand},
+	{name: "recovery_end_command", why: whyCommand},
+	{name: "primary_conninfo", why: whyHosts},
+	{name: "shared_buffers", why: whyMemory},
+	{name: "max_connections", why: whyMaxConns},
 }
 
-func (postgresEngine) managed(k string) bool { return postgresManaged[strings.ToLower(k)] }
+// postgresName is a setting name as the server reads it from its command
+// line: GUC names are case-insensitive, and `-c` takes '-' for '_'.
+func postgresName(k string) string { return strings.ReplaceAll(strings.ToLower(k), "-", "_") }
+
+func (postgresEngine) settingKey(k string) string { return postgresName(k) }
+
+func (postgresEngine) refused(k, v string) (string, refusal, bool) {
+	n := postgresName(k)
+	r, ok := findRefusal(postgresRefused, n)
+	return n, r, ok && (r.allow == nil || !r.allow(v))
+}
 
 func (postgresEngine) locate(binDir string) (Binaries, error) {
 	dirs := []string{binDir}

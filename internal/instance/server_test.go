@@ -498,6 +498,8 @@ func TestBadSpecs(t *testing.T) {
 		{"cpus beyond the host", Spec{Engine: Postgres, DataDir: filepath.Join(testRoot, "x"), CPUs: "0-4096"}, KindCPUs, "4096"},
 		{"io_limit on tmpfs", Spec{Engine: Postgres, DataDir: shm, IOLimit: IOLimit{ReadIOPS: 100}}, KindDevice, shm},
 		{"setting oltplab manages", Spec{Engine: Postgres, DataDir: filepath.Join(testRoot, "x"), Settings: map[string]string{"port": "1"}}, KindSpec, "port"},
+		{"setting that opens the server", Spec{Engine: MariaDB, DataDir: filepath.Join(testRoot, "x"), Settings: map[string]string{"bind": "0.0.0.0"}}, KindSpec, "bind-address"},
+		{"setting that trusts everyone", Spec{Engine: Postgres, DataDir: filepath.Join(testRoot, "x"), Settings: map[string]string{"hba-file": file}}, KindSpec, "hba_file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -106,7 +106,11 @@ type Spec struct {
 	CPUs    string  `yaml:"cpus" json:"cpus,omitempty"`
 	IOLimit IOLimit `yaml:"io_limit" json:"io_limit,omitempty"`
 	// Settings are further server settings (postgresql.conf names, MariaDB
-	// option names); they override oltplab's defaults.
+	// option names); they override oltplab's defaults. Validate refuses, in
+	// every spelling the server accepts, those that would undo the
+	// instance's isolation (listening, port, socket, authentication, file
+	// locations, loaded code) and those oltplab sets from the fields above
+	// (refused.go).
 	Settings map[string]string `yaml:"settings" json:"settings,omitempty"`
 	// MaxConnections is how many client connections oltplab will open (the
 	// largest VU step of a plan, plus loaders); the server accepts
@@ -207,6 +211,7 @@ func (s Spec) Validate(h Host) error {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	seen := make(map[string]string, len(keys))
 	for _, k := range keys {
 		v := s.Settings[k]
 		if !settingName.MatchString(k) {
@@ -215,9 +220,18 @@ func (s Spec) Validate(h Host) error {
 		if strings.ContainsAny(v, "\n\r\x00") {
 			return errorf(KindSpec, "instance %s: setting %s: value spans lines", s.InstanceName(), k)
 		}
-		if eng.managed(k) {
-			return errorf(KindSpec, "instance %s: setting %s is managed by oltplab (use the spec's own fields)", s.InstanceName(), k)
+		if canonical, r, refused := eng.refused(k, v); refused {
+			name := k
+			if canonical != k {
+				name += " (" + canonical + ")"
+			}
+			return errorf(KindSpec, "instance %s: setting %s %s", s.InstanceName(), name, r.why)
 		}
+		key := eng.settingKey(k)
+		if other, dup := seen[key]; dup {
+			return errorf(KindSpec, "instance %s: settings %s and %s are one setting: give it once", s.InstanceName(), other, k)
+		}
+		seen[key] = k
 	}
 	return nil
 }

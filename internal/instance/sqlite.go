@@ -18,8 +18,11 @@ type sqliteEngine struct{}
 // SQLiteFile is the database file of an embedded instance, in DataDir.
 const SQLiteFile = "tpcc.db"
 
-func (sqliteEngine) server() bool                    { return false }
-func (sqliteEngine) managed(string) bool             { return false }
+func (sqliteEngine) server() bool               { return false }
+func (sqliteEngine) settingKey(k string) string { return k }
+func (sqliteEngine) refused(string, string) (string, refusal, bool) {
+	return "", refusal{}, false // an embedded engine takes no settings (Validate)
+}
 func (sqliteEngine) locate(string) (Binaries, error) { return Binaries{}, nil }
 func (sqliteEngine) osUser() string                  { return "" }
 func (sqliteEngine) initialised(*Instance) (bool, error) {

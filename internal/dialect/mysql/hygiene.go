@@ -30,6 +30,14 @@ import (
 // (TRUNCATE, INSERT ... SELECT), two tables at a time. Stored procedures
 // stay where they are. TRUNCATE waits for metadata locks: sessions must be
 // closed first, and a reset gives up after resetLockWait.
+//
+// The baseline's mark (dialect.BaselineMark) is the one row of a table of
+// its own in the baseline schema, baselineMarkTable, created right after
+// the schema and before any table is copied (MySQL has no comments on
+// schemas). A schema of that name without it is the user's, even one
+// holding a copy of the database: SaveBaseline does not replace it, Reset
+// does not copy from it, and DropBaseline does not drop it
+// (dialect.ErrNotOurs).
 var (
 	_ dialect.Checkpointer = (*DB)(nil)
 	_ dialect.Resetter     = (*DB)(nil)
@@ -37,7 +45,9 @@ var (
 
 const (
 	baselineSuffix = "_oltplab_base"
-	maxSchemaName  = 64
+	// baselineMarkTable holds the baseline schema's mark.
+	baselineMarkTable = "oltplab_baseline_mark"
+	maxSchemaName     = 64
 	// checkpointWait bounds the wait for the buffer pool to become clean.
 	checkpointWait = 5 * time.Minute
 	// checkpointIOCapacity is innodb_io_capacity during a checkpoint.
@@ -205,22 +215,73 @@ func (d *DB) fingerprint(ctx context.Context, schema string) (string, error) {
 	return dialect.Fingerprint(m), nil
 }
 
+// baselineMark reads the mark of schema base: exists is false when there
+// is no such schema, marked false when it has no mark.
+func (d *DB) baselineMark(ctx context.Context, base string) (m dialect.BaselineMark, exists, marked bool, err error) {
+	var schemas, tables int
+	err = d.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = ?),
+		(SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?)`,
+		base, base, baselineMarkTable).Scan(&schemas, &tables)
+	if err != nil || schemas == 0 || tables == 0 {
+		return m, schemas > 0, false, err
+	}
+	var marks []string
+	rows, err := d.db.QueryContext(ctx, "SELECT mark FROM "+quoteIdent(base)+"."+baselineMarkTable)
+	if err != nil {
+		return m, true, false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return m, true, false, err
+		}
+		marks = append(marks, s)
+	}
+	if err := rows.Err(); err != nil {
+		return m, true, false, err
+	}
+	if len(marks) != 1 {
+		return m, true, false, nil
+	}
+	m, marked = dialect.ParseBaselineMark(marks[0])
+	return m, true, marked, nil
+}
+
 // SaveBaseline copies the tables into <db>_oltplab_base, replacing an
-// older baseline.
+// older baseline of oltplab's (never a schema of that name without its
+// mark).
 func (d *DB) SaveBaseline(ctx context.Context) error {
 	const op = "save baseline"
 	base, err := d.baselineName()
 	if err != nil {
 		return err
 	}
-	if _, err := d.fingerprint(ctx, quoteIdent(d.dbName)); err != nil {
+	fp, err := d.fingerprint(ctx, quoteIdent(d.dbName))
+	if err != nil {
 		return d.wrap(op+": read build metadata", err)
 	}
+	_, exists, marked, err := d.baselineMark(ctx, base)
+	if err != nil {
+		return d.wrap(op+": look up the old baseline", err)
+	}
+	if exists && !marked {
+		return dialect.NotOurs(op, "database "+base, "not replaced; rename it, or drop it yourself if it is yours to lose")
+	}
 	src, dst := quoteIdent(d.dbName), quoteIdent(base)
-	for _, q := range []string{"DROP DATABASE IF EXISTS " + dst, "CREATE DATABASE " + dst} {
+	var stmts []string
+	if exists {
+		stmts = append(stmts, "DROP DATABASE "+dst)
+	}
+	stmts = append(stmts, "CREATE DATABASE "+dst, "CREATE TABLE "+dst+"."+baselineMarkTable+" (mark VARCHAR(255) NOT NULL)")
+	for _, q := range stmts {
 		if _, err := d.db.ExecContext(ctx, q); err != nil {
 			return d.notPermitted(op+": create schema "+base, "the baseline schema needs CREATE and DROP privileges", err)
 		}
+	}
+	mark := dialect.NewBaselineMark(fp).String()
+	if _, err := d.db.ExecContext(ctx, "INSERT INTO "+dst+"."+baselineMarkTable+" VALUES (?)", mark); err != nil {
+		return d.notPermitted(op+": mark schema "+base, "the baseline schema needs CREATE and INSERT privileges", err)
 	}
 	return d.copyTables(ctx, op, func(t string) []string {
 		return []string{
@@ -240,13 +301,16 @@ func (d *DB) Reset(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var n int
-	if err := d.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = ?", base).Scan(&n); err != nil {
+	_, exists, marked, err := d.baselineMark(ctx, base)
+	if err != nil {
 		return d.wrap(op+": look up the baseline", err)
 	}
-	if n == 0 {
+	if !exists {
 		return &dialect.Error{Class: dialect.ClassUndefinedObject, Op: op,
 			Err: fmt.Errorf("%w (schema %s does not exist)", dialect.ErrNoBaseline, base)}
+	}
+	if !marked {
+		return dialect.NotOurs(op, "database "+base, "not copied back; rename it, or drop it yourself if it is yours to lose")
 	}
 	src, dst := quoteIdent(base), quoteIdent(d.dbName)
 	baseFP, err := d.fingerprint(ctx, src)
@@ -272,14 +336,26 @@ func (d *DB) Reset(ctx context.Context) error {
 	return d.Analyze(ctx)
 }
 
-// DropBaseline drops the baseline schema, if there is one.
+// DropBaseline drops the baseline schema, if there is one and it carries
+// oltplab's mark.
 func (d *DB) DropBaseline(ctx context.Context) error {
+	const op = "drop baseline"
 	base, err := d.baselineName()
 	if err != nil {
 		return err
 	}
+	_, exists, marked, err := d.baselineMark(ctx, base)
+	if err != nil {
+		return d.wrap(op+": look up the baseline", err)
+	}
+	if !exists {
+		return nil
+	}
+	if !marked {
+		return dialect.NotOurs(op, "database "+base, "not dropped; drop it yourself if it is yours to lose")
+	}
 	if _, err := d.db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+quoteIdent(base)); err != nil {
-		return d.notPermitted("drop baseline", "dropping the baseline schema needs the DROP privilege", err)
+		return d.notPermitted(op, "dropping the baseline schema needs the DROP privilege", err)
 	}
 	return nil
 }

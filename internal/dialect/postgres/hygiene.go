@@ -29,8 +29,15 @@ import (
 //
 // What a drop and re-create would lose is carried over: the owner, the
 // connection limit, the database's grants and its ALTER DATABASE / ALTER
-// ROLE ... IN DATABASE settings. The baseline's build fingerprint is the
-// COMMENT of the baseline database.
+// ROLE ... IN DATABASE settings.
+//
+// The baseline's mark (dialect.BaselineMark: an id, when it was saved, the
+// build's fingerprint) is the COMMENT of the baseline database, set right
+// after the copy. A database of that name without the mark is the user's:
+// SaveBaseline does not replace it, Reset does not copy it back, and
+// DropBaseline does not drop it (dialect.ErrNotOurs). A COMMENT is not
+// copied by CREATE DATABASE ... TEMPLATE, so a copy of the baseline is not
+// marked either.
 var (
 	_ dialect.Checkpointer  = (*Database)(nil)
 	_ dialect.Resetter      = (*Database)(nil)
@@ -41,8 +48,6 @@ var (
 const (
 	// baselineSuffix names the baseline database: <db>_oltplab_base.
 	baselineSuffix = "_oltplab_base"
-	// baselineComment prefixes the fingerprint in the baseline's COMMENT.
-	baselineComment = "oltplab baseline "
 	// maxIdentifierLen is NAMEDATALEN-1.
 	maxIdentifierLen = 63
 	// inUseRetries and inUsePause bound how long a drop or a template copy
@@ -145,9 +150,25 @@ func (d *Database) fingerprint(ctx context.Context) (fp string, found bool, err 
 	return dialect.Fingerprint(m), true, nil
 }
 
+// baselineMark reads the mark of database base: exists is false when
+// there is no such database, marked false when it has no mark.
+func baselineMark(ctx context.Context, c *pgx.Conn, base string) (m dialect.BaselineMark, exists, marked bool, err error) {
+	var comment *string
+	err = c.QueryRow(ctx, "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = $1", base).Scan(&comment)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, false, false, nil
+	}
+	if err != nil {
+		return m, false, false, err
+	}
+	m, marked = dialect.ParseBaselineMark(deref(comment))
+	return m, true, marked, nil
+}
+
 // SaveBaseline copies the database into <db>_oltplab_base with CREATE
-// DATABASE ... TEMPLATE, replacing an older baseline, and records the
-// build fingerprint as the baseline's COMMENT.
+// DATABASE ... TEMPLATE, replacing an older baseline of oltplab's (never a
+// database of that name without its mark), and marks the copy with its
+// COMMENT.
 func (d *Database) SaveBaseline(ctx context.Context) error {
 	const op = "save baseline"
 	base, err := d.baselineName()
@@ -167,20 +188,31 @@ func (d *Database) SaveBaseline(ctx context.Context) error {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	defer c.Close(context.WithoutCancel(ctx))
+	_, exists, marked, err := baselineMark(ctx, c, base)
+	if err != nil {
+		return wrapPG(op+": look up the old baseline", err)
+	}
+	if exists && !marked {
+		return dialect.NotOurs(op, "database "+base, "not replaced; rename it, or drop it yourself if it is yours to lose")
+	}
 	_ = d.Close() // the metadata connection; it reopens on demand
 	src, dst := quoteIdent(d.cfg.Database), quoteIdent(base)
 	steps := []struct{ what, sql, need string }{
-		{"drop the old baseline", "DROP DATABASE IF EXISTS " + dst, "dropping the old baseline needs its ownership"},
 		{"copy the database", "CREATE DATABASE " + dst + " TEMPLATE " + src, "a template copy needs CREATEDB"},
+	}
+	if exists {
+		steps = append([]struct{ what, sql, need string }{
+			{"drop the old baseline", "DROP DATABASE " + dst, "dropping the old baseline needs its ownership"}}, steps...)
 	}
 	for _, s := range steps {
 		if err := d.execInUse(ctx, c, d.cfg.Database, s.sql); err != nil {
 			return notPermitted(op+": "+s.what, s.need, wrapPG(op+": "+s.what, err))
 		}
 	}
-	// Nobody connects to the baseline by mistake (which would block Reset).
+	// Marked first, then nobody connects to the baseline by mistake (which
+	// would block Reset).
 	for _, q := range []string{
-		"COMMENT ON DATABASE " + dst + " IS " + quoteLiteral(baselineComment+fp),
+		"COMMENT ON DATABASE " + dst + " IS " + quoteLiteral(dialect.NewBaselineMark(fp).String()),
 		"ALTER DATABASE " + dst + " ALLOW_CONNECTIONS false",
 	} {
 		if _, err := c.Exec(ctx, q); err != nil {
@@ -206,20 +238,18 @@ func (d *Database) Reset(ctx context.Context) error {
 	}
 	defer c.Close(context.WithoutCancel(ctx))
 
-	var comment *string
-	err = c.QueryRow(ctx, "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = $1", base).Scan(&comment)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return &dialect.Error{Class: dialect.ClassUndefinedObject, Op: op,
-			Err: fmt.Errorf("%w (database %s does not exist)", dialect.ErrNoBaseline, base)}
-	}
+	mark, exists, marked, err := baselineMark(ctx, c, base)
 	if err != nil {
 		return wrapPG(op+": look up the baseline", err)
 	}
-	baseFP, ok := strings.CutPrefix(deref(comment), baselineComment)
-	if !ok {
-		return &dialect.Error{Class: dialect.ClassOther, Op: op,
-			Err: fmt.Errorf("%w (database %s carries no oltplab baseline label)", dialect.ErrNoBaseline, base)}
+	if !exists {
+		return &dialect.Error{Class: dialect.ClassUndefinedObject, Op: op,
+			Err: fmt.Errorf("%w (database %s does not exist)", dialect.ErrNoBaseline, base)}
 	}
+	if !marked {
+		return dialect.NotOurs(op, "database "+base, "not copied back; rename it, or drop it yourself if it is yours to lose")
+	}
+	baseFP := mark.Fingerprint
 	fp, found, err := d.fingerprint(ctx)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
@@ -266,7 +296,8 @@ func (d *Database) Reset(ctx context.Context) error {
 	return nil
 }
 
-// DropBaseline drops the baseline database, if there is one.
+// DropBaseline drops the baseline database, if there is one and it
+// carries oltplab's mark.
 func (d *Database) DropBaseline(ctx context.Context) error {
 	const op = "drop baseline"
 	base, err := d.baselineName()
@@ -278,6 +309,16 @@ func (d *Database) DropBaseline(ctx context.Context) error {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	defer c.Close(context.WithoutCancel(ctx))
+	_, exists, marked, err := baselineMark(ctx, c, base)
+	if err != nil {
+		return wrapPG(op+": look up the baseline", err)
+	}
+	if !exists {
+		return nil
+	}
+	if !marked {
+		return dialect.NotOurs(op, "database "+base, "not dropped; drop it yourself if it is yours to lose")
+	}
 	if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+quoteIdent(base)); err != nil {
 		return notPermitted(op, "dropping the baseline needs its ownership", wrapPG(op, err))
 	}

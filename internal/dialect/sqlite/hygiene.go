@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/tpcc"
@@ -19,13 +21,24 @@ import (
 // Checkpoint is PRAGMA wal_checkpoint(TRUNCATE): the WAL is copied into the
 // database file, synced and truncated to zero bytes.
 //
-// The baseline is a byte copy of the database file, <file>.oltplab-base,
-// taken after a TRUNCATE checkpoint (so the file holds every commit) with
-// the write lock held. Reset closes the pool's connections (all must be
-// idle: the caller closed its sessions), removes the WAL and shared-memory
-// files, puts a copy of the baseline in place by rename, and lets the pool
-// reopen connections on demand. The file copy uses copy_file_range where
-// the kernel offers it (a reflink on XFS and btrfs).
+// The baseline is a file of its own, <file>.oltplab-base: a header of
+// baselineHeaderSize bytes holding oltplab's mark (dialect.BaselineMark:
+// an id, when it was saved, the build's fingerprint), then a byte copy of
+// the database file taken after a TRUNCATE checkpoint (so the file holds
+// every commit) with the write lock held. Reset closes the pool's
+// connections (all must be idle: the caller closed its sessions), removes
+// the WAL and shared-memory files, puts a copy of the baseline's database
+// bytes in place by rename, and lets the pool reopen connections on
+// demand. The copies use copy_file_range where the kernel offers it (a
+// reflink on XFS and btrfs: the header keeps the data block-aligned).
+//
+// Only a regular file carrying the mark is oltplab's: a file of that name
+// without it (the user's, a plain copy of the database included) or a
+// symbolic link is never replaced, read back or removed
+// (dialect.ErrNotOurs). The baseline is opened with O_NOFOLLOW, created
+// with O_EXCL under a new name and put in place by link (never over
+// anything) or, replacing oltplab's own, by rename. A database file that
+// is itself a symbolic link is refused: a reset would replace the link.
 var (
 	_ dialect.Checkpointer = (*Database)(nil)
 	_ dialect.Resetter     = (*Database)(nil)
@@ -33,6 +46,9 @@ var (
 
 const (
 	baselineSuffix = ".oltplab-base"
+	// baselineHeaderSize is the size of the baseline file's header: the
+	// mark, then NUL bytes.
+	baselineHeaderSize = 4096
 	// poolIdle is database/sql's default MaxIdleConns, which Open keeps.
 	poolIdle = 2
 )
@@ -81,36 +97,76 @@ func (d *Database) BaselineBytes(context.Context) (int64, error) {
 	return n, nil
 }
 
-// fingerprintOf reads the build fingerprint of the database file at path,
-// read-only and without locking (the file is not being written).
-func fingerprintOf(ctx context.Context, path string) (string, error) {
-	db, err := sql.Open("sqlite", "file:"+uriPath(path)+"?mode=ro&immutable=1")
-	if err != nil {
-		return "", err
+// openBaseline opens the baseline file for reading, without following a
+// symbolic link, and reads its mark. found is false when there is no
+// file; anything there that is not oltplab's is a dialect.NotOurs error of
+// op, which then completes. On success the file is positioned after the
+// header, at the database's bytes.
+func (d *Database) openBaseline(op, then string) (f *os.File, m dialect.BaselineMark, found bool, err error) {
+	p := d.baselinePath()
+	// O_NONBLOCK: a FIFO planted there must not hang the open.
+	f, err = os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, m, false, nil
 	}
-	defer db.Close()
-	c, err := db.Conn(ctx)
-	if err != nil {
-		return "", err
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, m, true, dialect.NotOurs(op, "file "+p+" (a symbolic link)", then)
 	}
-	defer c.Close()
-	m, err := tpcc.ReadMeta(ctx, newConn(c, false))
 	if err != nil {
-		return "", err
+		return nil, m, true, &dialect.Error{Class: dialect.ClassOther, Op: op, Err: err}
 	}
-	return dialect.Fingerprint(m), nil
+	fail := func(err error) (*os.File, dialect.BaselineMark, bool, error) {
+		f.Close()
+		return nil, dialect.BaselineMark{}, true, err
+	}
+	if fi, err := f.Stat(); err != nil {
+		return fail(&dialect.Error{Class: dialect.ClassOther, Op: op, Err: err})
+	} else if !fi.Mode().IsRegular() {
+		return fail(dialect.NotOurs(op, "file "+p+" (not a regular file)", then))
+	}
+	head := make([]byte, baselineHeaderSize)
+	if _, err := io.ReadFull(f, head); err != nil {
+		return fail(dialect.NotOurs(op, "file "+p, then))
+	}
+	text, _, _ := bytes.Cut(head, []byte{0})
+	m, ok := dialect.ParseBaselineMark(string(text))
+	if !ok {
+		return fail(dialect.NotOurs(op, "file "+p, then))
+	}
+	return f, m, true, nil
 }
 
-// SaveBaseline checkpoints the WAL and copies the database file to
-// <file>.oltplab-base while holding the write lock.
+// notSymlink refuses a database file that is a symbolic link.
+func (d *Database) notSymlink(op string) error {
+	if fi, err := os.Lstat(d.path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return &dialect.Error{Class: dialect.ClassOther, Op: op,
+			Err: fmt.Errorf("database file %s is a symbolic link: a reset would replace the link, not the file; give the file's own path", d.path)}
+	}
+	return nil
+}
+
+// SaveBaseline checkpoints the WAL and copies the database file, after
+// the mark, to <file>.oltplab-base while holding the write lock. It
+// replaces an older baseline of oltplab's, never anything else.
 func (d *Database) SaveBaseline(ctx context.Context) error {
 	const op = "save baseline"
+	if err := d.notSymlink(op); err != nil {
+		return err
+	}
+	old, _, replace, err := d.openBaseline(op, "not replaced; rename it, or remove it yourself if it is yours to lose")
+	if err != nil {
+		return err
+	}
+	if old != nil {
+		old.Close()
+	}
 	c, err := d.conn(ctx, op)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if _, err := tpcc.ReadMeta(ctx, newConn(c, false)); err != nil {
+	m, err := tpcc.ReadMeta(ctx, newConn(c, false))
+	if err != nil {
 		return d.wrap(op+": read build metadata", err)
 	}
 	if err := d.checkpoint(ctx, op, c); err != nil {
@@ -126,23 +182,47 @@ func (d *Database) SaveBaseline(ctx context.Context) error {
 		return &dialect.Error{Class: dialect.ClassLockTimeout, Op: op,
 			Err: errors.New("a commit reached the WAL after the checkpoint: close sessions before saving a baseline")}
 	}
-	if err := copyFileSynced(d.path, d.baselinePath()); err != nil {
+	src, err := os.OpenFile(d.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
 		return &dialect.Error{Class: dialect.ClassOther, Op: op, Err: err}
+	}
+	defer src.Close()
+	head := make([]byte, baselineHeaderSize)
+	copy(head, dialect.NewBaselineMark(dialect.Fingerprint(m)).String())
+	tmp, err := copySynced(head, src, d.baselinePath())
+	if err != nil {
+		return &dialect.Error{Class: dialect.ClassOther, Op: op, Err: err}
+	}
+	defer os.Remove(tmp) // fails harmlessly once linked or renamed
+	if replace {
+		// The old baseline was oltplab's (openBaseline checked it).
+		err = os.Rename(tmp, d.baselinePath())
+	} else {
+		// Link, unlike rename, never replaces what may have appeared since.
+		err = os.Link(tmp, d.baselinePath())
+	}
+	if err != nil {
+		return &dialect.Error{Class: dialect.ClassOther, Op: op, Err: fmt.Errorf("put the baseline in place: %w", err)}
 	}
 	return nil
 }
 
-// Reset puts a copy of the baseline file in place of the database file.
+// Reset puts a copy of the baseline's database bytes in place of the
+// database file.
 func (d *Database) Reset(ctx context.Context) error {
 	const op = "reset to baseline"
-	baseFP, err := fingerprintOf(ctx, d.baselinePath())
-	if _, serr := os.Stat(d.baselinePath()); errors.Is(serr, fs.ErrNotExist) {
+	if err := d.notSymlink(op); err != nil {
+		return err
+	}
+	base, mark, found, err := d.openBaseline(op, "not copied back; rename it, or remove it yourself if it is yours to lose")
+	if err != nil {
+		return err
+	}
+	if !found {
 		return &dialect.Error{Class: dialect.ClassUndefinedObject, Op: op,
 			Err: fmt.Errorf("%w (no file %s)", dialect.ErrNoBaseline, d.baselinePath())}
 	}
-	if err != nil {
-		return d.wrap(op+": read the baseline's build metadata", err)
-	}
+	defer base.Close()
 	c, err := d.conn(ctx, op)
 	if err != nil {
 		return err
@@ -152,7 +232,7 @@ func (d *Database) Reset(ctx context.Context) error {
 	if err != nil {
 		return d.wrap(op+": read build metadata", err)
 	}
-	if err := dialect.CheckFingerprint(op, dialect.Fingerprint(m), baseFP); err != nil {
+	if err := dialect.CheckFingerprint(op, dialect.Fingerprint(m), mark.Fingerprint); err != nil {
 		return err
 	}
 
@@ -163,58 +243,64 @@ func (d *Database) Reset(ctx context.Context) error {
 		return &dialect.Error{Class: dialect.ClassOther, Op: op,
 			Err: fmt.Errorf("%d connections of the database are still in use: close sessions before a reset", n)}
 	}
-	tmp := d.path + ".oltplab-reset"
-	if err := copyFileSynced(d.baselinePath(), tmp); err != nil {
+	tmp, err := copySynced(nil, base, d.path)
+	if err != nil {
 		return &dialect.Error{Class: dialect.ClassOther, Op: op, Err: err}
 	}
+	defer os.Remove(tmp) // fails harmlessly once renamed
 	// The WAL and its index belong to the old file: a WAL left beside the
 	// new file would be replayed into it.
 	for _, f := range []string{d.path + "-wal", d.path + "-shm"} {
 		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			_ = os.Remove(tmp)
 			return &dialect.Error{Class: dialect.ClassOther, Op: op, Err: fmt.Errorf("remove %s: %w", f, err)}
 		}
 	}
 	if err := os.Rename(tmp, d.path); err != nil {
-		_ = os.Remove(tmp)
 		return &dialect.Error{Class: dialect.ClassOther, Op: op, Err: fmt.Errorf("put the baseline in place: %w", err)}
 	}
 	return nil
 }
 
-// DropBaseline removes the baseline file, if there is one.
-func (d *Database) DropBaseline(ctx context.Context) error {
+// DropBaseline removes the baseline file, if there is one and it carries
+// oltplab's mark.
+func (d *Database) DropBaseline(context.Context) error {
+	const op = "drop baseline"
+	f, _, found, err := d.openBaseline(op, "not removed; remove it yourself if it is yours to lose")
+	if err != nil || !found {
+		return err
+	}
+	f.Close()
 	if err := os.Remove(d.baselinePath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return &dialect.Error{Class: dialect.ClassOther, Op: "drop baseline", Err: err}
+		return &dialect.Error{Class: dialect.ClassOther, Op: op, Err: err}
 	}
 	return nil
 }
 
-// copyFile copies src to a new file dst (replaced if present) and syncs it.
-func copyFileSynced(src, dst string) error {
-	in, err := os.Open(src)
+// copySynced writes head, then the rest of src from its offset, to a new
+// file beside dst (created with O_EXCL under a name of its own), syncs it
+// and returns its name; the caller puts it in place.
+func copySynced(head []byte, src *os.File, dst string) (string, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(dst), filepath.Base(dst)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("copy %s: %w", src, err)
+		return "", fmt.Errorf("copy %s: %w", src.Name(), err)
 	}
-	defer in.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(dst), filepath.Base(dst)+".*")
-	if err != nil {
-		return fmt.Errorf("copy %s: %w", src, err)
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	if _, err := io.Copy(tmp, in); err != nil {
+	fail := func(err error) (string, error) {
 		tmp.Close()
-		return fmt.Errorf("copy %s to %s: %w", src, tmp.Name(), err)
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	if _, err := tmp.Write(head); err != nil {
+		return fail(fmt.Errorf("write %s: %w", tmp.Name(), err))
+	}
+	if _, err := io.Copy(tmp, src); err != nil {
+		return fail(fmt.Errorf("copy %s to %s: %w", src.Name(), tmp.Name(), err))
 	}
 	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("sync %s: %w", tmp.Name(), err)
+		return fail(fmt.Errorf("sync %s: %w", tmp.Name(), err))
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmp.Name(), err)
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("close %s: %w", tmp.Name(), err)
 	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		return fmt.Errorf("rename %s to %s: %w", tmp.Name(), dst, err)
-	}
-	return nil
+	return tmp.Name(), nil
 }
