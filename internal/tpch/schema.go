@@ -14,6 +14,9 @@ const (
 	Region
 )
 
+// TableCount is the number of tables, for arrays indexed by Table.
+const TableCount = 8
+
 // Tables lists the eight tables in the order dbgen generates them.
 var Tables = []Table{Part, PartSupp, Supplier, Customer, Orders, LineItem, Nation, Region}
 
