@@ -59,8 +59,8 @@ duckdb-sums)
 	;;
 answers)
 	out=$venv/answers-$sf.json
-	exec 9>"$cache/tpchref.lock"
-	flock 9
+	exec 8>"$venv/answers.lock"
+	flock 8
 	if [[ ! -s $out ]]; then
 		tmp=$(mktemp -d)
 		trap 'rm -rf "$tmp"' EXIT
