@@ -1,9 +1,9 @@
 // Package tpchload owns the parallel build of a TPC-H database: through a
 // dialect's optional dialect.TPCH ability it creates the eight tables,
 // generates the population with tpch.Generator in chunks (dbgen's -C/-S
-// children) on a bounded set of workers, each streaming into its own
-// dialect.TPCHLoader, then adds the keys and refreshes the statistics. It
-// returns the row counts and the time spent in each phase.
+// children) on a bounded set of workers, each chunk streaming into a
+// dialect.TPCHLoader of its own, then adds the keys and refreshes the
+// statistics. It returns the row counts and the time spent in each phase.
 //
 // It must not import internal/cli, internal/store, internal/driver or any
 // dialect package (internal/dialect/...): it sees a database only through
@@ -165,30 +165,37 @@ func Load(ctx context.Context, h dialect.TPCH, g *tpch.Generator, workers int) (
 	return total, nil
 }
 
+// loadWorker loads chunks until there are none left, each through a
+// loader of its own: a loader holds a connection per table it has seen,
+// so a worker holds at most two at a time (ORDERS and LINEITEM, or PART
+// and PARTSUPP), and each chunk is durable when its loader closes.
 func loadWorker(ctx context.Context, h dialect.TPCH, g *tpch.Generator, next <-chan tpch.Chunk) (rows [tpch.TableCount]int64, err error) {
+	for c := range next {
+		if err := loadChunk(ctx, h, g, c, &rows); err != nil {
+			return rows, fmt.Errorf("%s: %w", c, err)
+		}
+	}
+	return rows, nil
+}
+
+func loadChunk(ctx context.Context, h dialect.TPCH, g *tpch.Generator, c tpch.Chunk, rows *[tpch.TableCount]int64) (err error) {
 	l, err := h.NewTPCHLoader(ctx)
 	if err != nil {
-		return rows, err
+		return err
 	}
 	defer func() {
 		if cerr := l.Close(ctx); err == nil {
 			err = cerr
 		}
 	}()
-	var n int
-	for c := range next {
-		err := g.Generate(c, func(r tpch.Row) error {
-			rows[r.Table()]++
-			if n++; n%4096 == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
+	n := 0
+	return g.Generate(c, func(r tpch.Row) error {
+		rows[r.Table()]++
+		if n++; n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
 			}
-			return l.Add(ctx, r)
-		})
-		if err != nil {
-			return rows, fmt.Errorf("%s: %w", c, err)
 		}
-	}
-	return rows, nil
+		return l.Add(ctx, r)
+	})
 }

@@ -207,10 +207,11 @@ func (d *DB) NewTPCHLoader(ctx context.Context) (dialect.TPCHLoader, error) {
 // bulk, under a table lock held until the transaction ends, and the
 // other loaders' statements into that table would wait for it
 // (innodb_lock_wait_timeout) while it streams. A table's LOAD DATA may
-// also wait for input while its loader works on other tables' rows (all
-// of a worker's other chunks, for ORDERS), longer than the default
-// net_read_timeout of 30 s after which the server drops the connection:
-// the load connections wait an hour.
+// also wait for input while its loader works on another table's rows
+// (ORDERS while LINEITEM's buffer fills, and whatever a loader's caller
+// does between rows), and the server drops a connection that waits
+// longer than net_read_timeout (30 s by default): load connections wait
+// an hour.
 func (d *DB) openTPCHLoadConn(ctx context.Context) (*sql.Conn, error) {
 	c, err := d.db.Conn(ctx)
 	if err != nil {
