@@ -125,8 +125,8 @@ func appendRandomString(dst []byte, s *stream, lo, hi int64) []byte {
 	return dst
 }
 
-// addressBounds are the lengths of S_ADDRESS and C_ADDRESS: V_STR of an
-// average of 25 characters (4.2.3).
+// addrLo and addrHi bound the lengths of S_ADDRESS and C_ADDRESS: a
+// v-string of 25 characters on average (4.2.3).
 var addrLo, addrHi = textBounds(25)
 
 // phone is a phone number (clause 4.2.2.9): the country code 10 +

@@ -20,8 +20,9 @@ const (
 	maxScaleMilli = 30000*1000 - 1
 )
 
-// Scale is a scale factor as dbgen takes it (dbgen -s, clause 4.1.3.1):
-// at least 0.01, in thousandths below 1 and in whole numbers from 1 up.
+// Scale is a scale factor as dbgen takes it (dbgen -s; clause 4.1.3.1
+// lists those of published results): at least 0.01, in thousandths below
+// 1 and in whole numbers from 1 up.
 // Below SF 1 dbgen scales each base cardinality by the thousandths
 // (rounding down, at least one row) and keeps the per-SF constants of SF 1
 // (O_CLERK is drawn from 1,000 clerks); from SF 1 up it multiplies.
