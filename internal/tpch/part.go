@@ -75,8 +75,9 @@ type partGen struct {
 	name                                       stream
 	psQty, psCost, psComment                   stream
 	row                                        partRow
-	ps                                         partSuppRow
+	ps                                         [suppliersPerPart]partSuppRow
 	colors                                     [92]uint8
+	touched                                    byte // see part
 }
 
 func newPartGen(g *Generator) *partGen {
@@ -147,18 +148,28 @@ func (pg *partGen) part(k int64, emit func(Row) error) error {
 	r.container = containerDist.words[containerDist.pick(&pg.container)]
 	r.price = retailPrice(k)
 	r.comment = pg.g.pool.text(&pg.comment, partCommentAvg)
-	if err := emit(r); err != nil {
-		return err
-	}
-
-	ps := &pg.ps
-	ps.part = k
-	for i := int64(0); i < suppliersPerPart; i++ {
-		ps.supp = partSupplier(k, i, pg.suppliers)
+	for i := range pg.ps {
+		ps := &pg.ps[i]
+		ps.part = k
+		ps.supp = partSupplier(k, int64(i), pg.suppliers)
 		ps.qty = pg.psQty.uniform(1, 9999)       // PS_AVAILQTY random [1 .. 9,999]
 		ps.cost = pg.psCost.uniform(100, 100000) // PS_SUPPLYCOST random [1.00 .. 1,000.00]
 		ps.comment = pg.g.pool.text(&pg.psComment, partSuppCommentAvg)
-		if err := emit(ps); err != nil {
+	}
+	// Touch the comments, cut from random places of the text pool, before
+	// copying them, so that their memory is fetched at once (see
+	// ordersGen.generate).
+	touch := r.comment[0] + r.comment[len(r.comment)-1]
+	for i := range pg.ps {
+		c := pg.ps[i].comment
+		touch += c[0] + c[len(c)-1]
+	}
+	pg.touched += touch
+	if err := emit(r); err != nil {
+		return err
+	}
+	for i := range pg.ps {
+		if err := emit(&pg.ps[i]); err != nil {
 			return err
 		}
 	}
