@@ -325,4 +325,11 @@ func (s *tpchSession) Query(ctx context.Context, sql string) ([][]string, error)
 	return out, nil
 }
 
-func (s *tpchSession) Close() error { return s.c.Close() }
+// Close gives the connection back to the pool with LIKE as it was.
+func (s *tpchSession) Close() error {
+	_, err := s.c.ExecContext(context.Background(), "PRAGMA case_sensitive_like = OFF")
+	if cerr := s.c.Close(); err == nil {
+		err = cerr
+	}
+	return s.d.wrap("close query connection", err)
+}
