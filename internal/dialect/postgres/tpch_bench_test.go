@@ -20,16 +20,21 @@ import (
 //
 //   - oltplab: tpchload.Build, the rows generated and streamed through COPY
 //     FROM STDIN by W workers;
-//   - copy-from-files: the same chunks written beforehand (not timed) as
-//     dbgen's flat files, then read by the server itself, COPY FROM 'file',
-//     on W connections: the database's own bulk path, the limit.
+//   - files: the same chunks written beforehand (not timed) as dbgen's flat
+//     files, then read by the server itself, COPY FROM 'file', on W
+//     connections: the database's own bulk path, the limit.
 //
-// It reports each phase in seconds (load, index, analyze, total; the text
-// pool oltplab builds first is in total). OLTPLAB_BENCH_TPCH_SF (default 1)
-// and OLTPLAB_BENCH_TPCH_WORKERS (default 2) set the scale and workers:
+// Each operation builds both, in turns (files first in odd operations,
+// oltplab first in even ones), so that a shared machine's changing load
+// weighs on both alike. It reports the mean seconds of each way's load
+// (load-s) and whole build (total-s: tables, load, keys, statistics; for
+// oltplab also the text pool it builds first, text-s) and the ratios of
+// oltplab's to the files' (load-x, total-x). OLTPLAB_BENCH_TPCH_SF
+// (default 1) and OLTPLAB_BENCH_TPCH_WORKERS (default 2) set the scale and
+// the workers:
 //
-//	OLTPLAB_SERVER_PROFILE=bench scripts/testservers.sh run \
-//	  go test -run '^$' -bench TPCHBuild -benchtime 1x -timeout 1h ./internal/dialect/postgres
+//	OLTPLAB_SERVER_PROFILE=bench OLTPLAB_SERVERS=postgres scripts/testservers.sh run \
+//	  go test -run '^$' -bench TPCHBuild -benchtime 3x -timeout 1h ./internal/dialect/postgres
 func BenchmarkTPCHBuild(b *testing.B) {
 	sf, err := tpch.ParseScale(envOr("OLTPLAB_BENCH_TPCH_SF", "1"))
 	if err != nil {
@@ -40,44 +45,57 @@ func BenchmarkTPCHBuild(b *testing.B) {
 		b.Fatalf("OLTPLAB_BENCH_TPCH_WORKERS: want a positive number")
 	}
 	ctx := context.Background()
-	b.Run("copy-from-files", func(b *testing.B) {
-		dir, files := writeTPCHFiles(b, sf, workers)
-		defer os.RemoveAll(dir)
-		for range b.N {
-			d, _ := openTest(b)
-			start := time.Now()
-			if err := d.CreateTPCHTables(ctx); err != nil {
-				b.Fatal(err)
-			}
-			t := time.Now()
-			if err := copyFiles(ctx, d, files, workers); err != nil {
-				b.Fatal(err)
-			}
-			load := time.Since(t)
-			t = time.Now()
-			if err := d.CreateTPCHIndexes(ctx); err != nil {
-				b.Fatal(err)
-			}
-			index := time.Since(t)
-			t = time.Now()
-			if err := d.AnalyzeTPCH(ctx); err != nil {
-				b.Fatal(err)
-			}
-			reportPhases(b, load, index, time.Since(t), time.Since(start))
+	b.StopTimer()
+	dir, files := writeTPCHFiles(b, sf, workers)
+	defer os.RemoveAll(dir)
+	var fileLoad, fileTotal, ourLoad, ourTotal, ourText float64
+	viaFiles := func() {
+		d, _ := openTest(b)
+		start := time.Now()
+		if err := d.CreateTPCHTables(ctx); err != nil {
+			b.Fatal(err)
 		}
-	})
-	b.Run("oltplab", func(b *testing.B) {
-		for range b.N {
-			d, _ := openTest(b)
-			res, err := tpchload.Build(ctx, d, tpchload.Options{Scale: sf, Workers: workers})
-			if err != nil {
-				b.Fatal(err)
-			}
-			sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-			reportPhases(b, sec(res.LoadSeconds), sec(res.IndexSeconds), sec(res.AnalyzeSeconds), sec(res.TotalSeconds))
-			b.ReportMetric(res.TextSeconds, "text-s")
+		t := time.Now()
+		if err := copyFiles(ctx, d, files, workers); err != nil {
+			b.Fatal(err)
 		}
-	})
+		fileLoad += time.Since(t).Seconds()
+		if err := d.CreateTPCHIndexes(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if err := d.AnalyzeTPCH(ctx); err != nil {
+			b.Fatal(err)
+		}
+		fileTotal += time.Since(start).Seconds()
+	}
+	viaOltplab := func() {
+		d, _ := openTest(b)
+		res, err := tpchload.Build(ctx, d, tpchload.Options{Scale: sf, Workers: workers})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ourLoad += res.LoadSeconds
+		ourTotal += res.TotalSeconds
+		ourText += res.TextSeconds
+	}
+	b.StartTimer()
+	for i := range b.N {
+		if i%2 == 0 {
+			viaFiles()
+			viaOltplab()
+		} else {
+			viaOltplab()
+			viaFiles()
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(fileLoad/n, "files-load-s")
+	b.ReportMetric(ourLoad/n, "oltplab-load-s")
+	b.ReportMetric(ourLoad/fileLoad, "load-x")
+	b.ReportMetric(fileTotal/n, "files-total-s")
+	b.ReportMetric(ourTotal/n, "oltplab-total-s")
+	b.ReportMetric(ourText/n, "text-s")
+	b.ReportMetric(ourTotal/fileTotal, "total-x")
 }
 
 func envOr(k, def string) string {
@@ -85,13 +103,6 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
-}
-
-func reportPhases(b *testing.B, load, index, analyze, total time.Duration) {
-	b.ReportMetric(load.Seconds(), "load-s")
-	b.ReportMetric(index.Seconds(), "index-s")
-	b.ReportMetric(analyze.Seconds(), "analyze-s")
-	b.ReportMetric(total.Seconds(), "total-s")
 }
 
 // tpchFile is one table's rows of one chunk, in dbgen's flat-file form.
