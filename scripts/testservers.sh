@@ -5,7 +5,8 @@
 #
 # installs the Debian packages when they are missing (as root; Chromium too,
 # for the report's browser test, fio for the storage benchmarks and
-# mariadb-backup for the backup tests), starts one
+# mariadb-backup for the backup tests, python3-venv for the TPC-H
+# reference tests), starts one
 # PostgreSQL 15 and one MariaDB server in a fresh temporary directory on free
 # loopback ports, exports their admin URLs to CMD as OLTPLAB_TEST_POSTGRES and
 # OLTPLAB_TEST_MYSQL (their server logs as OLTPLAB_TEST_POSTGRES_LOG and
@@ -38,6 +39,9 @@ install_missing() {
 	[[ ${OLTPLAB_NEEDS_BROWSER:-1} == 1 ]] && ! command -v chromium >/dev/null && pkgs+=(chromium)
 	# The storage micro-benchmarks are tested with the real fio.
 	command -v fio >/dev/null || pkgs+=(fio)
+	# The TPC-H reference tests install their reference implementations
+	# into a Python virtual environment (scripts/tpchref.sh).
+	python3 -c 'import ensurepip, venv' 2>/dev/null || pkgs+=(python3-venv)
 	((${#pkgs[@]})) || return 0
 	if [[ $(id -u) != 0 ]]; then
 		log "missing ${pkgs[*]}: install them (apt-get install ${pkgs[*]}) or run as root"

@@ -7,8 +7,8 @@
 //
 // Optional abilities are separate interfaces found by type assertion:
 // ProcedureInstaller, TxCounter, ServerStartReader, Checkpointer and Resetter (hygiene.go),
-// WaitSampler (waits.go), DataDirer (datadir.go) on a Database, and
-// Interrupter (interrupt.go) on a Session.
+// WaitSampler (waits.go), DataDirer (datadir.go), TPCH (tpch.go) on a
+// Database, and Interrupter (interrupt.go) on a Session.
 //
 // This package must not import internal/driver, internal/load, internal/store,
 // internal/cli or any database driver; dialect subpackages must not import

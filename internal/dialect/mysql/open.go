@@ -5,8 +5,9 @@
 // INFILE from in-memory streams, with a multi-row INSERT fallback), the
 // stored procedures (procedures.sql), the client-side session adapter,
 // which sends several statements in one query (clientsql.go,
-// interpolate.go), the error classifier (server error numbers), and the
-// server's own counters, version and settings.
+// interpolate.go), the error classifier (server error numbers), the
+// server's own counters, version and settings, and the TPC-H tables,
+// loader and query sessions (tpch.go).
 //
 // Everything that differs between MariaDB 10.x and MySQL 8 is data in this
 // package (error numbers, variable names); the SQL itself is the common

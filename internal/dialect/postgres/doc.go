@@ -5,8 +5,9 @@
 // themselves once pgx has connected (session.go, wire.go), plain
 // connections and consistent snapshots (conn.go), the SQLSTATE classifier
 // (classify.go), the database's own transaction counter (counters.go) and
-// the settings and version recorded with results (settings.go). Opening
-// and connecting is open.go.
+// the settings and version recorded with results (settings.go), and the
+// TPC-H tables, loader and query sessions (tpch.go). Opening and
+// connecting is open.go.
 //
 // It registers itself for the "postgres" scheme. It must not import another
 // dialect package, internal/driver, internal/load, internal/store or

@@ -1,8 +1,9 @@
 // Package sqlite is oltplab's embedded SQLite dialect (modernc.org/sqlite,
 // pure Go, through database/sql): the zero-setup default target
 // `sqlite:PATH`. It owns the SQLite DDL, the bulk loader, the client-side
-// session adapter, the error classifier and the settings recorded with
-// results.
+// session adapter, the error classifier, the settings recorded with
+// results, and the TPC-H tables, loader, sessions and query flavor
+// (tpch.go).
 //
 // SQLite differs from the server dialects in ways shared code sees only as
 // data (Capabilities):
