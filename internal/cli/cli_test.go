@@ -127,6 +127,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--target", missing, "--label", "two\nlines"}, exitUsage},
 		{[]string{"run", "--target", missing, "--label", strings.Repeat("x", 100<<10)}, exitUsage},
 		{[]string{"monitor", "--duration", "1s", "--label", "tab\there"}, exitUsage},
+		{[]string{"run", "--target", missing, "--label", "<script>x</script>"}, exitUsage},
 		{[]string{"build", "--target", "sqlite:x.db", "--warehouses", strings.Repeat("9", 200<<10)}, exitUsage},
 		{[]string{"frobnicate" + strings.Repeat("x", 200<<10)}, exitUsage},
 		{[]string{"check", "--target", "postgres://bench:s3cret@127.0.0.1:5432/db?" + strings.Repeat("a=1&", 50<<10)}, exitUsage},

@@ -102,6 +102,9 @@ func runStorageBench(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return helpOK(err)
 	}
+	if err := checkLabel("storage bench", o.label); err != nil {
+		return err
+	}
 	if len(pos) != 1 {
 		return usageErrorf("storage bench: want exactly one directory to measure (see `oltplab storage --help`)")
 	}
