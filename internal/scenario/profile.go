@@ -367,20 +367,8 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 		smp.Stop()
 	}
 
-	status := store.StatusOK
+	status := RunStatus(res, rerr != nil)
 	errText := ""
-	switch {
-	case rerr != nil && res == nil:
-		status = store.StatusFailed
-	case res != nil && res.IsSuspect():
-		// Wrong figures outrank an incomplete window: neither is usable,
-		// and this one would otherwise look like a measurement.
-		status = store.StatusSuspect
-	case rerr == nil && res != nil && !res.Partial && res.TooManyFailures != "":
-		status = store.StatusFailures
-	case rerr != nil || (res != nil && res.Partial):
-		status = store.StatusPartial
-	}
 	if rerr != nil {
 		errText = e.scrub(rerr.Error())
 	}
