@@ -206,8 +206,12 @@ func exitCode(err error) int {
 		errors.Is(err, store.ErrBusy) || errors.Is(err, store.ErrNotStore) {
 		return exitStore
 	}
-	if errors.Is(err, store.ErrNotSaved) {
-		return exitUsage
+	// A file `results import` refuses is bad input: nothing was stored.
+	for _, refused := range []error{store.ErrNotSaved, store.ErrSavedTooLarge, store.ErrSavedAltered, store.ErrSavedElsewhere,
+		store.ErrSavedUntagged, store.ErrAlreadyImported, store.ErrSavedInvalid} {
+		if errors.Is(err, refused) {
+			return exitUsage
+		}
 	}
 	if errors.Is(err, dialect.ErrUnknownScheme) || errors.Is(err, dialect.ErrBadTarget) {
 		return exitUsage
