@@ -108,6 +108,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--target", missing, "--terminals", "10"}, exitUsage},
 		{[]string{"run", "--target", missing, "--sessions", "4"}, exitUsage},
 		{[]string{"run", "--target", missing, "--rate", "-1"}, exitUsage},
+		{[]string{"run", "--target", missing, "--vus", "1,2", "--repeat", "6000"}, exitUsage},
 		{[]string{"quickstart", "--mode", "tpc-c"}, exitUsage},
 		{[]string{"run", "--target", "oracle://scott@127.0.0.1/orcl"}, exitUsage},
 		{[]string{"run", "--target", missing, "--vus", "2", "--duration", "5s"}, exitSchema},

@@ -178,7 +178,8 @@ func exitCode(err error) int {
 	}
 	var ue *scenario.UnsupportedError
 	var she *scenario.ShardError
-	if errors.As(err, &ue) || errors.As(err, &she) {
+	var ce *scenario.CapacityError
+	if errors.As(err, &ue) || errors.As(err, &she) || errors.As(err, &ce) {
 		return exitUsage
 	}
 	var u *usageError

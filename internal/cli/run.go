@@ -110,6 +110,9 @@ func (o *runOptions) validate() error {
 	if o.repeat < 1 {
 		return usageErrorf("run: --repeat must be at least 1, got %d", o.repeat)
 	}
+	if err := profile.CheckSlots(len(steps), o.repeat); err != nil {
+		return usageErrorf("run: --vus and --repeat: %v", err)
+	}
 	if o.terminateSessions && !o.reset {
 		return usageErrorf("run: --terminate-sessions goes with --reset-between")
 	}

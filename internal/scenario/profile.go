@@ -85,6 +85,14 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		// The dialect (SQLite) or this build has no stored procedures.
 		o.Driver.Style = dialect.StyleClientSQL
 	}
+	if err := profile.CheckSlots(len(o.Steps), o.Repeat); err != nil {
+		return ProfileOutcome{}, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
+	// Before anything is opened, copied or allocated: the largest step
+	// must fit the server's connections and this host's memory.
+	if err := e.CheckCapacity(ctx, db, o.Driver, o.Steps, meta.Warehouses); err != nil {
+		return ProfileOutcome{}, err
+	}
 	rc := e.GatherContext(ctx, db, tg, &meta)
 	h, err := e.newHygiene(ctx, db, tg, meta, hygieneOptions{checkpoint: o.Checkpoint, reset: o.Reset,
 		endSessions: o.TerminateSessions, dataDir: rc.DataDir(),
