@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/oltplab/oltplab/internal/agent"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/experiment"
@@ -219,6 +220,9 @@ func exitCode(err error) int {
 	}
 	if errors.Is(err, dialect.ErrNotPermitted) {
 		return exitPermission // logged in fine: not an authentication failure
+	}
+	if errors.Is(err, agent.ErrUnreachable) {
+		return exitConnect // the database host's agent: unreachable as a target would be
 	}
 	if errors.Is(err, dialect.ErrNoDatabase) {
 		// The server is there, the database is not: the target is wrong

@@ -338,6 +338,9 @@ func experimentList(ctx context.Context, a *app, args []string) error {
 	if err := a.parseFlags(fs, "experiment list [--limit N] [--json]", args); err != nil {
 		return helpOK(err)
 	}
+	if limit < 0 {
+		return usageErrorf("experiment list: --limit must be 0 (all) or more, got %d", limit)
+	}
 	st, err := a.openStore(ctx, sf)
 	if err != nil {
 		return err

@@ -92,7 +92,7 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 	}
 	w := a.out()
 	if len(runs) == 0 {
-		fmt.Fprintf(w, "no results in %s yet\n", st.Path())
+		fmt.Fprintln(w, noneFound("results", kind, label, st.Path()))
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -122,6 +122,22 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 		}
 	}
 	return nil
+}
+
+// noneFound says that a list is empty: that nothing matches its filters,
+// or, without filters, that nothing is stored yet.
+func noneFound(what, kind, label, path string) string {
+	var filters []string
+	if kind != "" {
+		filters = append(filters, "of kind "+kind)
+	}
+	if label != "" {
+		filters = append(filters, "with the label "+quoted(label))
+	}
+	if len(filters) == 0 {
+		return fmt.Sprintf("no %s in %s yet", what, path)
+	}
+	return fmt.Sprintf("no %s %s in %s", what, strings.Join(filters, " and "), path)
 }
 
 // failuresReason reads from a stored run's summary how many of its
@@ -162,7 +178,7 @@ func (a *app) listProfiles(ctx context.Context, st *store.Store, label string, l
 	}
 	w := a.out()
 	if len(ps) == 0 {
-		fmt.Fprintf(w, "no profiles in %s yet\n", st.Path())
+		fmt.Fprintln(w, noneFound("profiles", "", label, st.Path()))
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

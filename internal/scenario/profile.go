@@ -93,6 +93,9 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 	if err := e.CheckCapacity(ctx, db, o.Driver, o.Steps, meta.Warehouses); err != nil {
 		return ProfileOutcome{}, err
 	}
+	if err := e.checkAgent(ctx); err != nil {
+		return ProfileOutcome{}, err
+	}
 	rc := e.GatherContext(ctx, db, tg, &meta)
 	h, err := e.newHygiene(ctx, db, tg, meta, hygieneOptions{checkpoint: o.Checkpoint, reset: o.Reset,
 		endSessions: o.TerminateSessions, dataDir: rc.DataDir(),
