@@ -126,7 +126,8 @@ func exitCode(err error) int {
 		return exitNoSpace
 	}
 	var busy *experiment.StillRunningError
-	if errors.As(err, &busy) || errors.Is(err, experiment.ErrFinished) || errors.Is(err, experiment.ErrPlanChanged) {
+	if errors.As(err, &busy) || errors.Is(err, experiment.ErrFinished) || errors.Is(err, experiment.ErrPlanChanged) ||
+		errors.Is(err, experiment.ErrPlanPassword) {
 		return exitUsage
 	}
 	var se *scenario.StoreError
