@@ -180,8 +180,8 @@ func exitCode(err error) int {
 	}
 	var ue *scenario.UnsupportedError
 	var she *scenario.ShardError
-	var ce *scenario.CapacityError
-	if errors.As(err, &ue) || errors.As(err, &she) || errors.As(err, &ce) {
+	var tooMuch *scenario.CapacityError
+	if errors.As(err, &ue) || errors.As(err, &she) || errors.As(err, &tooMuch) {
 		return exitUsage
 	}
 	var u *usageError
