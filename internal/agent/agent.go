@@ -196,6 +196,23 @@ type Stream struct {
 // dialTimeout bounds connecting to an agent and reading its Hello.
 const dialTimeout = 10 * time.Second
 
+// ErrUnreachable is wrapped by Open's errors: no agent answered at the
+// address within dialTimeout (nothing listens, the port is silent, the
+// stream began with no hello), or what answered is not an agent of this
+// protocol.
+var ErrUnreachable = errors.New("no oltplab agent answers")
+
+// Check connects to the agent at addr and waits for its hello, at most
+// dialTimeout, then hangs up: an address to which the samplers could not
+// connect is refused before anything is measured.
+func Check(ctx context.Context, addr string) error {
+	s, err := Open(ctx, addr, time.Second, nil)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+}
+
 // Open connects to the agent at addr (HOST:PORT) and asks for samples
 // every interval, with the devices under dirs (role -> path on the
 // agent's host) marked. The stream lasts until ctx ends or Close.
@@ -219,21 +236,31 @@ func Open(ctx context.Context, addr string, interval time.Duration, dirs map[str
 	}}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("connect to the agent at %s: %w", addr, err)
+		if pctx := ctx.Err(); pctx != nil {
+			return nil, pctx
+		}
+		return nil, fmt.Errorf("%w at %s: %w", ErrUnreachable, addr, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		resp.Body.Close()
-		return nil, fmt.Errorf("agent at %s: %s", addr, resp.Status)
+		return nil, fmt.Errorf("%w at %s: %s", ErrUnreachable, addr, resp.Status)
 	}
+	// The hello too must come within dialTimeout: a server that answers
+	// the request and then says nothing is not an agent.
+	silent := time.AfterFunc(dialTimeout, func() { resp.Body.Close() })
 	s := &Stream{resp: resp, sc: bufio.NewScanner(resp.Body)}
 	s.sc.Buffer(make([]byte, 64<<10), 4<<20)
 	if !s.sc.Scan() {
+		silent.Stop()
 		resp.Body.Close()
-		return nil, fmt.Errorf("agent at %s: no hello: %w", addr, orEOF(s.sc.Err()))
+		return nil, fmt.Errorf("%w at %s: no hello within %s: %w", ErrUnreachable, addr, dialTimeout, orEOF(s.sc.Err()))
+	}
+	if !silent.Stop() {
+		return nil, fmt.Errorf("%w at %s: no hello within %s", ErrUnreachable, addr, dialTimeout)
 	}
 	if err := json.Unmarshal(s.sc.Bytes(), &s.Hello); err != nil || s.Hello.Protocol != ProtocolVersion {
 		resp.Body.Close()
-		return nil, fmt.Errorf("agent at %s speaks another protocol (%d, want %d): %v", addr, s.Hello.Protocol, ProtocolVersion, err)
+		return nil, fmt.Errorf("%w at %s: it speaks another protocol (%d, want %d): %v", ErrUnreachable, addr, s.Hello.Protocol, ProtocolVersion, err)
 	}
 	return s, nil
 }

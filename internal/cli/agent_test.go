@@ -3,7 +3,9 @@ package cli
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"regexp"
 	"strings"
 	"testing"
@@ -58,5 +60,41 @@ func TestAgentCommand(t *testing.T) {
 	}
 	if r := oltplab(t, storeEnv(t), "agent", "--listen", "nonsense"); r.code != exitUsage {
 		t.Errorf("agent --listen nonsense: exit %d, want %d", r.code, exitUsage)
+	}
+}
+
+// TestAgentThatDoesNotAnswer: --agent naming a closed port, or a server
+// that answers the request and then says nothing (no hello), is refused
+// before anything is measured: exit 3, one line, nothing stored. Waiting
+// for the hello is bounded (10 s).
+func TestAgentThatDoesNotAnswer(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_, _ = bufio.NewReader(c).ReadString('\n') // the request line
+				_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\n\r\n")
+				_, _ = io.Copy(io.Discard, c) // then nothing, until oltplab hangs up
+			}()
+		}
+	}()
+	for _, addr := range []string{fmt.Sprintf("127.0.0.1:%d", closedPort(t)), silent.Addr().String()} {
+		env := storeEnv(t)
+		r := oltplab(t, env, "monitor", "--duration", "1s", "--interval", "500ms", "--agent", addr)
+		if r.code != exitConnect || strings.Count(r.err, "\n") != 1 || !strings.Contains(r.err, "no oltplab agent answers at "+addr) {
+			t.Errorf("--agent %s: exit %d, stderr %q; want exit %d and one line saying no agent answers", addr, r.code, r.err, exitConnect)
+		}
+		if out := oltplab(t, env, "results", "list").out; !strings.Contains(out, "no results") {
+			t.Errorf("--agent %s: something was stored: %s", addr, out)
+		}
 	}
 }

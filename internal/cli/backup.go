@@ -70,6 +70,9 @@ func runBackup(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return helpOK(err)
 	}
+	if err := checkLabel("backup", s.Label); err != nil {
+		return err
+	}
 	switch {
 	case len(pos) > 1:
 		return usageErrorf("backup: want one TARGET, got %d (see `oltplab backup --help`)", len(pos))

@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
@@ -94,5 +98,58 @@ func TestBackupExitCodes(t *testing.T) {
 		if got := exitCode(c.err); got != c.want {
 			t.Errorf("%v: exit code %d, want %d", c.err, got, c.want)
 		}
+	}
+}
+
+// TestBackupOfAPostgresItDoesNotManage: a base backup of a PostgreSQL
+// cluster oltplab does not manage (its only superuser is alice: the
+// restored copy has no role of oltplab's) is restored and checked as
+// alice, over the restored instance's private socket: exit 0, the check
+// passed. A role that is neither superuser nor REPLICATION is refused
+// before pg_basebackup runs: exit 17, naming the privilege.
+func TestBackupOfAPostgresItDoesNotManage(t *testing.T) {
+	tg := dbtest.ForeignPostgres(t, "alice")
+	env := storeEnv(t)
+	target := dbtest.RawURL(tg)
+	if r := oltplab(t, env, "build", "--target", target, "--warehouses", "1"); r.code != 0 {
+		t.Fatalf("build: exit %d", r.code)
+	}
+	// The tools run as the server's account, which must reach it.
+	to, err := os.MkdirTemp("", "oltplab-backups-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(to) })
+	if err := os.Chmod(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := oltplab(t, env, "backup", target, "--to", to, "--cycles", "1", "--json")
+	if r.code != 0 {
+		t.Fatalf("backup: exit %d: %s", r.code, r.err)
+	}
+	var out scenario.BackupOutcome
+	if err := json.Unmarshal([]byte(r.out), &out); err != nil {
+		t.Fatalf("backup --json: %v", err)
+	}
+	if len(out.Cycles) != 1 || out.Cycles[0].Check == nil || !out.Cycles[0].Check.Passed {
+		t.Errorf("cycles: %+v, want one whose restored copy passed the check", out.Cycles)
+	}
+
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbtest.RawURL(tg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, q := range []string{"CREATE ROLE bob LOGIN PASSWORD 'bob-secret-1'", "GRANT SELECT ON ALL TABLES IN SCHEMA public TO bob"} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u := *tg.URL
+	u.User = url.UserPassword("bob", "bob-secret-1")
+	r = oltplab(t, env, "backup", u.String(), "--to", to, "--cycles", "1")
+	if r.code != exitPermission || !strings.Contains(r.err, "REPLICATION") || strings.Count(r.err, "\n") != 1 {
+		t.Errorf("backup as a role without REPLICATION: exit %d, %q; want exit %d naming REPLICATION", r.code, r.err, exitPermission)
 	}
 }

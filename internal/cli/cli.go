@@ -158,7 +158,7 @@ a postgres://USER@HOST:PORT/DB URL keeps them in a PostgreSQL database a team sh
 A finished result waits up to OLTPLAB_STORE_WAIT (default 10m) for a store another
 process holds locked, then stays in a file that "oltplab results import" loads.
 
-Exit codes: 0 ok, 1 unexpected failure, 2 bad flags or values, 3 target unreachable,
+Exit codes: 0 ok, 1 unexpected failure, 2 bad flags or values, 3 target (or agent) unreachable,
 4 authentication failed, 5 schema missing/incomplete/other version/already present,
 6 consistency check failed, 7 results store unusable, 8 run could not continue,
 9 server binaries not installed, 10 instance directory unusable, 11 cpus not on

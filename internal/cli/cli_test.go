@@ -72,6 +72,10 @@ func closedPort(t *testing.T) int {
 func TestBadInput(t *testing.T) {
 	env := storeEnv(t)
 	missing := "sqlite:" + filepath.Join(t.TempDir(), "nope.db")
+	notDB := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(notDB, []byte("not a database, some notes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	port := closedPort(t)
 	cases := []struct {
 		args []string
@@ -108,6 +112,15 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--target", missing, "--terminals", "10"}, exitUsage},
 		{[]string{"run", "--target", missing, "--sessions", "4"}, exitUsage},
 		{[]string{"run", "--target", missing, "--rate", "-1"}, exitUsage},
+		{[]string{"run", "--target", missing, "--vus", "1,2", "--repeat", "6000"}, exitUsage},
+		{[]string{"run", "--target", missing, "--rate", "1e300"}, exitUsage},
+		{[]string{"storage", "bench", filepath.Join(t.TempDir(), "none"), "--runtime", "0s"}, exitUsage},
+		{[]string{"experiment", "list", "--limit", "-1"}, exitUsage},
+		{[]string{"check", "--target", "sqlite:" + filepath.Join(t.TempDir(), "no", "such", "dir", "x.db")}, exitConnect},
+		{[]string{"run", "--target", "sqlite:" + filepath.Join(t.TempDir(), "no", "such", "dir", "x.db")}, exitConnect},
+		{[]string{"check", "--target", "sqlite:" + notDB}, exitUsage},
+		{[]string{"run", "--target", "sqlite:" + notDB}, exitUsage},
+		{[]string{"check", "--target", "sqlite:" + t.TempDir()}, exitUsage},
 		{[]string{"quickstart", "--mode", "tpc-c"}, exitUsage},
 		{[]string{"run", "--target", "oracle://scott@127.0.0.1/orcl"}, exitUsage},
 		{[]string{"run", "--target", missing, "--vus", "2", "--duration", "5s"}, exitSchema},
@@ -127,6 +140,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--target", missing, "--label", "two\nlines"}, exitUsage},
 		{[]string{"run", "--target", missing, "--label", strings.Repeat("x", 100<<10)}, exitUsage},
 		{[]string{"monitor", "--duration", "1s", "--label", "tab\there"}, exitUsage},
+		{[]string{"run", "--target", missing, "--label", "<script>x</script>"}, exitUsage},
 		{[]string{"build", "--target", "sqlite:x.db", "--warehouses", strings.Repeat("9", 200<<10)}, exitUsage},
 		{[]string{"frobnicate" + strings.Repeat("x", 200<<10)}, exitUsage},
 		{[]string{"check", "--target", "postgres://bench:s3cret@127.0.0.1:5432/db?" + strings.Repeat("a=1&", 50<<10)}, exitUsage},

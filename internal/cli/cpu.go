@@ -49,6 +49,9 @@ func runCPU(ctx context.Context, a *app, args []string) error {
 	if err := a.parseFlags(fs, cpuSynopsis, args); err != nil {
 		return helpOK(err)
 	}
+	if err := checkLabel("cpu", o.Label); err != nil {
+		return err
+	}
 	if err := o.Validate(); err != nil {
 		return usageErrorf("cpu: %v", err)
 	}

@@ -79,13 +79,27 @@ func printable(s string) string {
 // user gave.
 func quoted(s string) string { return fmt.Sprintf("%q", cut(s, maxEcho)) }
 
-// checkLabel refuses labels that would not print as one short word.
+// checkLabel refuses labels that would not print as one short word of
+// plain text.
 func checkLabel(cmd, label string) error {
-	switch {
-	case len(label) > maxLabel:
-		return usageErrorf("%s: --label is %d bytes long; at most %d", cmd, len(label), maxLabel)
-	case !utf8.ValidString(label) || printable(label) != label:
-		return usageErrorf("%s: --label %s holds control characters or invalid UTF-8", cmd, quoted(label))
+	if p := labelProblem(label); p != "" {
+		return usageErrorf("%s: --label %s", cmd, p)
 	}
 	return nil
+}
+
+// labelProblem says why a label (given on the command line, or read from
+// a saved result) would not print as one short word of plain text; ""
+// when it would. Markup is refused so that no label reads as HTML in a
+// report, a terminal or a page that forgot to escape it.
+func labelProblem(label string) string {
+	switch {
+	case len(label) > maxLabel:
+		return fmt.Sprintf("is %d bytes long; at most %d", len(label), maxLabel)
+	case !utf8.ValidString(label) || printable(label) != label:
+		return fmt.Sprintf("%s holds control characters or invalid UTF-8", quoted(label))
+	case strings.ContainsAny(label, "<>&"):
+		return fmt.Sprintf("%s holds markup (<, > or &)", quoted(label))
+	}
+	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/oltplab/oltplab/internal/agent"
 	"github.com/oltplab/oltplab/internal/claim"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
@@ -126,7 +127,8 @@ func exitCode(err error) int {
 		return exitNoSpace
 	}
 	var busy *experiment.StillRunningError
-	if errors.As(err, &busy) || errors.Is(err, experiment.ErrFinished) || errors.Is(err, experiment.ErrPlanChanged) {
+	if errors.As(err, &busy) || errors.Is(err, experiment.ErrFinished) || errors.Is(err, experiment.ErrPlanChanged) ||
+		errors.Is(err, experiment.ErrPlanPassword) {
 		return exitUsage
 	}
 	var se *scenario.StoreError
@@ -179,7 +181,8 @@ func exitCode(err error) int {
 	}
 	var ue *scenario.UnsupportedError
 	var she *scenario.ShardError
-	if errors.As(err, &ue) || errors.As(err, &she) {
+	var tooMuch *scenario.CapacityError
+	if errors.As(err, &ue) || errors.As(err, &she) || errors.As(err, &tooMuch) {
 		return exitUsage
 	}
 	var u *usageError
@@ -214,14 +217,21 @@ func exitCode(err error) int {
 		errors.Is(err, store.ErrBusy) || errors.Is(err, store.ErrNotStore) {
 		return exitStore
 	}
-	if errors.Is(err, store.ErrNotSaved) {
-		return exitUsage
+	// A file `results import` refuses is bad input: nothing was stored.
+	for _, refused := range []error{store.ErrNotSaved, store.ErrSavedTooLarge, store.ErrSavedAltered, store.ErrSavedElsewhere,
+		store.ErrSavedUntagged, store.ErrAlreadyImported, store.ErrSavedInvalid} {
+		if errors.Is(err, refused) {
+			return exitUsage
+		}
 	}
 	if errors.Is(err, dialect.ErrUnknownScheme) || errors.Is(err, dialect.ErrBadTarget) {
 		return exitUsage
 	}
 	if errors.Is(err, dialect.ErrNotPermitted) {
 		return exitPermission // logged in fine: not an authentication failure
+	}
+	if errors.Is(err, agent.ErrUnreachable) {
+		return exitConnect // the database host's agent: unreachable as a target would be
 	}
 	if errors.Is(err, dialect.ErrNoDatabase) {
 		// The server is there, the database is not: the target is wrong

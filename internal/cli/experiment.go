@@ -65,11 +65,33 @@ Relative paths in a plan are relative to the plan file. Steps:
 	fmt.Fprintf(w, "\nA plan, with every field explained:\n\n%s", experiment.Example)
 }
 
+// readPlanFile reads a plan file: a regular file of at most
+// experiment.MaxPlanBytes, its size checked before it is read.
+func readPlanFile(cmd, path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usageErrorf("%s: cannot read plan %s: %v", cmd, path, errors.Unwrap(err))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, usageErrorf("%s: cannot read plan %s: %v", cmd, path, errors.Unwrap(err))
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > experiment.MaxPlanBytes {
+		return nil, usageErrorf("%s: plan %s is not a file of at most %d bytes", cmd, path, experiment.MaxPlanBytes)
+	}
+	src, err := io.ReadAll(io.LimitReader(f, experiment.MaxPlanBytes+1))
+	if err != nil {
+		return nil, usageErrorf("%s: cannot read plan %s: %v", cmd, path, errors.Unwrap(err))
+	}
+	return src, nil
+}
+
 // readPlan reads and decodes a plan file, registering its passwords.
 func (a *app) readPlan(path string) (*experiment.Plan, error) {
-	src, err := os.ReadFile(path)
+	src, err := readPlanFile("experiment", path)
 	if err != nil {
-		return nil, usageErrorf("experiment: cannot read plan %s: %v", path, errors.Unwrap(err))
+		return nil, err
 	}
 	p, err := experiment.Decode(path, src)
 	if err != nil {
@@ -146,8 +168,8 @@ func experimentResume(ctx context.Context, a *app, args []string) error {
 	}
 	var src []byte
 	if plan != "" {
-		if src, err = os.ReadFile(plan); err != nil {
-			return usageErrorf("experiment resume: cannot read plan %s: %v", plan, errors.Unwrap(err))
+		if src, err = readPlanFile("experiment resume", plan); err != nil {
+			return err
 		}
 	}
 	st, err := a.openStore(ctx, sf)
@@ -315,6 +337,9 @@ func experimentList(ctx context.Context, a *app, args []string) error {
 	fs.BoolVar(&asJSON, "json", false, "print as JSON")
 	if err := a.parseFlags(fs, "experiment list [--limit N] [--json]", args); err != nil {
 		return helpOK(err)
+	}
+	if limit < 0 {
+		return usageErrorf("experiment list: --limit must be 0 (all) or more, got %d", limit)
 	}
 	st, err := a.openStore(ctx, sf)
 	if err != nil {

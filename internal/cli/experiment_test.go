@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
@@ -273,5 +274,38 @@ func TestExperimentBadPlans(t *testing.T) {
 	}
 	if r := oltplab(t, env, "report", "--experiment", "99"); r.code != exitUsage {
 		t.Errorf("report of no experiment: exit %d, want %d", r.code, exitUsage)
+	}
+}
+
+// TestResumeNeedsThePasswordTheStoreDoesNotKeep: an experiment whose
+// target's url held a password (its stored plan holds the redaction mark
+// instead) is not resumed from the store with a wrong password: resume
+// says to give --plan or a password_file (exit 2, before connecting);
+// with --plan it goes on with the password.
+func TestResumeNeedsThePasswordTheStoreDoesNotKeep(t *testing.T) {
+	tg := dbtest.Postgres(t) // empty: the profile fails, the experiment can be resumed
+	dir := t.TempDir()
+	plan := writePlan(t, dir, fmt.Sprintf(`name: pw
+warehouses: 1
+profile: {vus: [1], rampup: 0s, duration: 1s, grace: 0s}
+targets:
+  - name: pg
+    url: %s
+steps: [profile]
+`, dbtest.RawURL(tg)))
+	env := []string{"OLTPLAB_RESULTS=" + filepath.Join(dir, "results.db"), "HOME=" + dir}
+	// Another process, as a user's first attempt would be: the experiment
+	// belongs to it, which has ended when resume comes.
+	cmd := exec.Command(os.Args[0], "experiment", "run", plan)
+	cmd.Env = append(os.Environ(), append(env, asCLIEnv+"=1")...)
+	if out, err := cmd.CombinedOutput(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != exitSchema {
+		t.Fatalf("run on an empty database: %v, want exit %d\n%s", err, exitSchema, out)
+	}
+	r := oltplab(t, env, "experiment", "resume", "1")
+	if r.code != exitUsage || !strings.Contains(r.err, "--plan") || !strings.Contains(r.err, "password_file") || strings.Count(r.err, "\n") != 1 {
+		t.Errorf("resume from the stored plan: exit %d, %q; want exit %d naming --plan and password_file", r.code, r.err, exitUsage)
+	}
+	if r := oltplab(t, env, "experiment", "resume", "1", "--plan", plan); r.code != exitSchema {
+		t.Errorf("resume --plan: exit %d, want %d (the schema is still missing: it connected)", r.code, exitSchema)
 	}
 }

@@ -64,7 +64,7 @@ func TestMetricsDuringRun(t *testing.T) {
 	if r := oltplab(t, env, "build", "--target", target, "--warehouses", "1"); r.code != 0 {
 		t.Fatalf("build: exit %d", r.code)
 	}
-	label := `fast "disk" <b>\ 1`
+	label := `fast "disk" \ 1` // quotes and a backslash: escaped in the exposition
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {

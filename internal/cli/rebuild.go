@@ -75,6 +75,9 @@ func runRebuild(ctx context.Context, a *app, args []string) error {
 	if err := a.parseFlags(fs, rebuildSynopsis, args); err != nil {
 		return helpOK(err)
 	}
+	if err := checkLabel("rebuild", o.Label); err != nil {
+		return err
+	}
 	set := fs.Changed
 	if err := o.RebuildOptions.Validate(); err != nil {
 		return usageErrorf("rebuild: %v", err)

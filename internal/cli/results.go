@@ -17,6 +17,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/experiment"
+	"github.com/oltplab/oltplab/internal/fio"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -26,7 +27,7 @@ import (
 const resultsSynopsis = `results list [--kind K] [--label L] [--limit N]
        oltplab results show ID [--json]
        oltplab results export PROFILE|MONITOR... [--format csv|json] [-o FILE] [--include-suspect]
-       oltplab results import FILE...
+       oltplab results import [--untagged] FILE...
        oltplab ` + resultsMergeSynopsis
 
 func runResults(ctx context.Context, a *app, args []string) error {
@@ -91,7 +92,7 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 	}
 	w := a.out()
 	if len(runs) == 0 {
-		fmt.Fprintf(w, "no results in %s yet\n", st.Path())
+		fmt.Fprintln(w, noneFound("results", kind, label, st.Path()))
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -121,6 +122,22 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 		}
 	}
 	return nil
+}
+
+// noneFound says that a list is empty: that nothing matches its filters,
+// or, without filters, that nothing is stored yet.
+func noneFound(what, kind, label, path string) string {
+	var filters []string
+	if kind != "" {
+		filters = append(filters, "of kind "+kind)
+	}
+	if label != "" {
+		filters = append(filters, "with the label "+quoted(label))
+	}
+	if len(filters) == 0 {
+		return fmt.Sprintf("no %s in %s yet", what, path)
+	}
+	return fmt.Sprintf("no %s %s in %s", what, strings.Join(filters, " and "), path)
 }
 
 // failuresReason reads from a stored run's summary how many of its
@@ -161,7 +178,7 @@ func (a *app) listProfiles(ctx context.Context, st *store.Store, label string, l
 	}
 	w := a.out()
 	if len(ps) == 0 {
-		fmt.Fprintf(w, "no profiles in %s yet\n", st.Path())
+		fmt.Fprintln(w, noneFound("profiles", "", label, st.Path()))
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -553,12 +570,18 @@ func registerIncludeSuspect(fs *pflag.FlagSet, v *bool) {
 }
 
 // resultsImport stores results saved to files when the store could not
-// take them. Importing a file twice stores it once.
+// take them: only files an oltplab using this store wrote, unchanged, each
+// once, judged by the rules a live run's result obeys.
 func resultsImport(ctx context.Context, a *app, args []string) error {
-	var sf storeFlags
+	var (
+		sf       storeFlags
+		untagged bool
+	)
 	fs := newFlagSet("results import")
 	sf.register(fs, a.env)
-	files, err := a.parseWithArgs(fs, "results import FILE...", args)
+	fs.BoolVar(&untagged, "untagged", false, "also take files saved by an oltplab older than integrity tags (they carry none): "+
+		"such a file may only complete a run this store created and never finished")
+	files, err := a.parseWithArgs(fs, "results import [--untagged] FILE...", args)
 	if err != nil {
 		return helpOK(err)
 	}
@@ -571,23 +594,53 @@ func resultsImport(ctx context.Context, a *app, args []string) error {
 	}
 	defer st.Close()
 	w := a.out()
+	opt := store.ImportOptions{Check: checkImported, Untagged: untagged}
 	for _, name := range files {
-		f, err := os.Open(name)
+		imp, err := importFile(ctx, st, name, opt)
 		if err != nil {
-			return usageErrorf("results import: %v", err)
+			if errors.Is(err, store.ErrSavedUntagged) && !untagged {
+				err = fmt.Errorf("%w; if you trust it, import it with --untagged (it can then only complete a run this store created and never finished)", err)
+			}
+			return fmt.Errorf("results import: %s: %w", quoted(name), err)
 		}
-		imp, err := st.Import(ctx, f)
-		f.Close()
-		switch {
-		case errors.Is(err, store.ErrNotSaved):
-			return usageErrorf("results import: %s: %v", quoted(name), err)
-		case err != nil:
-			return withCode(exitStore, fmt.Errorf("results import %s: %w", name, err))
-		case imp.Already:
-			fmt.Fprintf(w, "%s: already stored as run %d in %s\n", name, imp.RunID, st.Path())
-		default:
-			fmt.Fprintf(w, "%s: stored as run %d in %s (the file may now be deleted)\n", name, imp.RunID, st.Path())
-		}
+		fmt.Fprintf(w, "%s: stored as run %d in %s (the file may now be deleted)\n", name, imp.RunID, st.Path())
 	}
 	return nil
+}
+
+// importFile imports one saved file: a regular file, its size checked
+// (store.MaxSavedBytes) before any of it is read.
+func importFile(ctx context.Context, st *store.Store, name string, opt store.ImportOptions) (store.Imported, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return store.Imported{}, usageErrorf("results import: %v", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return store.Imported{}, usageErrorf("results import: %v", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return store.Imported{}, fmt.Errorf("%w: not a regular file (%s)", store.ErrNotSaved, fi.Mode().Type())
+	}
+	if fi.Size() > store.MaxSavedBytes {
+		return store.Imported{}, fmt.Errorf("%w: %d bytes, more than the %s a saved result may be", store.ErrSavedTooLarge,
+			fi.Size(), fio.FormatBytes(store.MaxSavedBytes))
+	}
+	return st.Import(ctx, f, fi.Size(), opt)
+}
+
+// checkImported applies to a saved result the rules its live run obeyed:
+// labels as --label takes them, and the run's status against its figures
+// (scenario.CheckStored).
+func checkImported(sr store.SavedRun) error {
+	if p := labelProblem(sr.Run.Label); p != "" {
+		return fmt.Errorf("its label %s", p)
+	}
+	if sr.Profile != nil {
+		if p := labelProblem(sr.Profile.Label); p != "" {
+			return fmt.Errorf("its profile's label %s", p)
+		}
+	}
+	return scenario.CheckStored(sr.Run.Kind, sr.Outcome)
 }

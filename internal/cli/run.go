@@ -57,7 +57,7 @@ func (o *runOptions) register(fs *pflag.FlagSet, a *app) {
 	o.results.register(fs, a.env)
 	fs.StringVar(&o.mode, "mode", driver.ModeTPROCC.String(), "`MODE`: tproc-c, virtual users back to back (or at --rate), NOPM and TPM; or tpc-c, terminals with the specification's keying and think times, deferred Delivery, response-time constraints, tpmC")
 	fs.StringVar(&o.vus, "vus", defaultVUs, "`VUS` (tproc-c): a number, a list 1,2,4 or a sequence fib:89, pow2:128, geo:256:1024:1.41 of virtual users (each is one step)")
-	fs.Float64Var(&o.driver.Rate, "rate", 0, "`RATE` (tproc-c): pace each virtual user at RATE transactions per second (latency counts from each scheduled start); 0: back to back")
+	fs.Float64Var(&o.driver.Rate, "rate", 0, "`RATE` (tproc-c): pace each virtual user at RATE transactions per second, at most 100000 (latency counts from each scheduled start); 0: back to back")
 	fs.StringVar(&o.terminals, "terminals", "", "`TERMINALS` (tpc-c): a number or a sequence as --vus (default: 10 per warehouse, the only count whose figure may be called tpmC; any other is labelled non-conforming)")
 	fs.IntVar(&o.driver.Sessions, "sessions", 0, fmt.Sprintf("`N` (tpc-c): sessions the terminals share, each held only while a transaction runs (default: one per terminal, at most %d)", driver.DefaultSessionsMax))
 	fs.IntVar(&o.driver.DeliverySessions, "delivery-sessions", 0, fmt.Sprintf("`N` (tpc-c): sessions that execute the deferred Deliveries (default: one per %d terminals)", driver.DeliveryTerminalsPerSession))
@@ -110,6 +110,9 @@ func (o *runOptions) validate() error {
 	steps := o.steps
 	if o.repeat < 1 {
 		return usageErrorf("run: --repeat must be at least 1, got %d", o.repeat)
+	}
+	if err := profile.CheckSlots(len(steps), o.repeat); err != nil {
+		return usageErrorf("run: --vus and --repeat: %v", err)
 	}
 	if o.terminateSessions && !o.reset {
 		return usageErrorf("run: --terminate-sessions goes with --reset-between")

@@ -175,6 +175,9 @@ func resultsMerge(ctx context.Context, a *app, args []string) error {
 	if _, err := a.parseWithArgs(fs, resultsMergeSynopsis, args); err != nil {
 		return helpOK(err)
 	}
+	if err := checkLabel("results merge", g.Label); err != nil {
+		return err
+	}
 	if g.Group == "" || g.Count < 1 {
 		return usageErrorf("results merge: want --shard-group NAME and --shards N")
 	}

@@ -105,6 +105,12 @@ func runStorageBench(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return helpOK(err)
 	}
+	if err := checkLabel("storage bench", o.label); err != nil {
+		return err
+	}
+	if fs.Changed("runtime") && o.fio.Runtime < fio.MinRuntime {
+		return usageErrorf("storage bench: --runtime %s: want whole seconds, at least %s (leave it out for each profile's own)", o.fio.Runtime, fio.MinRuntime)
+	}
 	if len(pos) != 1 {
 		return usageErrorf("storage bench: want exactly one directory to measure (see `oltplab storage --help`)")
 	}

@@ -173,8 +173,8 @@ func TestRunSurvivesABusyStore(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.out), &got); err != nil || got.Status != store.StatusOK || len(got.Summary) == 0 {
 			t.Errorf("imported run: %+v (%v)", got.Status, err)
 		}
-		if r := oltplab(t, env, "results", "import", saved); r.code != 0 || !strings.Contains(r.out, "already stored") {
-			t.Errorf("second import: exit %d, %q", r.code, r.out)
+		if r := oltplab(t, env, "results", "import", saved); r.code != exitUsage || !strings.Contains(r.err, "already stored") {
+			t.Errorf("second import: exit %d, %q; want exit %d, already stored", r.code, r.err, exitUsage)
 		}
 		r = oltplab(t, env, "results", "list", "--kind", "run", "--json")
 		var runs []store.Run

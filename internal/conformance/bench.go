@@ -16,11 +16,12 @@ import (
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
-// Bench runs the benchmarks every dialect shares: BenchBuild and
-// BenchSessions.
+// Bench runs the benchmarks every dialect shares: BenchBuild,
+// BenchSessions and BenchMemory.
 func Bench(b *testing.B, d Dialect) {
 	b.Run("build", func(b *testing.B) { BenchBuild(b, d, nil) })
 	b.Run("session", func(b *testing.B) { BenchSessions(b, d, nil) })
+	b.Run("memory", func(b *testing.B) { BenchMemory(b, d) })
 }
 
 // BenchWarehouses is the scale of the benchmarks: OLTPLAB_BENCH_WAREHOUSES,

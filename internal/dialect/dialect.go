@@ -63,6 +63,28 @@ type Capabilities struct {
 	// Embedded: the database runs inside oltplab's own process (SQLite), so
 	// the driver's CPU per transaction includes the database's work.
 	Embedded bool
+	// MaxSessions bounds the sessions a run may open at once when no
+	// server says how many it accepts (SQLite); 0 leaves it to the
+	// server (ConnectionLimiter).
+	MaxSessions int
+}
+
+// ConnectionLimiter is implemented by databases whose server bounds its
+// connections: a run that would open more than it accepts is refused
+// before it opens any.
+type ConnectionLimiter interface {
+	// ConnectionLimit says how many more connections this user may open
+	// now.
+	ConnectionLimit(ctx context.Context) (ConnectionLimit, error)
+}
+
+// ConnectionLimit is what a server accepts of this user now.
+type ConnectionLimit struct {
+	// Available is how many more connections this user may open.
+	Available int
+	// Detail says how, for the error that refuses a run: the server's
+	// limit, what it reserves and what is open.
+	Detail string
 }
 
 // Database is one target database opened by a dialect. It is safe for

@@ -155,6 +155,12 @@ const DefaultSessionsMax = 64
 // sessions: 1,000 terminals queue about two Deliveries a second.
 const DeliveryTerminalsPerSession = 1000
 
+// MaxRate bounds the rate of one virtual user: one transaction every 10
+// µs is faster than any database answers one session, and far higher
+// rates round the interval between transactions down to nothing (an
+// unpaced run, labelled paced).
+const MaxRate = 100_000
+
 // MaxSchedule bounds ramp-up plus measured window plus grace: longer is
 // a typing mistake, and far longer would overflow the schedule's clock.
 const MaxSchedule = 366 * 24 * time.Hour
@@ -167,8 +173,8 @@ func (o Options) Validate() error {
 		if o.VUs < 1 {
 			errs = append(errs, fmt.Errorf("virtual users must be at least 1, got %d", o.VUs))
 		}
-		if o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) {
-			errs = append(errs, fmt.Errorf("rate must be a positive number of transactions per second (or 0: none), got %v", o.Rate))
+		if o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) || o.Rate > MaxRate {
+			errs = append(errs, fmt.Errorf("rate must be a positive number of transactions per second, at most %d (or 0: none), got %v", MaxRate, o.Rate))
 		}
 		if o.Terminals != 0 || o.Sessions != 0 || o.DeliverySessions != 0 {
 			errs = append(errs, errors.New("terminals, sessions and delivery sessions belong to the tpc-c mode"))

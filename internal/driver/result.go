@@ -284,10 +284,28 @@ func (r *Result) merge(stats []*vuStats, warehouses int) {
 			r.ErrorsByClass[dialect.ErrClass(c).String()] = n
 		}
 	}
-	if minutes := r.Window.Seconds / 60; minutes > 0 {
-		r.DriverTPM = float64(completed) / minutes
-		r.DriverNOPM = float64(newOrders) / minutes
+	r.DriverTPM = perMinute(completed, r.Window.Seconds)
+	r.DriverNOPM = perMinute(newOrders, r.Window.Seconds)
+}
+
+// perMinute is n events over a window of seconds, per minute; 0 for an
+// empty window.
+func perMinute(n int64, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
 	}
+	return float64(n) / (seconds / 60)
+}
+
+// committedNewOrders is the New-Orders that committed (completed, less
+// the rollbacks the specification asks for).
+func (r *Result) committedNewOrders() int64 {
+	for _, k := range r.Kinds {
+		if k.Kind == tpcc.NewOrderTx.String() {
+			return k.Completed - k.RolledBack
+		}
+	}
+	return 0
 }
 
 // completed is the number of completed transactions of every kind.

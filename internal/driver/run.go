@@ -228,9 +228,7 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	if r.txc == nil && res.CountsFallback == "" {
 		// No server counter: TPM counts what the driver completed.
 		res.DBTransactions = res.completed()
-		if minutes := res.Window.Seconds / 60; minutes > 0 {
-			res.TPM = float64(res.DBTransactions) / minutes
-		}
+		res.TPM = perMinute(res.DBTransactions, res.Window.Seconds)
 	}
 	res.neverNegative()
 	if res.CountsFallback != "" {
@@ -604,11 +602,11 @@ func (r *runner) endWindow(_ time.Time, complete bool) {
 	}
 	res.countersRead = true
 	res.DBNewOrders = nopm - r.startNOPM
-	if minutes := w.Seconds / 60; minutes > 0 {
-		res.NOPM = float64(res.DBNewOrders) / minutes
+	if w.Seconds > 0 {
+		res.NOPM = perMinute(res.DBNewOrders, w.Seconds)
 		if r.txc != nil {
 			res.DBTransactions = tx - r.startTx
-			res.TPM = float64(res.DBTransactions) / minutes
+			res.TPM = perMinute(res.DBTransactions, w.Seconds)
 		}
 	}
 }

@@ -73,6 +73,10 @@ func expandMatrix(d *Decoder, p *Plan, n *yaml.Node) ([]*TargetSpec, error) {
 	}
 	slices.Sort(allowed)
 	var axes []axis
+	// The targets are counted before any is built: the product of the
+	// axes' lengths, at most room (MaxTargets less the explicit ones).
+	room := MaxTargets - len(p.Targets)
+	combinations := 1
 	for i := 0; i+1 < len(m.Axes.Content); i += 2 {
 		k, v := m.Axes.Content[i], m.Axes.Content[i+1]
 		path := "matrix.axes." + k.Value
@@ -82,6 +86,11 @@ func expandMatrix(d *Decoder, p *Plan, n *yaml.Node) ([]*TargetSpec, error) {
 		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
 			return nil, d.Errorf(v, path, "want a list of values, got %s", describe(v))
 		}
+		if len(v.Content) > room/combinations {
+			return nil, d.Errorf(v, path, "%d values make more than %d targets with the axes before it; a plan has at most %d targets",
+				len(v.Content), room, MaxTargets)
+		}
+		combinations *= len(v.Content)
 		a := axis{name: k.Value, key: k}
 		for j, e := range v.Content {
 			av, err := axisEntry(d, e, fmt.Sprintf("%s[%d]", path, j))

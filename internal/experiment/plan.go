@@ -67,6 +67,18 @@ type planFile struct {
 	Steps       []yaml.Node   `yaml:"steps"`
 }
 
+// MaxTargets bounds a plan's targets, its matrix's included: each is a
+// database measured one after the other (a managed instance started and
+// built for each), so hundreds already make a study of weeks.
+const MaxTargets = 256
+
+// MaxSteps bounds a plan's steps: each runs on every target.
+const MaxSteps = 100
+
+// MaxPlanBytes bounds a plan file: a plan with every option of every
+// step is a few kilobytes.
+const MaxPlanBytes = 1 << 20
+
 // namePattern is what a target or experiment name may be: it names
 // directories and managed instances.
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`)
@@ -81,6 +93,9 @@ func Decode(file string, src []byte) (*Plan, error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return nil, &PlanError{File: file, Err: err}
+	}
+	if len(src) > MaxPlanBytes {
+		return nil, &PlanError{File: file, Err: fmt.Errorf("%d bytes: a plan is at most %d", len(src), MaxPlanBytes)}
 	}
 	sum := sha256.Sum256(src)
 	p := &Plan{File: file, Dir: filepath.Dir(abs), Source: src, SHA256: hex.EncodeToString(sum[:])}
@@ -106,6 +121,15 @@ func Decode(file string, src []byte) (*Plan, error) {
 			continue
 		}
 		fixed.Content = append(fixed.Content, k, v)
+	}
+	// Counted before they are decoded.
+	for _, l := range []struct {
+		field string
+		max   int
+	}{{"targets", MaxTargets}, {"steps", MaxSteps}} {
+		if n := valueNode(root, l.field); n != nil && n.Kind == yaml.SequenceNode && len(n.Content) > l.max {
+			return nil, d.Errorf(n, l.field, "%d %s: at most %d", len(n.Content), l.field, l.max)
+		}
 	}
 	var pf planFile
 	if err := d.Decode(fixed, &pf, ""); err != nil {

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -263,5 +264,48 @@ func TestExamplesDecode(t *testing.T) {
 				t.Errorf("%s: %d targets, estimated %s; want a comparison within 10 minutes", name, len(p.Targets), p.Estimate())
 			}
 		})
+	}
+}
+
+// TestPlanExpansionBounded: a matrix of more targets than MaxTargets (a
+// 1000 × 1000 matrix, or 20 × 20), more targets or steps than a plan may
+// have, and a plan file over MaxPlanBytes are refused, counted before
+// anything is built.
+func TestPlanExpansionBounded(t *testing.T) {
+	list := func(n int, f func(i int) string) string {
+		items := make([]string, n)
+		for i := range items {
+			items[i] = f(i)
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	}
+	mem := func(i int) string { return fmt.Sprintf("%dMB", i+1) }
+	cpus := func(i int) string { return fmt.Sprintf("'%d'", i) }
+	matrix := func(n int) string {
+		return "name: m\nwarehouses: 1\nsteps: [build]\nmatrix:\n  engine: postgres\n  data_dir: /x\n  axes:\n    memory: " +
+			list(n, mem) + "\n    cpus: " + list(n, cpus) + "\n"
+	}
+	target := func(i int) string { return fmt.Sprintf("{name: t%d, url: 'sqlite:t%d.db'}", i, i) }
+	cases := []struct {
+		name, src string
+		path, msg string
+	}{
+		{"a 1000 × 1000 matrix", matrix(1000), "matrix.axes.memory", "a plan has at most 256 targets"},
+		{"a 20 × 20 matrix", matrix(20), "matrix.axes.cpus", "20 values make more than 256 targets"},
+		{"257 targets", "name: m\nwarehouses: 1\nsteps: [build]\ntargets: " + list(MaxTargets+1, target) + "\n", "targets", "257 targets: at most 256"},
+		{"101 steps", "name: m\nwarehouses: 1\ntargets: [" + target(0) + "]\nsteps: " + list(MaxSteps+1, func(int) string { return "build" }) + "\n",
+			"steps", "101 steps: at most 100"},
+		{"a plan over 1 MiB", "name: m\nwarehouses: 1\n# " + strings.Repeat("x", MaxPlanBytes) + "\n", "", "a plan is at most"},
+	}
+	for _, c := range cases {
+		_, err := Decode("plan.yaml", []byte(c.src))
+		var pe *PlanError
+		if !errors.As(err, &pe) || pe.Path != c.path || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: got %v, want a PlanError at %q saying %q", c.name, err, c.path, c.msg)
+		}
+	}
+	// 16 × 16 is the most two axes may make.
+	if p, err := Decode("plan.yaml", []byte(matrix(16))); err != nil || len(p.Targets) != 256 {
+		t.Errorf("a 16 × 16 matrix: %v", err)
 	}
 }

@@ -107,6 +107,9 @@ func (s *profileStep) Prepare(p *Plan) error {
 	if s.Repeat < 1 {
 		return fmt.Errorf("repeat must be at least 1, got %d", s.Repeat)
 	}
+	if err := profile.CheckSlots(len(s.VUs.Steps), s.Repeat); err != nil {
+		return err
+	}
 	d := s.driverOptions()
 	d.VUs = s.VUs.Steps[0]
 	if err := d.Validate(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/cost"
+	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
@@ -192,8 +193,22 @@ func Load(ctx context.Context, st *store.Store, id int64, planSrc []byte) (store
 	if err != nil {
 		return e, nil, fmt.Errorf("the stored plan of experiment %d: %w", id, err)
 	}
+	if planSrc == nil {
+		// The stored copy holds the redaction mark where a url had its
+		// password: the plan file must give it again.
+		for _, t := range p.Targets {
+			if !t.Managed() && t.Secret() == dialect.Redacted {
+				return e, nil, fmt.Errorf("experiment %d: target %s: %w: resume with --plan %s (the plan it started with), "+
+					"or give the target a password_file", id, t.Name, ErrPlanPassword, e.PlanFile)
+			}
+		}
+	}
 	return e, p, nil
 }
+
+// ErrPlanPassword: a target's password was in its url, which the stored
+// copy of the plan does not keep.
+var ErrPlanPassword = errors.New("its url held a password, which oltplab does not store")
 
 // Resume continues experiment id: steps finished are skipped, the step
 // that was running (its process gone) continues from what it saved, the

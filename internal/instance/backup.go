@@ -70,6 +70,12 @@ type backupEngine interface {
 	restore(ctx context.Context, b *Backupper, bk Backup, spec Spec, r *RestoreReport) (*Instance, error)
 }
 
+// sourceChecker is what an engine implements that can tell, before the
+// first backup, that the source will refuse it.
+type sourceChecker interface {
+	checkSource(ctx context.Context, b *Backupper) error
+}
+
 // clientTool is a program a backup method runs and the Debian package
 // that provides it.
 type clientTool struct {
@@ -205,6 +211,11 @@ func NewBackupper(ctx context.Context, src BackupSource, o BackupOptions, log *s
 	}
 	first := be.backupTools(method)[0].name
 	b.run.binDir = filepath.Dir(b.tools[first])
+	if c, ok := be.(sourceChecker); ok {
+		if err := c.checkSource(ctx, b); err != nil {
+			return nil, err
+		}
+	}
 
 	switch {
 	case src.Instance != nil:

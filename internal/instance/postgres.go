@@ -221,9 +221,17 @@ func (postgresEngine) prepare(i *Instance) ([]string, error) {
 		"local replication all     peer map=oltplab\n" +
 		"host  all         " + UserName + " 127.0.0.1/32 scram-sha-256\n" +
 		"host  replication " + UserName + " 127.0.0.1/32 scram-sha-256\n"
-	ident := "# OS users that may connect as " + UserName + " over the socket\n"
+	role := UserName
+	if l := i.spec.login; l != nil {
+		// A copy of a cluster oltplab does not manage: its own role, over
+		// the private socket only.
+		hba = "# oltplab: a restored copy, entered as the source's role over the private socket only\n" +
+			"local all         all     peer map=oltplab\n"
+		role = l.quotedRole()
+	}
+	ident := "# OS users that may connect as " + role + " over the socket\n"
 	for _, u := range osUserNames(i) {
-		ident += fmt.Sprintf("oltplab %s %s\n", u, UserName)
+		ident += fmt.Sprintf("oltplab %s %s\n", u, role)
 	}
 	if _, err := i.writePrivate("pg_hba.conf", hba); err != nil {
 		return nil, err
@@ -263,10 +271,18 @@ func (postgresEngine) ready(ctx context.Context, i *Instance) (map[string]string
 	if err != nil {
 		return nil, err
 	}
+	if l := i.spec.login; l != nil {
+		cfg.User, cfg.Database = l.role, l.database
+	}
 	var conn *pgx.Conn
 	for {
 		if conn, err = pgx.ConnectConfig(ctx, cfg); err == nil {
 			break
+		}
+		if refused(err) {
+			// The server is up and turns this login away: waiting longer
+			// changes nothing.
+			return nil, fmt.Errorf("connect over %s as %s to %s: %s", i.runDir, cfg.User, cfg.Database, pgErrText(err))
 		}
 		select {
 		case <-ctx.Done():
@@ -275,6 +291,10 @@ func (postgresEngine) ready(ctx context.Context, i *Instance) (map[string]string
 		}
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	if i.spec.login != nil {
+		// Nothing of the source's to change: its role keeps its password.
+		return readSettings(ctx, conn)
+	}
 	// The password must not reach the server log, even in an error report.
 	for _, q := range []string{"SET log_statement = 'none'", "SET log_min_error_statement = 'panic'",
 		"ALTER ROLE " + UserName + " PASSWORD '" + i.password.Reveal() + "'"} {
@@ -291,6 +311,12 @@ func (postgresEngine) ready(ctx context.Context, i *Instance) (map[string]string
 			return nil, fmt.Errorf("create database %s: %w", DatabaseName, err)
 		}
 	}
+	return readSettings(ctx, conn)
+}
+
+// readSettings reads the settings recorded as the instance's effective
+// ones.
+func readSettings(ctx context.Context, conn *pgx.Conn) (map[string]string, error) {
 	eff := map[string]string{}
 	for _, k := range []string{"server_version", "shared_buffers", "max_connections", "wal_level", "wal_sync_method",
 		"backend_flush_after", "checkpoint_flush_after", "fsync", "synchronous_commit", "data_directory"} {
@@ -301,6 +327,18 @@ func (postgresEngine) ready(ctx context.Context, i *Instance) (map[string]string
 		eff[k] = v
 	}
 	return eff, nil
+}
+
+// refused reports an error by which a running server turns a login away
+// (SQLSTATE class 28, invalid authorization; 3D000, no such database), as
+// opposed to one that is not up yet.
+func refused(err error) bool {
+	var code interface{ SQLState() string }
+	if !errors.As(err, &code) {
+		return false
+	}
+	s := code.SQLState()
+	return strings.HasPrefix(s, "28") || s == "3D000"
 }
 
 // pgErrText is an error without anything of the statement that caused it.
@@ -315,6 +353,13 @@ func pgErrText(err error) string {
 func (postgresEngine) scheme() string { return "postgres" }
 
 func (postgresEngine) target(i *Instance) dialect.Target {
+	if l := i.spec.login; l != nil {
+		// The source's role over the private socket: peer authentication,
+		// no password.
+		q := url.Values{"host": {i.runDir}, "port": {strconv.Itoa(i.port)}, "sslmode": {"disable"}}
+		return dialect.Target{Scheme: "postgres",
+			URL: &url.URL{Scheme: "postgres", User: url.User(l.role), Path: "/" + l.database, RawQuery: q.Encode()}}
+	}
 	return dialect.Target{Scheme: "postgres",
 		URL: &url.URL{Scheme: "postgres", User: url.User(UserName), Host: fmt.Sprintf("127.0.0.1:%d", i.port),
 			Path: "/" + DatabaseName, RawQuery: "sslmode=disable"},

@@ -147,7 +147,14 @@ func (postgresEngine) restore(ctx context.Context, b *Backupper, bk Backup, spec
 	}
 	// A base backup is a data directory: copied into place (the engine's
 	// directory Restore made, empty, the tools' account's), synced, then
-	// started; the server recovers from the WAL streamed with it.
+	// started; the server recovers from the WAL streamed with it. A copy of
+	// a cluster oltplab does not manage holds the source's roles only: it
+	// is entered as the source's own.
+	if b.src.Instance == nil {
+		if spec.login, err = sourceLogin(b.src.Target); err != nil {
+			return nil, err
+		}
+	}
 	engineDir := filepath.Join(spec.DataDir, string(Postgres))
 	err = r.step("copy", func() error {
 		return b.run.run(ctx, "restore: copy the base backup", b.tools["cp"], []string{"-a", "--", bk.Data + "/.", engineDir + "/"})
@@ -159,6 +166,62 @@ func (postgresEngine) restore(ctx context.Context, b *Backupper, bk Backup, spec
 		return nil, err
 	}
 	return b.startRestored(ctx, "start", spec, r)
+}
+
+// restoredLogin is how oltplab enters a restored copy of a PostgreSQL
+// cluster it does not manage: the copy's catalogue holds the source's
+// roles and none of oltplab's, so the instance is started, checked and
+// measured as the source's own role (the one its target names), in the
+// source's database, over the instance's private socket only (peer
+// authentication of oltplab's OS user mapped to that role: no password,
+// no TCP login). Without it the instance would wait for a role of its
+// own that never comes.
+type restoredLogin struct{ role, database string }
+
+// sourceLogin is the login of a restored copy of tg's cluster: tg's role
+// and database, libpq's defaults filled in.
+func sourceLogin(tg dialect.Target) (*restoredLogin, error) {
+	cfg, err := pgx.ParseConfig(tg.URL.String())
+	if err != nil {
+		return nil, errorf(KindSpec, "restore: the source target: %v", err)
+	}
+	if strings.ContainsAny(cfg.User, "\"\n\r") || cfg.User == "" {
+		return nil, errorf(KindSpec, "restore: the source's role %q cannot be named in pg_ident.conf", cfg.User)
+	}
+	return &restoredLogin{role: cfg.User, database: cfg.Database}, nil
+}
+
+// quotedRole is the role as pg_ident.conf takes it: quoted, its case kept.
+func (l *restoredLogin) quotedRole() string { return `"` + l.role + `"` }
+
+// checkSource refuses a base backup as a role that may not take one
+// (neither superuser nor REPLICATION): pg_basebackup would fail on the
+// replication connection, a backup failure rather than the missing
+// privilege it is (dialect.ErrNotPermitted). A source that cannot be
+// asked is left to the tool, which reports it.
+func (postgresEngine) checkSource(ctx context.Context, b *Backupper) error {
+	if b.method != BaseBackup {
+		return nil
+	}
+	cfg, err := pgx.ParseConfig(b.src.Target.URL.String())
+	if err != nil {
+		return nil
+	}
+	if b.src.Target.PasswordSet {
+		cfg.Password = b.src.Target.Password.Reveal()
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var may bool
+	if err := conn.QueryRow(ctx, "SELECT rolsuper OR rolreplication FROM pg_roles WHERE rolname = current_user").Scan(&may); err != nil || may {
+		return nil
+	}
+	return fmt.Errorf("backup: role %s may not take a base backup: pg_basebackup needs a superuser or a role with REPLICATION "+
+		"(ALTER ROLE %s REPLICATION), or take a dump (--method dump): %w",
+		pgx.Identifier{cfg.User}.Sanitize(), pgx.Identifier{cfg.User}.Sanitize(), dialect.ErrNotPermitted)
 }
 
 // pgExec runs one statement on a PostgreSQL target.

@@ -120,6 +120,10 @@ type Spec struct {
 	// BinDir, optional, is where the server binaries are (e.g.
 	// /usr/lib/postgresql/15/bin); found automatically when empty.
 	BinDir string `yaml:"bin_dir" json:"bin_dir,omitempty"`
+
+	// login, set by a restore, is how oltplab enters a copy of a cluster
+	// it does not manage (postgres_backup.go); nil: as its own role.
+	login *restoredLogin
 }
 
 // ConnectionReserve is the number of connections a server accepts beyond

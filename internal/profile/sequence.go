@@ -13,6 +13,21 @@ import (
 // generators loop for long.
 const maxVUs = 1_000_000
 
+// MaxSlots bounds the runs of one profile, steps times repeats: ten
+// thousand runs of the shortest window (1 s, no ramp-up) take nearly
+// three hours; more is a typing mistake, and a profile's order of runs is
+// laid out before the first one starts.
+const MaxSlots = 10_000
+
+// CheckSlots refuses a profile of more than MaxSlots runs (steps times
+// repeats).
+func CheckSlots(steps, repeats int) error {
+	if steps > 0 && repeats > MaxSlots/steps {
+		return fmt.Errorf("%d steps × %d repeats: at most %d runs in one profile", steps, repeats, MaxSlots)
+	}
+	return nil
+}
+
 // ParseVUs parses a virtual-user sequence. Accepted forms:
 //
 //	89                 one step
@@ -85,6 +100,9 @@ func parseList(s string) ([]int, error) {
 		seen[v] = true
 		out = append(out, v)
 	}
+	if len(out) > MaxSlots {
+		return nil, fmt.Errorf("virtual users: %d steps, at most %d", len(out), MaxSlots)
+	}
 	return out, nil
 }
 
@@ -153,8 +171,8 @@ func parseGeo(rest string) ([]int, error) {
 	span := float64(to) / float64(from)
 	n := int(math.Round(math.Log(span) / math.Log(factor)))
 	n = max(n, 1)
-	if n > maxVUs {
-		return nil, fmt.Errorf("virtual users %q: FACTOR %g gives more than %d steps", spec, factor, maxVUs)
+	if n > MaxSlots {
+		return nil, fmt.Errorf("virtual users %q: FACTOR %g gives more than %d steps", spec, factor, MaxSlots)
 	}
 	out := []int{from}
 	for k := 1; k < n; k++ {

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -64,6 +65,8 @@ func TestParseVUsErrors(t *testing.T) {
 		{"geo:1:10:abc", `FACTOR "abc" is not a number`},
 		{"geo:1:10:NaN", "is not a number"},
 		{"geo:0:10:2", "FROM is 0"},
+		{"geo:1:1000000:1.0001", "gives more than 10000 steps"},
+		{longList(MaxSlots + 1), "10001 steps, at most 10000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -124,6 +127,28 @@ func TestOrderCoversEverySlotOnce(t *testing.T) {
 					seen[s] = true
 				}
 			}
+		}
+	}
+}
+
+// longList is the list 1,2,...,n.
+func longList(n int) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = strconv.Itoa(i + 1)
+	}
+	return strings.Join(items, ",")
+}
+
+// TestCheckSlots: steps times repeats beyond MaxSlots is refused, without
+// overflowing.
+func TestCheckSlots(t *testing.T) {
+	for _, c := range []struct {
+		steps, repeats int
+		ok             bool
+	}{{1, 1, true}, {10, 1000, true}, {10, 1001, false}, {2, 1 << 62, false}, {MaxSlots, 1, true}, {MaxSlots + 1, 1, false}} {
+		if err := CheckSlots(c.steps, c.repeats); (err == nil) != c.ok {
+			t.Errorf("CheckSlots(%d, %d) = %v, want ok %v", c.steps, c.repeats, err, c.ok)
 		}
 	}
 }

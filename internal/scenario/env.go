@@ -43,6 +43,9 @@ type Env struct {
 	// FreeBytes reads the free space of a directory's file system; nil is
 	// sysstat.FreeBytes.
 	FreeBytes func(dir string) (int64, error)
+	// MemAvailable reads the memory this host has available (CheckCapacity);
+	// nil is /proc/meminfo's MemAvailable.
+	MemAvailable func() (int64, error)
 	// Agent is the HOST:PORT of an `oltplab agent` on the database's
 	// host: measurements then record that host's metrics too.
 	Agent string

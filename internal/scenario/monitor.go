@@ -21,6 +21,9 @@ type MonitorOutcome struct {
 // monitor. Canceling ctx stops it early; what was sampled is stored as
 // partial and the error wraps context.Canceled.
 func (e *Env) Monitor(ctx context.Context, db dialect.Database, tg dialect.Target, label string, duration, interval time.Duration) (MonitorOutcome, error) {
+	if err := e.checkAgent(ctx); err != nil {
+		return MonitorOutcome{}, err
+	}
 	rc := e.GatherContext(ctx, db, tg, nil)
 	dialectName := ""
 	if db != nil {

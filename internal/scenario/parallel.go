@@ -169,6 +169,22 @@ func (e *Env) Window(ctx context.Context, targets []ParallelTarget, o WindowOpti
 	}
 
 	d := o.Driver
+	// Every target's sessions at once, in this process: each server must
+	// take its own, and this host's memory all of them.
+	var mem int64
+	for i, t := range targets {
+		need, what, err := stepNeeds(d, d.Users(), schemas[i].meta.Warehouses)
+		if err != nil {
+			return w, fmt.Errorf("target %s: %w", t.Name, err)
+		}
+		if err := e.checkConnections(ctx, t.DB, need, what); err != nil {
+			return w, fmt.Errorf("target %s: %w", t.Name, err)
+		}
+		mem += need.Bytes
+	}
+	if err := e.checkMemory(mem, fmt.Sprintf("the runs of the %d targets", len(targets))); err != nil {
+		return w, err
+	}
 	params := map[string]any{"driver": d, "targets": names, "phase": o.Phase, "repeat": o.Repeat,
 		"skew_tolerance_seconds": o.SkewTolerance.Seconds(), "mode": d.Mode.String(), "mode_label": d.ModeLabel()}
 	expID, expSeq := e.link()

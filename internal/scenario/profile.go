@@ -85,6 +85,17 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		// The dialect (SQLite) or this build has no stored procedures.
 		o.Driver.Style = dialect.StyleClientSQL
 	}
+	if err := profile.CheckSlots(len(o.Steps), o.Repeat); err != nil {
+		return ProfileOutcome{}, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
+	// Before anything is opened, copied or allocated: the largest step
+	// must fit the server's connections and this host's memory.
+	if err := e.CheckCapacity(ctx, db, o.Driver, o.Steps, meta.Warehouses); err != nil {
+		return ProfileOutcome{}, err
+	}
+	if err := e.checkAgent(ctx); err != nil {
+		return ProfileOutcome{}, err
+	}
 	rc := e.GatherContext(ctx, db, tg, &meta)
 	h, err := e.newHygiene(ctx, db, tg, meta, hygieneOptions{checkpoint: o.Checkpoint, reset: o.Reset,
 		endSessions: o.TerminateSessions, dataDir: rc.DataDir(),
@@ -367,20 +378,8 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 		smp.Stop()
 	}
 
-	status := store.StatusOK
+	status := RunStatus(res, rerr != nil)
 	errText := ""
-	switch {
-	case rerr != nil && res == nil:
-		status = store.StatusFailed
-	case res != nil && res.IsSuspect():
-		// Wrong figures outrank an incomplete window: neither is usable,
-		// and this one would otherwise look like a measurement.
-		status = store.StatusSuspect
-	case rerr == nil && res != nil && !res.Partial && res.TooManyFailures != "":
-		status = store.StatusFailures
-	case rerr != nil || (res != nil && res.Partial):
-		status = store.StatusPartial
-	}
 	if rerr != nil {
 		errText = e.scrub(rerr.Error())
 	}

@@ -2,14 +2,29 @@ package scenario
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/agent"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/sysstat"
 )
+
+// checkAgent refuses to measure when the database host's agent (Agent)
+// does not answer: the user asked for that host's figures, and the
+// samplers would only warn once the measurement is under way.
+func (e *Env) checkAgent(ctx context.Context) error {
+	if e.Agent == "" {
+		return nil
+	}
+	if err := agent.Check(ctx, e.Agent); err != nil {
+		return fmt.Errorf("--agent: %w", err)
+	}
+	return nil
+}
 
 // MonitorSummary is what the samplers saw during a measured window, stored
 // with the run (under "monitor") and shown by run, results show and report.

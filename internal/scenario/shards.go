@@ -285,15 +285,7 @@ func (e *Env) storeMerged(ctx context.Context, pid int64, ref store.Run, res *dr
 	if err != nil {
 		return 0, "", storeErr("record a merged run", err)
 	}
-	status := store.StatusOK
-	switch {
-	case res.IsSuspect():
-		status = store.StatusSuspect
-	case res.Partial:
-		status = store.StatusPartial
-	case res.TooManyFailures != "":
-		status = store.StatusFailures
-	}
+	status := RunStatus(res, false)
 	o := store.Outcome{Status: status, Summary: JSON(RunSummary{Version: RunSummaryVersion, Result: res}),
 		Histograms: map[string]*hdrhistogram.Histogram{}}
 	for k, h := range res.Histograms() {

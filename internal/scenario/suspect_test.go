@@ -185,6 +185,16 @@ func assertSuspect(t *testing.T, env *scenario.Env, out scenario.ProfileOutcome,
 	if r.Status != store.StatusSuspect {
 		t.Errorf("stored run status: got %s, want suspect", r.Status)
 	}
+	// Read back from a saved file, the same result passes the rules it
+	// was stored by only as suspect.
+	o := store.Outcome{Status: r.Status, Summary: r.Summary, Error: r.Error, EndedAt: r.EndedAt}
+	if err := scenario.CheckStored(r.Kind, o); err != nil {
+		t.Errorf("CheckStored refuses the suspect run as stored: %v", err)
+	}
+	o.Status = store.StatusOK
+	if err := scenario.CheckStored(r.Kind, o); err == nil || !strings.Contains(err.Error(), "suspect") {
+		t.Errorf("CheckStored of the suspect run marked ok: got %v, want it refused", err)
+	}
 	for _, want := range reasons {
 		if !strings.Contains(string(r.Summary), want) {
 			t.Errorf("stored summary lacks the reason %q: %s", want, r.Summary)

@@ -167,6 +167,8 @@ var conformance = []struct {
 	{"SamplesRoundTrip", fresh(testSamplesRoundTrip)},
 	{"AddSamplesRefusesBadBatches", fresh(testAddSamplesRefusesBadBatches)},
 	{"ImportRefusesOtherFiles", fresh(testImportRefusesOtherFiles)},
+	{"ImportTrustsOnlyItsOwnFiles", fresh(testImportTrustsOnlyItsOwnFiles)},
+	{"ImportUntagged", fresh(testImportUntagged)},
 	{"ShardRendezvous", fresh(testShardRendezvous)},
 	{"Leftovers", fresh(testLeftovers)},
 	{"CompleteDurablyWaitsForALock", testCompleteDurablyWaitsForALock},

@@ -190,7 +190,7 @@ func (s *Store) saveOutcome(id int64, o Outcome) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("run %d was not created by this process", id)
 	}
-	sv, err := newSaved(r, p, o)
+	sv, err := newSaved(r, p, o, s.Path())
 	if err != nil {
 		return "", err
 	}
@@ -203,7 +203,7 @@ func (s *Store) saveOutcome(id int64, o Outcome) (string, error) {
 			errs = append(errs, err)
 			continue
 		}
-		if err := writeSaved(path, sv); err != nil {
+		if err := s.writeSaved(path, sv, o.Samples); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 )
 
 // A migration brings the schema from version-1 to version. Migrations are
@@ -17,6 +18,9 @@ type migration struct {
 	version int
 	name    string
 	stmts   []string
+	// fill, when set, runs after stmts in the same transaction: for rows
+	// a migration must add that SQL cannot write (a random key).
+	fill func(ctx context.Context, t *dbTx, now time.Time) error
 }
 
 var migrations = []migration{
@@ -167,6 +171,16 @@ var migrations = []migration{
 		`CREATE UNIQUE INDEX leftovers_by_mark ON leftovers(mark)`,
 		`CREATE INDEX leftovers_present ON leftovers(writer_host) WHERE state = 'present'`,
 	}},
+	// The key that tags the files results are saved to when the store
+	// cannot take them (key.go): one random key per store, created with
+	// it, so `results import` takes only files this store's oltplab wrote.
+	{version: 6, name: "the key of saved results", stmts: []string{
+		`CREATE TABLE store_keys (
+			purpose    TEXT PRIMARY KEY,
+			key        BLOB NOT NULL,
+			created_at TEXT NOT NULL
+		) WITHOUT ROWID`,
+	}, fill: createSavedKey},
 }
 
 // SchemaVersion is the newest schema this binary knows.
@@ -230,6 +244,11 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 		for _, stmt := range m.stmts {
 			if _, err := t.ExecContext(ctx, s.b.ddl(stmt)); err != nil {
+				return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+			}
+		}
+		if m.fill != nil {
+			if err := m.fill(ctx, t, s.now()); err != nil {
 				return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
 			}
 		}

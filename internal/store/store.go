@@ -62,6 +62,9 @@ type Store struct {
 	now    func() time.Time // injected in tests
 	writer Writer           // this process, recorded with what it creates
 	toRead bool             // opened by OpenToRead
+	// savedKey tags the files results are saved to (key.go); read when
+	// the store is opened for writing.
+	savedKey []byte
 
 	// What this process created, for the file a result is saved to when
 	// the store cannot take it (durable.go).
@@ -191,6 +194,10 @@ func open(ctx context.Context, location string, busy time.Duration, toRead bool)
 	}
 	if toRead {
 		return s, nil
+	}
+	if err := s.readSavedKey(ctx); err != nil {
+		s.close()
+		return nil, fmt.Errorf("open results store %s: %w", b.location(), s.classify(err))
 	}
 	if err := s.markAbandoned(ctx); err != nil {
 		s.close()

@@ -518,7 +518,8 @@ func FuzzParseProcStat(f *testing.F) {
 }
 
 // FuzzImport: whatever a file given to `results import` holds, Import
-// stores a valid result (once) or refuses it; it never panics.
+// stores a valid result (once) or refuses it; it never panics. A file
+// changed in any way fails its integrity tag.
 func FuzzImport(f *testing.F) {
 	ctx := context.Background()
 	dir := f.TempDir()
@@ -531,14 +532,10 @@ func FuzzImport(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	r := s.runs[id]
-	sv, err := newSaved(r, nil, testOutcome(3))
+	o := testOutcome(3)
+	o.EndedAt = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	good, err := s.saveOutcome(id, o)
 	if err != nil {
-		f.Fatal(err)
-	}
-	sv.EndedAt = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	good := filepath.Join(dir, "good.json")
-	if err := writeSaved(good, sv); err != nil {
 		f.Fatal(err)
 	}
 	b, err := os.ReadFile(good)
@@ -546,27 +543,25 @@ func FuzzImport(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(b)
-	f.Add([]byte(`{"format":"` + savedFormat + `"}`))
-	f.Add([]byte(`{"format":"` + savedFormat + `","run":{"Kind":"run","UID":"00000000000000000000000000000000","StartedAt":"2025-01-01T00:00:00Z"},"status":"ok","ended_at":"2025-01-01T00:00:00Z","histograms":{"x":"AAAA"}}`))
+	f.Add(b[:savedHeaderBytes])
+	f.Add([]byte(`{"format":"` + savedFormatV1 + `"}`))
+	f.Add([]byte(`{"format":"` + savedFormatV1 + `","run":{"Kind":"run","UID":"00000000000000000000000000000000","StartedAt":"2025-01-01T00:00:00Z"},"status":"ok","ended_at":"2025-01-01T00:00:00Z","histograms":{"x":"AAAA"}}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		if _, err := decodeSaved(bytes.NewReader(in)); err != nil {
-			if _, ierr := s.Import(ctx, bytes.NewReader(in)); ierr == nil {
-				t.Errorf("Import took a file decodeSaved refuses (%v)", err)
+		for _, untagged := range []bool{false, true} {
+			imp, err := importBytes(s, in, ImportOptions{Untagged: untagged})
+			if err != nil {
+				continue
 			}
-			return
-		}
-		imp, err := s.Import(ctx, bytes.NewReader(in))
-		if err != nil {
-			// A valid file can still clash with the store (a profile or
-			// run identity taken by another): refused as a whole.
-			return
-		}
-		r, err := s.GetRun(ctx, imp.RunID)
-		if err != nil || r.Status == StatusRunning {
-			t.Errorf("Import succeeded but run %d is %+v (%v)", imp.RunID, r.Status, err)
-		}
-		if again, err := s.Import(ctx, bytes.NewReader(in)); err != nil || !again.Already || again.RunID != imp.RunID {
-			t.Errorf("second Import: %+v, %v; want run %d already stored", again, err, imp.RunID)
+			if !bytes.Equal(in, b) && !untagged {
+				t.Errorf("Import took a tagged file that is not the one written")
+			}
+			r, err := s.GetRun(ctx, imp.RunID)
+			if err != nil || r.Status == StatusRunning {
+				t.Errorf("Import succeeded but run %d is %+v (%v)", imp.RunID, r.Status, err)
+			}
+			if _, err := importBytes(s, in, ImportOptions{Untagged: untagged}); !errors.Is(err, ErrAlreadyImported) {
+				t.Errorf("second Import: %v; want ErrAlreadyImported", err)
+			}
 		}
 	})
 }

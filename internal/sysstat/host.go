@@ -316,3 +316,16 @@ func DetectVirtualization(dmi DMI, hypervisorType string, cpu CPUInfo) string {
 	}
 	return ""
 }
+
+// MemAvailable is the memory the kernel can give without swapping
+// (MemAvailable of proc/meminfo), in bytes.
+func (fs FS) MemAvailable() (int64, error) {
+	m, err := fs.meminfo()
+	if err != nil {
+		return 0, err
+	}
+	if m.AvailableBytes == 0 {
+		return 0, errors.New("proc/meminfo has no MemAvailable (kernel before 3.14)")
+	}
+	return int64(min(m.AvailableBytes, 1<<62)), nil
+}

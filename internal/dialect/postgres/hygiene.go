@@ -116,8 +116,9 @@ func (d *Database) baselineName() (string, error) {
 // credentials.
 func (d *Database) maintenance(ctx context.Context) (*pgx.Conn, error) {
 	var err error
+	cfg := d.cfg
 	for _, db := range []string{"postgres", "template1"} {
-		cfg := d.cfg.Copy()
+		cfg = d.cfg.Copy()
 		cfg.Database = db
 		var c *pgx.Conn
 		if c, err = pgx.ConnectConfig(ctx, cfg); err == nil {
@@ -128,7 +129,7 @@ func (d *Database) maintenance(ctx context.Context) (*pgx.Conn, error) {
 			break
 		}
 	}
-	return nil, &dialect.Error{Class: classify(err), Op: "connect to the maintenance database of " + d.target, Err: err}
+	return nil, &dialect.Error{Class: classify(err), Op: "connect to the maintenance database of " + d.target, Err: connectCause(cfg, err)}
 }
 
 // fingerprint reads the build fingerprint of the target database. found is

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/dialect"
@@ -136,4 +139,34 @@ func closedLoopbackPort(t *testing.T) string {
 	_, port, _ := net.SplitHostPort(l.Addr().String())
 	_ = l.Close()
 	return port
+}
+
+// TestSessionConnectErrorNamesTheCause: with sslmode=prefer (pgx tries
+// TLS, then plain text) a session that cannot connect says why (the
+// database is gone), not that the server refused TLS first.
+func TestSessionConnectErrorNamesTheCause(t *testing.T) {
+	tg := dbtest.Postgres(t)
+	u := *tg.URL
+	q := u.Query()
+	q.Set("sslmode", "prefer")
+	u.RawQuery = q.Encode()
+	tg.URL = &u
+	ctx := context.Background()
+	d, err := Open(ctx, tg)
+	if err != nil {
+		t.Fatalf("Open with sslmode=prefer: %v", err)
+	}
+	defer d.Close()
+	admin, err := pgx.Connect(ctx, os.Getenv("OLTPLAB_TEST_POSTGRES"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "DROP DATABASE "+strings.TrimPrefix(u.Path, "/")+" WITH (FORCE)"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.NewSession(ctx, dialect.StyleClientSQL)
+	if err == nil || strings.Contains(err.Error(), "TLS") || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("session on a dropped database: got %v, want the cause (does not exist) without the TLS attempt", err)
+	}
 }

@@ -55,7 +55,7 @@ func (d *Database) sessionConn(ctx context.Context) (*wireConn, error) {
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, &dialect.Error{Class: classify(err), Op: "connect to " + d.target, Err: err}
+		return nil, &dialect.Error{Class: classify(err), Op: "connect to " + d.target, Err: connectCause(cfg, err)}
 	}
 	pc := conn.PgConn()
 	if err := pc.SyncConn(ctx); err != nil {
