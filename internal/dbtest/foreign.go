@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -95,11 +96,25 @@ func ForeignPostgres(t testing.TB, role string) dialect.Target {
 	}
 	defer log.Close()
 	server.Stdout, server.Stderr = log, log
-	if err := server.Start(); err != nil {
+	// The parent-death signal belongs to the thread that forks, not to the
+	// test process: a thread the runtime later hands to a goroutine that
+	// ends locked (as instance's children do) would take the server with
+	// it. So one locked thread forks it and lives until it has exited.
+	started := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := server.Start()
+		started <- err
+		if err == nil {
+			_ = server.Wait()
+			close(done)
+		}
+	}()
+	if err := <-started; err != nil {
 		t.Fatalf("start PostgreSQL: %v", err)
 	}
-	done := make(chan struct{})
-	go func() { _ = server.Wait(); close(done) }()
 	t.Cleanup(func() {
 		_ = server.Process.Signal(syscall.SIGINT) // fast shutdown
 		select {

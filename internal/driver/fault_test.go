@@ -128,7 +128,12 @@ func TestServerFaults(t *testing.T) {
 					if len(res.Outages) == 0 {
 						t.Errorf("no outage recorded: the postmaster ends every session when a backend crashes")
 					}
-					if !res.ServerRestarted || res.CountsFallback == "" || res.TPM != res.DriverTPM || res.NOPM != res.DriverNOPM {
+					// On a busy host the crash recovery can outlast the window:
+					// the end counters are then unreadable and the restart
+					// cannot be seen, but the figures must still be the
+					// driver's own, labelled.
+					ongoing := len(res.Outages) > 0 && res.Outages[len(res.Outages)-1].Ongoing
+					if !(res.ServerRestarted || ongoing) || res.CountsFallback == "" || res.TPM != res.DriverTPM || res.NOPM != res.DriverNOPM {
 						t.Errorf("restart seen %v, fallback %q, TPM %v (driver %v), NOPM %v (driver %v): want the reset seen and the driver's own counts, labelled",
 							res.ServerRestarted, res.CountsFallback, res.TPM, res.DriverTPM, res.NOPM, res.DriverNOPM)
 					}
