@@ -15,6 +15,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/experiment"
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
@@ -59,14 +60,14 @@ cut short never count. "oltplab report --experiment ID" draws it.
 
 Relative paths in a plan are relative to the plan file. Steps:
 `)
-	for _, k := range experiment.Kinds() {
+	for _, k := range plan.Kinds() {
 		fmt.Fprintf(w, "  %-10s %s, %s\n", k.Name, k.Scope, k.Summary)
 	}
-	fmt.Fprintf(w, "\nA plan, with every field explained:\n\n%s", experiment.Example)
+	fmt.Fprintf(w, "\nA plan, with every field explained:\n\n%s", plan.Example)
 }
 
 // readPlanFile reads a plan file: a regular file of at most
-// experiment.MaxPlanBytes, its size checked before it is read.
+// plan.MaxPlanBytes, its size checked before it is read.
 func readPlanFile(cmd, path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -77,10 +78,10 @@ func readPlanFile(cmd, path string) ([]byte, error) {
 	if err != nil {
 		return nil, usageErrorf("%s: cannot read plan %s: %v", cmd, path, errors.Unwrap(err))
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > experiment.MaxPlanBytes {
-		return nil, usageErrorf("%s: plan %s is not a file of at most %d bytes", cmd, path, experiment.MaxPlanBytes)
+	if !fi.Mode().IsRegular() || fi.Size() > plan.MaxPlanBytes {
+		return nil, usageErrorf("%s: plan %s is not a file of at most %d bytes", cmd, path, plan.MaxPlanBytes)
 	}
-	src, err := io.ReadAll(io.LimitReader(f, experiment.MaxPlanBytes+1))
+	src, err := io.ReadAll(io.LimitReader(f, plan.MaxPlanBytes+1))
 	if err != nil {
 		return nil, usageErrorf("%s: cannot read plan %s: %v", cmd, path, errors.Unwrap(err))
 	}
@@ -88,12 +89,12 @@ func readPlanFile(cmd, path string) ([]byte, error) {
 }
 
 // readPlan reads and decodes a plan file, registering its passwords.
-func (a *app) readPlan(path string) (*experiment.Plan, error) {
+func (a *app) readPlan(path string) (*plan.Plan, error) {
 	src, err := readPlanFile("experiment", path)
 	if err != nil {
 		return nil, err
 	}
-	p, err := experiment.Decode(path, src)
+	p, err := plan.Decode(path, src)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +125,7 @@ func experimentRun(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := experiment.Validate(ctx, p); err != nil {
+	if err := plan.Validate(ctx, p); err != nil {
 		return err
 	}
 	if dryRun {
@@ -152,12 +153,12 @@ func experimentRun(ctx context.Context, a *app, args []string) error {
 
 func experimentResume(ctx context.Context, a *app, args []string) error {
 	var (
-		sf   storeFlags
-		plan string
+		sf       storeFlags
+		planFile string
 	)
 	fs := newFlagSet("experiment resume")
 	sf.register(fs, a.env)
-	fs.StringVar(&plan, "plan", "", "the plan `FILE` the experiment started with, when its stored copy lacks a password it needs")
+	fs.StringVar(&planFile, "plan", "", "the plan `FILE` the experiment started with, when its stored copy lacks a password it needs")
 	pos, err := a.parseWithArgs(fs, "experiment resume ID [--plan PLAN.yaml] [--results PATH]", args)
 	if err != nil {
 		return helpOK(err)
@@ -167,8 +168,8 @@ func experimentResume(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	var src []byte
-	if plan != "" {
-		if src, err = readPlanFile("experiment resume", plan); err != nil {
+	if planFile != "" {
+		if src, err = readPlanFile("experiment resume", planFile); err != nil {
 			return err
 		}
 	}
@@ -187,7 +188,7 @@ func experimentResume(ctx context.Context, a *app, args []string) error {
 	for _, t := range p.Targets {
 		a.secrets = append(a.secrets, dialect.Secret(t.Secret()))
 	}
-	if err := experiment.Validate(ctx, p); err != nil {
+	if err := plan.Validate(ctx, p); err != nil {
 		return err
 	}
 	err = a.experimentRunner(st).Resume(ctx, id, src)
@@ -212,7 +213,7 @@ func (a *app) experimentRunner(st *store.Store) *experiment.Runner {
 	pr := newBuildProgress(ew, isTerminal(a.stdio.Err))
 	started := map[int]time.Time{}
 	obs := experiment.Observer{
-		Started: func(id int64, units []experiment.Unit, resumed bool) {
+		Started: func(id int64, units []plan.Unit, resumed bool) {
 			verb := "running"
 			if resumed {
 				verb = "resuming"
@@ -301,7 +302,7 @@ func (a *app) reportHint(st *store.Store, id int64) string {
 }
 
 // printSchedule prints a checked plan's schedule with its estimate.
-func (a *app) printSchedule(p *experiment.Plan) {
+func (a *app) printSchedule(p *plan.Plan) {
 	w := a.out()
 	fmt.Fprintf(w, "plan %s: experiment %s, %d warehouse(s), %d target(s), baseline %s: checks passed\n\n",
 		p.File, p.Name, p.Warehouses, len(p.Targets), p.Baseline)
