@@ -12,6 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/experiment"
@@ -104,34 +106,58 @@ func (a *app) readPlan(path string) (*plan.Plan, error) {
 	return p, nil
 }
 
+// experimentRunOptions are the arguments of `oltplab experiment run`.
+type experimentRunOptions struct {
+	results       storeFlags
+	plan          string // the plan file
+	dryRun        bool
+	metricsListen string
+}
+
+const experimentRunSynopsis = "experiment run PLAN.yaml [--dry-run] [--results PATH] [--metrics-listen ADDR]"
+
+func (o *experimentRunOptions) register(fs *pflag.FlagSet, env Env) {
+	o.results.register(fs, env)
+	fs.BoolVar(&o.dryRun, "dry-run", false, "check the plan and the host and print the schedule with its estimated duration; run nothing")
+	registerMetrics(fs, &o.metricsListen)
+}
+
 func experimentRun(ctx context.Context, a *app, args []string) error {
-	var (
-		sf            storeFlags
-		dryRun        bool
-		metricsListen string
-	)
+	return experimentRunCmd(ctx, a, args, a.experimentRun)
+}
+
+// experimentRunCmd parses args into experimentRunOptions and hands them
+// to run: a.experimentRun, or a test's function that keeps them.
+func experimentRunCmd(ctx context.Context, a *app, args []string, run func(context.Context, *experimentRunOptions) error) error {
+	o := &experimentRunOptions{}
 	fs := newFlagSet("experiment run")
-	sf.register(fs, a.env)
-	fs.BoolVar(&dryRun, "dry-run", false, "check the plan and the host and print the schedule with its estimated duration; run nothing")
-	registerMetrics(fs, &metricsListen)
-	pos, err := a.parseWithArgs(fs, "experiment run PLAN.yaml [--dry-run] [--results PATH] [--metrics-listen ADDR]", args)
+	o.register(fs, a.env)
+	pos, err := a.parseWithArgs(fs, experimentRunSynopsis, args)
 	if err != nil {
 		return helpOK(err)
 	}
 	if len(pos) != 1 {
 		return usageErrorf("experiment run: want exactly one plan file (see `oltplab experiment --help`)")
 	}
-	p, err := a.readPlan(pos[0])
+	o.plan = pos[0]
+	return run(ctx, o)
+}
+
+// experimentRun reads, checks and runs the plan o names (or prints its
+// schedule).
+func (a *app) experimentRun(ctx context.Context, o *experimentRunOptions) error {
+	p, err := a.readPlan(o.plan)
 	if err != nil {
 		return err
 	}
 	if err := plan.Validate(ctx, p); err != nil {
 		return err
 	}
-	if dryRun {
+	if o.dryRun {
 		a.printSchedule(p)
 		return nil
 	}
+	sf := o.results
 	if sf.path == "" && p.Results != "" {
 		sf.path = p.Results
 	}
@@ -140,7 +166,7 @@ func experimentRun(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer st.Close()
-	lm, err := a.startMetrics("experiment run", metricsListen)
+	lm, err := a.startMetrics("experiment run", o.metricsListen)
 	if err != nil {
 		return err
 	}
@@ -151,37 +177,59 @@ func experimentRun(ctx context.Context, a *app, args []string) error {
 	return a.experimentEnded(ctx, st, id, err)
 }
 
+// experimentResumeOptions are the arguments of `oltplab experiment
+// resume`.
+type experimentResumeOptions struct {
+	results storeFlags
+	id      int64
+	plan    string // --plan: the plan file, when the stored copy lacks a password
+}
+
+const experimentResumeSynopsis = "experiment resume ID [--plan PLAN.yaml] [--results PATH]"
+
+func (o *experimentResumeOptions) register(fs *pflag.FlagSet, env Env) {
+	o.results.register(fs, env)
+	fs.StringVar(&o.plan, "plan", "", "the plan `FILE` the experiment started with, when its stored copy lacks a password it needs")
+}
+
 func experimentResume(ctx context.Context, a *app, args []string) error {
-	var (
-		sf       storeFlags
-		planFile string
-	)
+	return experimentResumeCmd(ctx, a, args, a.experimentResume)
+}
+
+// experimentResumeCmd parses args into experimentResumeOptions and hands
+// them to run: a.experimentResume, or a test's function that keeps them.
+func experimentResumeCmd(ctx context.Context, a *app, args []string, run func(context.Context, *experimentResumeOptions) error) error {
+	o := &experimentResumeOptions{}
 	fs := newFlagSet("experiment resume")
-	sf.register(fs, a.env)
-	fs.StringVar(&planFile, "plan", "", "the plan `FILE` the experiment started with, when its stored copy lacks a password it needs")
-	pos, err := a.parseWithArgs(fs, "experiment resume ID [--plan PLAN.yaml] [--results PATH]", args)
+	o.register(fs, a.env)
+	pos, err := a.parseWithArgs(fs, experimentResumeSynopsis, args)
 	if err != nil {
 		return helpOK(err)
 	}
-	id, err := experimentID("experiment resume", pos)
-	if err != nil {
+	if o.id, err = experimentID("experiment resume", pos); err != nil {
 		return err
 	}
+	return run(ctx, o)
+}
+
+// experimentResume continues the experiment o names.
+func (a *app) experimentResume(ctx context.Context, o *experimentResumeOptions) error {
 	var src []byte
-	if planFile != "" {
-		if src, err = readPlanFile("experiment resume", planFile); err != nil {
+	if o.plan != "" {
+		var err error
+		if src, err = readPlanFile("experiment resume", o.plan); err != nil {
 			return err
 		}
 	}
-	st, err := a.openStore(ctx, sf)
+	st, err := a.openStore(ctx, o.results)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	_, p, err := experiment.Load(ctx, st, id, src)
+	_, p, err := experiment.Load(ctx, st, o.id, src)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return usageErrorf("experiment resume: no experiment %d (see `oltplab experiment list`)", id)
+			return usageErrorf("experiment resume: no experiment %d (see `oltplab experiment list`)", o.id)
 		}
 		return err
 	}
@@ -191,8 +239,8 @@ func experimentResume(ctx context.Context, a *app, args []string) error {
 	if err := plan.Validate(ctx, p); err != nil {
 		return err
 	}
-	err = a.experimentRunner(st).Resume(ctx, id, src)
-	return a.experimentEnded(ctx, st, id, err)
+	err = a.experimentRunner(st).Resume(ctx, o.id, src)
+	return a.experimentEnded(ctx, st, o.id, err)
 }
 
 func experimentID(cmd string, pos []string) (int64, error) {

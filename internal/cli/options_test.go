@@ -237,3 +237,78 @@ func TestGeneratedPlansUnchanged(t *testing.T) {
 		})
 	}
 }
+
+// TestMonitorFlags: `oltplab monitor`'s flags into its options; a window
+// or interval it cannot keep is a usage error before anything runs.
+func TestMonitorFlags(t *testing.T) {
+	parse := func(args ...string) (*monitorOptions, error) {
+		var got *monitorOptions
+		err := monitorCmd(context.Background(), testApp(), args, func(_ context.Context, o *monitorOptions) error {
+			got = o
+			return nil
+		})
+		return got, err
+	}
+	o, err := parse()
+	if err != nil || o.duration != 10*time.Minute || o.interval != time.Second || o.json || o.target.target != "" {
+		t.Errorf("defaults: got %+v, %v", o, err)
+	}
+	o, err = parse("--target", "sqlite:x.db", "--duration", "30s", "--interval", "500ms", "--label", "l", "--json", "--agent", "h:7300")
+	if err != nil || o.duration != 30*time.Second || o.interval != 500*time.Millisecond || o.label != "l" || !o.json ||
+		o.agent != "h:7300" || o.target.target != "sqlite:x.db" {
+		t.Errorf("every flag: got %+v, %v", o, err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--duration", "500ms"}, "--duration must be at least 1s"},
+		{[]string{"--duration", "2s", "--interval", "3s"}, "--interval must be between"},
+		{[]string{"--interval", "10ms"}, "--interval must be between"},
+		{[]string{"--label", "a\x01b"}, "label"},
+	} {
+		if o, err := parse(c.args...); exitCode(err) != exitUsage || !strings.Contains(err.Error(), c.want) || o != nil {
+			t.Errorf("%q: got %v (exit %d), options %v; want a usage error saying %q", c.args, err, exitCode(err), o, c.want)
+		}
+	}
+}
+
+// TestExperimentRunResumeArgs: `experiment run` takes one plan file and
+// its flags, `experiment resume` one experiment id and --plan; anything
+// else is a usage error before anything runs.
+func TestExperimentRunResumeArgs(t *testing.T) {
+	run := func(args ...string) (*experimentRunOptions, error) {
+		var got *experimentRunOptions
+		err := experimentRunCmd(context.Background(), testApp(), args, func(_ context.Context, o *experimentRunOptions) error {
+			got = o
+			return nil
+		})
+		return got, err
+	}
+	resume := func(args ...string) (*experimentResumeOptions, error) {
+		var got *experimentResumeOptions
+		err := experimentResumeCmd(context.Background(), testApp(), args, func(_ context.Context, o *experimentResumeOptions) error {
+			got = o
+			return nil
+		})
+		return got, err
+	}
+	o, err := run("--dry-run", "p.yaml", "--results", "r.db", "--metrics-listen", "127.0.0.1:0")
+	if err != nil || o.plan != "p.yaml" || !o.dryRun || o.results.path != "r.db" || o.metricsListen != "127.0.0.1:0" {
+		t.Errorf("run: got %+v, %v", o, err)
+	}
+	for _, args := range [][]string{{}, {"a.yaml", "b.yaml"}, {"--dryrun", "p.yaml"}} {
+		if o, err := run(args...); exitCode(err) != exitUsage || o != nil {
+			t.Errorf("run %q: got %v (exit %d), options %v; want a usage error", args, err, exitCode(err), o)
+		}
+	}
+	r, err := resume("7", "--plan", "p.yaml")
+	if err != nil || r.id != 7 || r.plan != "p.yaml" {
+		t.Errorf("resume: got %+v, %v", r, err)
+	}
+	for _, args := range [][]string{{}, {"0"}, {"x"}, {"1", "2"}} {
+		if r, err := resume(args...); exitCode(err) != exitUsage || r != nil {
+			t.Errorf("resume %q: got %v (exit %d), options %v; want a usage error", args, err, exitCode(err), r)
+		}
+	}
+}
