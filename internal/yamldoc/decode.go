@@ -22,7 +22,7 @@ import (
 type Error struct {
 	File string
 	Line int    // 0 when the mistake has no line (a missing field)
-	Path string // "" for the whole plan
+	Path string // "" for the whole document
 	Err  error
 }
 
