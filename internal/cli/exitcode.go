@@ -12,10 +12,12 @@ import (
 	"github.com/oltplab/oltplab/internal/experiment"
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/tpcc"
+	"github.com/oltplab/oltplab/internal/yamldoc"
 )
 
 // Exit codes. Each failure a user can act on has its own code, documented
@@ -111,14 +113,14 @@ func exitCode(err error) int {
 	}
 	// A plan's mistake is bad input, unless what it wraps has a code of
 	// its own (a directory, the host, a server).
-	var pe *experiment.PlanError
+	var pe *yamldoc.Error
 	if errors.As(err, &pe) {
 		if c := exitCode(pe.Err); c != exitFailure {
 			return c
 		}
 		return exitUsage
 	}
-	var de *experiment.DirError
+	var de *plan.DirError
 	if errors.As(err, &de) {
 		return exitDirectory
 	}

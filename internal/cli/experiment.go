@@ -12,9 +12,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/experiment"
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
@@ -59,14 +62,14 @@ cut short never count. "oltplab report --experiment ID" draws it.
 
 Relative paths in a plan are relative to the plan file. Steps:
 `)
-	for _, k := range experiment.Kinds() {
+	for _, k := range plan.Kinds() {
 		fmt.Fprintf(w, "  %-10s %s, %s\n", k.Name, k.Scope, k.Summary)
 	}
-	fmt.Fprintf(w, "\nA plan, with every field explained:\n\n%s", experiment.Example)
+	fmt.Fprintf(w, "\nA plan, with every field explained:\n\n%s", plan.Example)
 }
 
 // readPlanFile reads a plan file: a regular file of at most
-// experiment.MaxPlanBytes, its size checked before it is read.
+// plan.MaxPlanBytes, its size checked before it is read.
 func readPlanFile(cmd, path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -77,10 +80,10 @@ func readPlanFile(cmd, path string) ([]byte, error) {
 	if err != nil {
 		return nil, usageErrorf("%s: cannot read plan %s: %v", cmd, path, errors.Unwrap(err))
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > experiment.MaxPlanBytes {
-		return nil, usageErrorf("%s: plan %s is not a file of at most %d bytes", cmd, path, experiment.MaxPlanBytes)
+	if !fi.Mode().IsRegular() || fi.Size() > plan.MaxPlanBytes {
+		return nil, usageErrorf("%s: plan %s is not a file of at most %d bytes", cmd, path, plan.MaxPlanBytes)
 	}
-	src, err := io.ReadAll(io.LimitReader(f, experiment.MaxPlanBytes+1))
+	src, err := io.ReadAll(io.LimitReader(f, plan.MaxPlanBytes+1))
 	if err != nil {
 		return nil, usageErrorf("%s: cannot read plan %s: %v", cmd, path, errors.Unwrap(err))
 	}
@@ -88,12 +91,12 @@ func readPlanFile(cmd, path string) ([]byte, error) {
 }
 
 // readPlan reads and decodes a plan file, registering its passwords.
-func (a *app) readPlan(path string) (*experiment.Plan, error) {
+func (a *app) readPlan(path string) (*plan.Plan, error) {
 	src, err := readPlanFile("experiment", path)
 	if err != nil {
 		return nil, err
 	}
-	p, err := experiment.Decode(path, src)
+	p, err := plan.Decode(path, src)
 	if err != nil {
 		return nil, err
 	}
@@ -103,34 +106,58 @@ func (a *app) readPlan(path string) (*experiment.Plan, error) {
 	return p, nil
 }
 
+// experimentRunOptions are the arguments of `oltplab experiment run`.
+type experimentRunOptions struct {
+	results       storeFlags
+	plan          string // the plan file
+	dryRun        bool
+	metricsListen string
+}
+
+const experimentRunSynopsis = "experiment run PLAN.yaml [--dry-run] [--results PATH] [--metrics-listen ADDR]"
+
+func (o *experimentRunOptions) register(fs *pflag.FlagSet, env Env) {
+	o.results.register(fs, env)
+	fs.BoolVar(&o.dryRun, "dry-run", false, "check the plan and the host and print the schedule with its estimated duration; run nothing")
+	registerMetrics(fs, &o.metricsListen)
+}
+
 func experimentRun(ctx context.Context, a *app, args []string) error {
-	var (
-		sf            storeFlags
-		dryRun        bool
-		metricsListen string
-	)
+	return experimentRunCmd(ctx, a, args, a.experimentRun)
+}
+
+// experimentRunCmd parses args into experimentRunOptions and hands them
+// to run: a.experimentRun, or a test's function that keeps them.
+func experimentRunCmd(ctx context.Context, a *app, args []string, run func(context.Context, *experimentRunOptions) error) error {
+	o := &experimentRunOptions{}
 	fs := newFlagSet("experiment run")
-	sf.register(fs, a.env)
-	fs.BoolVar(&dryRun, "dry-run", false, "check the plan and the host and print the schedule with its estimated duration; run nothing")
-	registerMetrics(fs, &metricsListen)
-	pos, err := a.parseWithArgs(fs, "experiment run PLAN.yaml [--dry-run] [--results PATH] [--metrics-listen ADDR]", args)
+	o.register(fs, a.env)
+	pos, err := a.parseWithArgs(fs, experimentRunSynopsis, args)
 	if err != nil {
 		return helpOK(err)
 	}
 	if len(pos) != 1 {
 		return usageErrorf("experiment run: want exactly one plan file (see `oltplab experiment --help`)")
 	}
-	p, err := a.readPlan(pos[0])
+	o.plan = pos[0]
+	return run(ctx, o)
+}
+
+// experimentRun reads, checks and runs the plan o names (or prints its
+// schedule).
+func (a *app) experimentRun(ctx context.Context, o *experimentRunOptions) error {
+	p, err := a.readPlan(o.plan)
 	if err != nil {
 		return err
 	}
-	if err := experiment.Validate(ctx, p); err != nil {
+	if err := plan.Validate(ctx, p); err != nil {
 		return err
 	}
-	if dryRun {
+	if o.dryRun {
 		a.printSchedule(p)
 		return nil
 	}
+	sf := o.results
 	if sf.path == "" && p.Results != "" {
 		sf.path = p.Results
 	}
@@ -139,7 +166,7 @@ func experimentRun(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer st.Close()
-	lm, err := a.startMetrics("experiment run", metricsListen)
+	lm, err := a.startMetrics("experiment run", o.metricsListen)
 	if err != nil {
 		return err
 	}
@@ -150,48 +177,70 @@ func experimentRun(ctx context.Context, a *app, args []string) error {
 	return a.experimentEnded(ctx, st, id, err)
 }
 
+// experimentResumeOptions are the arguments of `oltplab experiment
+// resume`.
+type experimentResumeOptions struct {
+	results storeFlags
+	id      int64
+	plan    string // --plan: the plan file, when the stored copy lacks a password
+}
+
+const experimentResumeSynopsis = "experiment resume ID [--plan PLAN.yaml] [--results PATH]"
+
+func (o *experimentResumeOptions) register(fs *pflag.FlagSet, env Env) {
+	o.results.register(fs, env)
+	fs.StringVar(&o.plan, "plan", "", "the plan `FILE` the experiment started with, when its stored copy lacks a password it needs")
+}
+
 func experimentResume(ctx context.Context, a *app, args []string) error {
-	var (
-		sf   storeFlags
-		plan string
-	)
+	return experimentResumeCmd(ctx, a, args, a.experimentResume)
+}
+
+// experimentResumeCmd parses args into experimentResumeOptions and hands
+// them to run: a.experimentResume, or a test's function that keeps them.
+func experimentResumeCmd(ctx context.Context, a *app, args []string, run func(context.Context, *experimentResumeOptions) error) error {
+	o := &experimentResumeOptions{}
 	fs := newFlagSet("experiment resume")
-	sf.register(fs, a.env)
-	fs.StringVar(&plan, "plan", "", "the plan `FILE` the experiment started with, when its stored copy lacks a password it needs")
-	pos, err := a.parseWithArgs(fs, "experiment resume ID [--plan PLAN.yaml] [--results PATH]", args)
+	o.register(fs, a.env)
+	pos, err := a.parseWithArgs(fs, experimentResumeSynopsis, args)
 	if err != nil {
 		return helpOK(err)
 	}
-	id, err := experimentID("experiment resume", pos)
-	if err != nil {
+	if o.id, err = experimentID("experiment resume", pos); err != nil {
 		return err
 	}
+	return run(ctx, o)
+}
+
+// experimentResume continues the experiment o names.
+func (a *app) experimentResume(ctx context.Context, o *experimentResumeOptions) error {
 	var src []byte
-	if plan != "" {
-		if src, err = readPlanFile("experiment resume", plan); err != nil {
+	if o.plan != "" {
+		var err error
+		if src, err = readPlanFile("experiment resume", o.plan); err != nil {
 			return err
 		}
 	}
-	st, err := a.openStore(ctx, sf)
+	st, err := a.openStore(ctx, o.results)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	_, p, err := experiment.Load(ctx, st, id, src)
+	_, p, err := experiment.Load(ctx, st, o.id, src)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return usageErrorf("experiment resume: no experiment %d (see `oltplab experiment list`)", id)
+			return usageErrorf("experiment resume: no experiment %d (see `oltplab experiment list`)", o.id)
 		}
 		return err
 	}
 	for _, t := range p.Targets {
 		a.secrets = append(a.secrets, dialect.Secret(t.Secret()))
 	}
-	if err := experiment.Validate(ctx, p); err != nil {
+	if err := plan.Validate(ctx, p); err != nil {
 		return err
 	}
-	err = a.experimentRunner(st).Resume(ctx, id, src)
-	return a.experimentEnded(ctx, st, id, err)
+	err = a.experimentRunner(st).Resume(ctx, o.id, src)
+	return a.experimentEnded(ctx, st, o.id, err)
 }
 
 func experimentID(cmd string, pos []string) (int64, error) {
@@ -212,7 +261,7 @@ func (a *app) experimentRunner(st *store.Store) *experiment.Runner {
 	pr := newBuildProgress(ew, isTerminal(a.stdio.Err))
 	started := map[int]time.Time{}
 	obs := experiment.Observer{
-		Started: func(id int64, units []experiment.Unit, resumed bool) {
+		Started: func(id int64, units []plan.Unit, resumed bool) {
 			verb := "running"
 			if resumed {
 				verb = "resuming"
@@ -301,7 +350,7 @@ func (a *app) reportHint(st *store.Store, id int64) string {
 }
 
 // printSchedule prints a checked plan's schedule with its estimate.
-func (a *app) printSchedule(p *experiment.Plan) {
+func (a *app) printSchedule(p *plan.Plan) {
 	w := a.out()
 	fmt.Fprintf(w, "plan %s: experiment %s, %d warehouse(s), %d target(s), baseline %s: checks passed\n\n",
 		p.File, p.Name, p.Warehouses, len(p.Targets), p.Baseline)

@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -74,39 +76,63 @@ func printDevices(w io.Writer, ds []sampler.DeviceSummary) {
 
 const monitorSynopsis = "monitor [--target URL] --duration D [--interval 1s] [--label L] [--agent HOST:PORT] [--json]"
 
-// runMonitor samples the host (and a database, when given) for a while
-// and stores the series, for use while something else makes the load.
+// monitorOptions are the flags of `oltplab monitor`.
+type monitorOptions struct {
+	target   targetFlags
+	results  storeFlags
+	duration time.Duration
+	interval time.Duration
+	label    string
+	json     bool
+	agent    string
+}
+
+func (o *monitorOptions) register(fs *pflag.FlagSet, env Env) {
+	o.target.register(fs, env)
+	o.results.register(fs, env)
+	fs.DurationVar(&o.duration, "duration", 10*time.Minute, "how long to sample, a `DURATION` (Ctrl-C stops earlier and keeps what was sampled)")
+	fs.DurationVar(&o.interval, "interval", time.Second, "host sampling interval, a `DURATION`")
+	fs.StringVar(&o.label, "label", "", "`LABEL` stored with the samples")
+	fs.BoolVar(&o.json, "json", false, "print the summary as JSON")
+	registerAgent(fs, &o.agent)
+}
+
+func (o *monitorOptions) validate() error {
+	if err := checkLabel("monitor", o.label); err != nil {
+		return err
+	}
+	if o.duration < time.Second {
+		return usageErrorf("monitor: --duration must be at least 1s, got %s", o.duration)
+	}
+	if o.interval < 100*time.Millisecond || o.interval > o.duration {
+		return usageErrorf("monitor: --interval must be between 100ms and the duration, got %s", o.interval)
+	}
+	return nil
+}
+
 func runMonitor(ctx context.Context, a *app, args []string) error {
-	var (
-		target   targetFlags
-		results  storeFlags
-		duration time.Duration
-		interval time.Duration
-		label    string
-		asJSON   bool
-	)
+	return monitorCmd(ctx, a, args, a.monitor)
+}
+
+// monitorCmd parses args into monitorOptions, checks them and hands them
+// to run: a.monitor, or a test's function that keeps them.
+func monitorCmd(ctx context.Context, a *app, args []string, run func(context.Context, *monitorOptions) error) error {
+	o := &monitorOptions{}
 	fs := newFlagSet("monitor")
-	target.register(fs, a.env)
-	results.register(fs, a.env)
-	fs.DurationVar(&duration, "duration", 10*time.Minute, "how long to sample, a `DURATION` (Ctrl-C stops earlier and keeps what was sampled)")
-	fs.DurationVar(&interval, "interval", time.Second, "host sampling interval, a `DURATION`")
-	fs.StringVar(&label, "label", "", "`LABEL` stored with the samples")
-	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
-	var agentAddr string
-	registerAgent(fs, &agentAddr)
+	o.register(fs, a.env)
 	if err := a.parseFlags(fs, monitorSynopsis, args); err != nil {
 		return helpOK(err)
 	}
-	if err := checkLabel("monitor", label); err != nil {
+	if err := o.validate(); err != nil {
 		return err
 	}
-	if duration < time.Second {
-		return usageErrorf("monitor: --duration must be at least 1s, got %s", duration)
-	}
-	if interval < 100*time.Millisecond || interval > duration {
-		return usageErrorf("monitor: --interval must be between 100ms and the duration, got %s", interval)
-	}
-	st, err := a.openStore(ctx, results)
+	return run(ctx, o)
+}
+
+// monitor samples the host (and a database, when given) for a while and
+// stores the series, for use while something else makes the load.
+func (a *app) monitor(ctx context.Context, o *monitorOptions) error {
+	st, err := a.openStore(ctx, o.results)
 	if err != nil {
 		return err
 	}
@@ -115,20 +141,20 @@ func runMonitor(ctx context.Context, a *app, args []string) error {
 		db dialect.Database
 		tg dialect.Target
 	)
-	if target.target != "" {
-		if db, tg, err = a.openTarget(ctx, target); err != nil {
+	if o.target.target != "" {
+		if db, tg, err = a.openTarget(ctx, o.target); err != nil {
 			return err
 		}
 		defer db.Close()
 	}
 	obs := scenario.Observer{Note: func(msg string) { fmt.Fprintln(a.errw(), msg) }}
 	env := a.scenarioEnv(st, obs)
-	env.Agent = agentAddr
-	out, merr := env.Monitor(ctx, db, tg, label, duration, interval)
+	env.Agent = o.agent
+	out, merr := env.Monitor(ctx, db, tg, o.label, o.duration, o.interval)
 	if merr != nil && !errors.Is(merr, context.Canceled) {
 		return merr
 	}
-	if asJSON {
+	if o.json {
 		if err := writeJSON(a.out(), map[string]any{"run_id": out.RunID, "status": out.Status, "monitor": out.Summary}); err != nil {
 			return err
 		}

@@ -38,7 +38,7 @@ func TestNeighboursCommand(t *testing.T) {
 	}
 	r := oltplab(t, env, "neighbours", "--engine", "postgres", "--data-dir", dir, "--instances", "3", "--memory", "64MB",
 		"--cycles", "3", "--interval", "20s", "--vus", "2", "--print-plan")
-	for _, want := range []string{"name: n3", `data_dir: "` + filepath.Join(dir, "n2") + `"`, "memory: 64MiB", "noisy: [n3]",
+	for _, want := range []string{"name: n3", "data_dir: " + filepath.Join(dir, "n2"), "memory: 64MiB", "noisy: [n3]",
 		"cycles: 3", "interval: 20s", "steps: [build, neighbours]"} {
 		if r.code != 0 || !strings.Contains(r.out, want) {
 			t.Errorf("--print-plan (exit %d) lacks %q:\n%s", r.code, want, r.out)

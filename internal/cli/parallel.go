@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -13,10 +12,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/oltplab/oltplab/internal/dialect"
-	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/experiment"
 	"github.com/oltplab/oltplab/internal/instance"
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/scenario"
+	"github.com/oltplab/oltplab/internal/yamldoc"
 )
 
 const parallelSynopsis = "parallel --on TARGET --on TARGET [--on TARGET ...] [--vus N] [--rampup D] [--duration D] [--repeat N] [--skew-tolerance D] [--name NAME] [--dry-run] [--print-plan]"
@@ -60,43 +60,38 @@ var _ pflag.Value = (*onFlag)(nil)
 // targetName is what may name a target (as a plan's).
 var targetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`)
 
-// planTarget is one target of a generated plan.
-type planTarget struct {
-	name, url, passwordFile string
-}
-
-// resolveTargets turns --on values into named targets: URLs (named t1,
+// resolveTargets turns --on values into a plan's targets: URLs (named t1,
 // t2, ... unless NAME=URL), or managed instances from the registry.
-func (a *app) resolveTargets(cmd string, on []string) ([]planTarget, error) {
-	var out []planTarget
+func (a *app) resolveTargets(cmd string, on []string) ([]*plan.TargetSpec, error) {
+	var out []*plan.TargetSpec
 	seen := map[string]bool{}
 	for i, v := range on {
-		t := planTarget{name: "t" + strconv.Itoa(i+1), url: v}
+		t := &plan.TargetSpec{Name: "t" + strconv.Itoa(i+1), URL: v}
 		if n, u, ok := strings.Cut(v, "="); ok && targetName.MatchString(n) && strings.Contains(u, ":") {
-			t.name, t.url = n, u
+			t.Name, t.URL = n, u
 		}
-		if !strings.Contains(t.url, ":") {
-			if !targetName.MatchString(t.url) {
+		if !strings.Contains(t.URL, ":") {
+			if !targetName.MatchString(t.URL) {
 				return nil, usageErrorf("%s: --on %q: want a URL, NAME=URL or a managed instance's NAME", cmd, v)
 			}
 			reg, err := a.registry()
 			if err != nil {
 				return nil, err
 			}
-			e, err := reg.Get(t.url)
+			e, err := reg.Get(t.URL)
 			if errors.Is(err, instance.ErrNotRegistered) || (err == nil && (e.Stale || e.ServerPID == 0)) {
-				return nil, usageErrorf("%s: --on %s: no managed instance of that name runs (see `oltplab instance list`)", cmd, t.url)
+				return nil, usageErrorf("%s: --on %s: no managed instance of that name runs (see `oltplab instance list`)", cmd, t.URL)
 			}
 			if err != nil {
 				return nil, err
 			}
-			t.name, t.url, t.passwordFile = e.Name, e.Target, e.PasswordFile
+			t.Name, t.URL, t.PasswordFile = e.Name, e.Target, e.PasswordFile
 		}
-		if seen[t.name] {
-			return nil, usageErrorf("%s: two targets are named %s: name them with --on NAME=URL", cmd, t.name)
+		if seen[t.Name] {
+			return nil, usageErrorf("%s: two targets are named %s: name them with --on NAME=URL", cmd, t.Name)
 		}
-		seen[t.name] = true
-		tg, err := dialect.ParseTarget(t.url, t.passwordFile)
+		seen[t.Name] = true
+		tg, err := dialect.ParseTarget(t.URL, t.PasswordFile)
 		if err != nil {
 			return nil, usageErrorf("%s: --on %s: %v", cmd, v, err)
 		}
@@ -108,121 +103,103 @@ func (a *app) resolveTargets(cmd string, on []string) ([]planTarget, error) {
 
 // schemaScale opens each target and reads its schema: every target must
 // hold one, of the same number of warehouses, which it returns.
-func (a *app) schemaScale(ctx context.Context, cmd string, ts []planTarget) (int, error) {
+func (a *app) schemaScale(ctx context.Context, cmd string, ts []*plan.TargetSpec) (int, error) {
 	w := 0
 	for _, t := range ts {
-		tg, err := dialect.ParseTarget(t.url, t.passwordFile)
+		tg, err := dialect.ParseTarget(t.URL, t.PasswordFile)
 		if err != nil {
-			return 0, usageErrorf("%s: %s: %v", cmd, t.name, err)
+			return 0, usageErrorf("%s: %s: %v", cmd, t.Name, err)
 		}
 		db, err := dialect.Open(ctx, tg)
 		if err != nil {
 			if errors.Is(err, dialect.ErrUnknownScheme) {
-				return 0, usageErrorf("%s: %s: %v", cmd, t.name, err)
+				return 0, usageErrorf("%s: %s: %v", cmd, t.Name, err)
 			}
-			return 0, fmt.Errorf("target %s: %w", t.name, err)
+			return 0, fmt.Errorf("target %s: %w", t.Name, err)
 		}
 		meta, err := scenario.ReadSchema(ctx, db, tg)
 		db.Close()
 		if err != nil {
-			return 0, fmt.Errorf("target %s: %w (build it first: oltplab build)", t.name, err)
+			return 0, fmt.Errorf("target %s: %w (build it first: oltplab build)", t.Name, err)
 		}
 		if w != 0 && meta.Warehouses != w {
 			return 0, usageErrorf("%s: %s holds %d warehouse(s), %s %d: targets measured together must be built at one scale",
-				cmd, t.name, meta.Warehouses, ts[0].name, w)
+				cmd, t.Name, meta.Warehouses, ts[0].Name, w)
 		}
 		w = meta.Warehouses
 	}
 	return w, nil
 }
 
-// writePlanTargets writes the targets section of a generated plan.
-func writePlanTargets(b *strings.Builder, ts []planTarget) {
-	b.WriteString("targets:\n")
-	for _, t := range ts {
-		fmt.Fprintf(b, "  - name: %s\n    url: %q\n", t.name, t.url)
-		if t.passwordFile != "" {
-			fmt.Fprintf(b, "    password_file: %q\n", t.passwordFile)
-		}
-	}
+// parallelOptions are the flags of `oltplab parallel`: the targets, the
+// options of the plan's one parallel step, and what to do with the plan.
+type parallelOptions struct {
+	results   storeFlags
+	on        onFlag
+	step      experiment.ParallelOptions
+	name      string
+	dryRun    bool
+	printPlan bool
 }
 
-// loadFlags are the run flags a generated plan's load takes.
-type loadFlags struct {
-	vus       int
-	driver    driver.Options
-	clientSQL bool
-	// phases: the step times its windows itself (no --duration).
-	phases bool
+func (o *parallelOptions) register(fs *pflag.FlagSet, env Env) {
+	o.results.register(fs, env)
+	fs.Var(&o.on, "on", "a `TARGET` to drive (repeat for each): URL, NAME=URL, or a managed instance's NAME")
+	o.step = experiment.DefaultParallel()
+	o.step.Rampup, o.step.Duration = 30*time.Second, 2*time.Minute
+	fs.IntVar(&o.step.VUs, "vus", o.step.VUs, "virtual users on each target")
+	o.step.Load.RegisterFlags(fs, o.step.OmitFields()...)
+	fs.Lookup("duration").Usage = "`DURATION` of each synchronised measured window"
+	fs.IntVar(&o.step.Repeat, "repeat", o.step.Repeat, "synchronised windows, one after the other (each target's mean with its 95% CI over them)")
+	fs.DurationVar(&o.step.SkewTolerance, "skew-tolerance", o.step.SkewTolerance, "how far apart targets' windows may start or end before the window is marked")
+	fs.StringVar(&o.name, "name", "parallel", "the experiment's `NAME`")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "check the targets and print the schedule; run nothing")
+	fs.BoolVar(&o.printPlan, "print-plan", false, "print the plan this command runs (to edit and run with oltplab experiment run) and stop")
 }
 
-func (l *loadFlags) register(fs *pflag.FlagSet, d driver.Options) {
-	l.driver = d
-	fs.IntVar(&l.vus, "vus", d.VUs, "virtual users on each target")
-	fs.DurationVar(&l.driver.Rampup, "rampup", d.Rampup, "ramp-up before each measured window (executed, not measured)")
-	if !l.phases {
-		fs.DurationVar(&l.driver.Duration, "duration", d.Duration, "the measured window")
+// validate checks what the flags alone tell; the step's options are
+// checked as the plan's (plan.Decode).
+func (o *parallelOptions) validate() error {
+	if len(o.on) < 2 {
+		return usageErrorf("parallel: want at least two targets (--on TARGET --on TARGET)")
 	}
-	fs.DurationVar(&l.driver.Grace, "grace", d.Grace, "time in-flight transactions get to finish after the window (not measured)")
-	fs.Uint64Var(&l.driver.Seed, "seed", 0, "random seed (default: drawn and recorded)")
-	fs.BoolVar(&l.driver.AllWarehouses, "all-warehouses", false, "spread each virtual user over several warehouses")
-	fs.BoolVar(&l.clientSQL, "client-sql", false, "send each statement from the client instead of calling stored procedures")
-	fs.IntVar(&l.driver.MaxRetries, "max-retries", d.MaxRetries, "retries of one transaction after a serialization failure, deadlock or lock timeout")
+	return nil
 }
 
-// yaml writes the load options as plan fields.
-func (l *loadFlags) yaml(b *strings.Builder) {
-	d := l.driver
-	fmt.Fprintf(b, "  vus: %d\n  rampup: %s\n  grace: %s\n", l.vus, d.Rampup, d.Grace)
-	if !l.phases {
-		fmt.Fprintf(b, "  duration: %s\n", d.Duration)
-	}
-	if d.Seed != 0 {
-		fmt.Fprintf(b, "  seed: %d\n", d.Seed)
-	}
-	if d.AllWarehouses {
-		b.WriteString("  all_warehouses: true\n")
-	}
-	if l.clientSQL {
-		b.WriteString("  client_sql: true\n")
-	}
-	if d.MaxRetries != driver.Defaults().MaxRetries {
-		fmt.Fprintf(b, "  max_retries: %d\n", d.MaxRetries)
-	}
+// plan is the plan o runs on targets ts built at w warehouses.
+func (o *parallelOptions) plan(ts []*plan.TargetSpec, w int) *plan.File {
+	return &plan.File{Comment: "# oltplab parallel: the targets driven at once with one synchronised window.",
+		Name: o.name, Warehouses: w, Targets: ts, Steps: []string{"parallel"},
+		Sections: []plan.Section{{Kind: "parallel", Options: o.step}}}
 }
 
 func runParallel(ctx context.Context, a *app, args []string) error {
-	var (
-		sf        storeFlags
-		on        onFlag
-		lf        loadFlags
-		repeat    int
-		tolerance time.Duration
-		name      string
-		dryRun    bool
-		printPlan bool
-	)
+	return parallelCmd(ctx, a, args, a.parallel)
+}
+
+// parallelCmd parses args into parallelOptions, checks them and hands
+// them to run: a.parallel, or a test's function that keeps them (as gh's
+// NewCmdX(f, runF) does).
+func parallelCmd(ctx context.Context, a *app, args []string, run func(context.Context, *parallelOptions) error) error {
+	o := &parallelOptions{}
 	fs := newFlagSet("parallel")
-	sf.register(fs, a.env)
-	fs.Var(&on, "on", "a `TARGET` to drive (repeat for each): URL, NAME=URL, or a managed instance's NAME")
-	d := driver.Defaults()
-	d.Rampup, d.Duration = 30*time.Second, 2*time.Minute
-	lf.register(fs, d)
-	fs.IntVar(&repeat, "repeat", 1, "synchronised windows, one after the other (each target's mean with its 95% CI over them)")
-	fs.DurationVar(&tolerance, "skew-tolerance", time.Second, "how far apart targets' windows may start or end before the window is marked")
-	fs.StringVar(&name, "name", "parallel", "the experiment's `NAME`")
-	fs.BoolVar(&dryRun, "dry-run", false, "check the targets and print the schedule; run nothing")
-	fs.BoolVar(&printPlan, "print-plan", false, "print the plan this command runs (to edit and run with oltplab experiment run) and stop")
+	o.register(fs, a.env)
 	if err := a.parseFlags(fs, parallelSynopsis, args); err != nil {
 		if errors.Is(err, errHelp) {
 			fmt.Fprintf(a.stdio.Out, "\n%s", parallelAbout)
 		}
 		return helpOK(err)
 	}
-	if len(on) < 2 {
-		return usageErrorf("parallel: want at least two targets (--on TARGET --on TARGET)")
+	if err := o.validate(); err != nil {
+		return err
 	}
-	ts, err := a.resolveTargets("parallel", on)
+	return run(ctx, o)
+}
+
+// parallel resolves o's targets, reads their scale and runs the plan of
+// one parallel step over them (or prints it, or checks it).
+func (a *app) parallel(ctx context.Context, o *parallelOptions) error {
+	ts, err := a.resolveTargets("parallel", o.on)
 	if err != nil {
 		return err
 	}
@@ -230,35 +207,34 @@ func runParallel(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "# oltplab parallel: the targets driven at once with one synchronised window.\nname: %q\nwarehouses: %d\nparallel:\n", name, w)
-	lf.yaml(&b)
-	fmt.Fprintf(&b, "  repeat: %d\n  skew_tolerance: %s\n", repeat, tolerance)
-	writePlanTargets(&b, ts)
-	b.WriteString("steps: [parallel]\n")
-	return a.runGeneratedPlan(ctx, "parallel", sf, b.String(), dryRun, printPlan)
+	return a.runGeneratedPlan(ctx, "parallel", o.results, o.plan(ts, w), o.dryRun, o.printPlan)
 }
 
-// runGeneratedPlan decodes a plan a command wrote, checks it against the
-// host and prints it, its schedule, or runs it as an experiment.
-func (a *app) runGeneratedPlan(ctx context.Context, cmd string, sf storeFlags, src string, dryRun, printPlan bool) error {
-	if printPlan {
-		_, err := io.WriteString(a.out(), src)
+// runGeneratedPlan writes a plan a command built, decodes it as
+// `experiment run` would read it, checks it against the host and prints
+// it, its schedule, or runs it as an experiment.
+func (a *app) runGeneratedPlan(ctx context.Context, cmd string, sf storeFlags, f *plan.File, dryRun, printPlan bool) error {
+	src, err := f.Encode()
+	if err != nil {
 		return err
 	}
-	p, err := experiment.Decode("("+cmd+")", []byte(src))
+	if printPlan {
+		_, err := a.out().Write(src)
+		return err
+	}
+	p, err := plan.Decode("("+cmd+")", src)
 	if err != nil {
-		var pe *experiment.PlanError
-		if errors.As(err, &pe) {
+		var ye *yamldoc.Error
+		if errors.As(err, &ye) {
 			// The plan is the flags': say which, without a file and line.
-			return usageErrorf("%s: %s: %v (see `oltplab %s --help`)", cmd, pe.Path, pe.Err, cmd)
+			return usageErrorf("%s: %s: %v (see `oltplab %s --help`)", cmd, ye.Path, ye.Err, cmd)
 		}
 		return err
 	}
-	if err := experiment.Validate(ctx, p); err != nil {
-		var pe *experiment.PlanError
-		if errors.As(err, &pe) {
-			return fmt.Errorf("%s: %s: %w", cmd, pe.Path, pe.Err)
+	if err := plan.Validate(ctx, p); err != nil {
+		var ye *yamldoc.Error
+		if errors.As(err, &ye) {
+			return fmt.Errorf("%s: %s: %w", cmd, ye.Path, ye.Err)
 		}
 		return err
 	}

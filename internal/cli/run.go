@@ -10,6 +10,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
@@ -32,7 +33,6 @@ type runOptions struct {
 	repeat     int
 	interleave bool
 	label      string
-	clientSQL  bool
 	json       bool
 	quiet      bool // no live lines (quickstart prints its own)
 	checkpoint bool // --checkpoint-before
@@ -47,12 +47,16 @@ type runOptions struct {
 	shardWait         time.Duration
 	rendezvousTimeout time.Duration
 	metrics           *liveMetrics
-	driver            driver.Options
+	// load holds the options a plan's profile step shares (plan.Load);
+	// driver the run's own (mode, rate, sessions, answer timeout), and
+	// after validate all of them.
+	load   plan.Load
+	driver driver.Options
 }
 
 func (o *runOptions) register(fs *pflag.FlagSet, a *app) {
 	d := driver.Defaults()
-	o.driver = d
+	o.driver, o.load = d, plan.DefaultLoad()
 	o.target.register(fs, a.env)
 	o.results.register(fs, a.env)
 	fs.StringVar(&o.mode, "mode", driver.ModeTPROCC.String(), "`MODE`: tproc-c, virtual users back to back (or at --rate), NOPM and TPM; or tpc-c, terminals with the specification's keying and think times, deferred Delivery, response-time constraints, tpmC")
@@ -61,25 +65,13 @@ func (o *runOptions) register(fs *pflag.FlagSet, a *app) {
 	fs.StringVar(&o.terminals, "terminals", "", "`TERMINALS` (tpc-c): a number or a sequence as --vus (default: 10 per warehouse, the only count whose figure may be called tpmC; any other is labelled non-conforming)")
 	fs.IntVar(&o.driver.Sessions, "sessions", 0, fmt.Sprintf("`N` (tpc-c): sessions the terminals share, each held only while a transaction runs (default: one per terminal, at most %d)", driver.DefaultSessionsMax))
 	fs.IntVar(&o.driver.DeliverySessions, "delivery-sessions", 0, fmt.Sprintf("`N` (tpc-c): sessions that execute the deferred Deliveries (default: one per %d terminals)", driver.DeliveryTerminalsPerSession))
-	fs.DurationVar(&o.driver.Rampup, "rampup", d.Rampup, "`DURATION` of the ramp-up before each measured window (executed, not measured)")
-	fs.DurationVar(&o.driver.Duration, "duration", d.Duration, "`DURATION` of the measured window of each step")
-	fs.DurationVar(&o.driver.Grace, "grace", d.Grace, "`DURATION` in-flight transactions get to finish after the window (not measured)")
+	o.load.RegisterFlags(fs)
 	fs.IntVar(&o.repeat, "repeat", 1, "run each step `N` times (mean, spread and 95% confidence interval per step; 3 or more: two repeats give an interval too wide to conclude anything)")
 	fs.BoolVar(&o.interleave, "interleave", false, "with --repeat: run the whole sequence once per repeat, alternating direction, to spread drift")
 	fs.StringVar(&o.label, "label", "", "`NAME` of this profile, for oltplab compare and oltplab report (e.g. nvme)")
-	fs.Uint64Var(&o.driver.Seed, "seed", 0, "random `SEED` (default: drawn and recorded with the result)")
-	fs.BoolVar(&o.driver.AllWarehouses, "all-warehouses", false, "spread each virtual user over several warehouses (HammerDB's \"use all warehouses\")")
-	fs.BoolVar(&o.clientSQL, "client-sql", false, "send each statement from the client instead of calling stored procedures")
-	fs.IntVar(&o.driver.MaxRetries, "max-retries", d.MaxRetries, "`N` retries of one transaction after a serialization failure, deadlock or lock timeout")
-	fs.DurationVar(&o.driver.ReconnectFor, "reconnect-for", d.ReconnectFor,
-		"`DURATION` a virtual user that lost its connection (a server restart, a failover) keeps reconnecting while the run goes on; "+
-			"each outage is recorded with the run. A server not back by then ends the run (exit 8)")
 	fs.DurationVar(&o.driver.AnswerTimeout, "answer-timeout", d.AnswerTimeout,
 		"`DURATION` a call may wait for the server's answer before its connection is taken for dead (a path gone silent "+
 			"without closing) and reopened as after a lost one, the outage recorded; 0: never")
-	fs.Float64Var(&o.driver.MaxFailurePct, "max-failure-rate", d.MaxFailurePct,
-		"`PERCENT` of the measured window's transactions that may fail; a run with more is stored with status failures, "+
-			"left out of peaks and verdicts, and exits 19")
 	fs.BoolVar(&o.checkpoint, "checkpoint-before", false, "write dirty pages and log before each step (PostgreSQL CHECKPOINT; InnoDB flush; SQLite WAL checkpoint)")
 	fs.BoolVar(&o.reset, "reset-between", false,
 		"return the database to its post-build state before each step and repeat, so repeats start equal. Needs a database "+
@@ -120,12 +112,10 @@ func (o *runOptions) validate() error {
 	if err := checkLabel("run", o.label); err != nil {
 		return err
 	}
-	if o.driver.Seed == 0 {
-		o.driver.Seed = drawSeed()
+	if o.load.Seed == 0 {
+		o.load.Seed = drawSeed()
 	}
-	if o.clientSQL {
-		o.driver.Style = dialect.StyleClientSQL
-	}
+	o.load.ApplyTo(&o.driver)
 	d := o.driver
 	if d.Mode == driver.ModeTPCC {
 		d.Terminals = steps[0]

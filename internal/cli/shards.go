@@ -76,7 +76,7 @@ func (o *runOptions) groupSeed(seedGiven bool) {
 	if !seedGiven {
 		h := fnv.New64a()
 		h.Write([]byte(o.shardGroup))
-		o.driver.Seed = h.Sum64() | 1
+		o.load.Seed = h.Sum64() | 1
 	}
 }
 

@@ -15,8 +15,9 @@
 // priced in different currencies are never compared.
 //
 // It is pure: plain values in, plain values out, no I/O, no clock. It
-// parses a prices document from bytes the caller read (go.yaml.in/yaml/v3)
-// and must not import internal/cli, internal/store, internal/driver,
+// parses a prices document from bytes the caller read with the plan
+// files' strict decoder (internal/yamldoc), its only import of oltplab;
+// it must not import internal/cli, internal/store, internal/driver,
 // internal/dialect or any database package; callers convert their
 // measurements into the Step values declared here.
 package cost

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/instance"
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -20,13 +21,19 @@ import (
 )
 
 func init() {
-	Register(Kind{Name: "backup", Scope: PerTarget,
+	plan.Register(plan.Kind{Name: "backup", Scope: plan.PerTarget,
 		Summary: "timed backup and restore cycles with the engine's own tools, each restored copy checked, as `oltplab backup` (options: to, cycles, method, jobs, interval, restore, restore_dir, keep)",
-		New: func() Step {
+		New: func() plan.Step {
 			d := scenario.DefaultBackupOptions()
 			return &backupStep{Cycles: d.Cycles, Restore: d.Restore, Jobs: min(runtime.NumCPU(), 8)}
 		}})
 }
+
+var (
+	_ Step               = (*backupStep)(nil)
+	_ Reporter           = (*backupStep)(nil)
+	_ plan.TargetChecker = (*backupStep)(nil)
+)
 
 // backupStep is `oltplab backup` on one target (scenario.Env.Backup). On
 // a managed instance the tools run inside the instance's cgroups, so its
@@ -61,8 +68,8 @@ func (b *backupStep) options() scenario.BackupOptions {
 		Restore: b.Restore, RestoreDir: b.RestoreDir, Keep: b.Keep}
 }
 
-func (b *backupStep) Prepare(p *Plan) error {
-	b.To, b.RestoreDir = p.resolve(b.To), p.resolve(b.RestoreDir)
+func (b *backupStep) Prepare(p *plan.Plan) error {
+	b.To, b.RestoreDir = p.Resolve(b.To), p.Resolve(b.RestoreDir)
 	if err := b.options().Validate(); err != nil {
 		return err
 	}
@@ -94,7 +101,7 @@ const (
 	backupCycleOverhead        = 10 * time.Second
 )
 
-func (b *backupStep) Estimate(p *Plan, t *TargetSpec) time.Duration {
+func (b *backupStep) Estimate(p *plan.Plan, t *plan.TargetSpec) time.Duration {
 	per := backupSecondsPerWarehouse
 	if b.Restore {
 		per += restoreSecondsPerWarehouse
@@ -108,10 +115,10 @@ func (b *backupStep) Estimate(p *Plan, t *TargetSpec) time.Duration {
 // on the way: internal/claim), or whose cycle would not fit on the file
 // systems under to and restore_dir (a backup, and a restored copy, of
 // about the build's size at a time; all of them with keep).
-func (b *backupStep) CheckTarget(p *Plan, t *TargetSpec) error {
+func (b *backupStep) CheckTarget(p *plan.Plan, t *plan.TargetSpec) error {
 	eng := t.Instance.Engine
 	if !t.Managed() {
-		eng, _ = instance.EngineOf(t.parsed.Scheme)
+		eng, _ = instance.EngineOf(t.Parsed().Scheme)
 	}
 	if err := instance.CheckBackupDirs(eng, b.To, b.RestoreDir); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
@@ -26,7 +27,7 @@ targets:
   - {name: lite, url: "sqlite:lite.db"}
 steps: [build, backup]
 `)
-	if err := Validate(context.Background(), p); err != nil {
+	if err := plan.Validate(context.Background(), p); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
 	st := openStore(t, dir)
@@ -84,7 +85,7 @@ steps: [build, backup]
 	if err := os.WriteFile(bad, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Decode(bad, []byte(src)); err == nil || !strings.Contains(err.Error(), "to") {
+	if _, err := plan.Decode(bad, []byte(src)); err == nil || !strings.Contains(err.Error(), "to") {
 		t.Errorf("a backup without to: got %v, want an error naming it", err)
 	}
 }

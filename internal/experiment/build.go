@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
@@ -16,21 +17,34 @@ import (
 )
 
 func init() {
-	Register(Kind{Name: "build", Scope: PerTarget,
+	plan.Register(plan.Kind{Name: "build", Scope: plan.PerTarget,
 		Summary: "create and load the TPC-C schema of the plan's warehouses (options: workers, drop, seed)",
-		New:     func() Step { return &buildStep{Workers: 4} }})
+		New:     func() plan.Step { return &buildStep{BuildOptions: BuildOptions{Workers: 4}} }})
 }
 
-// buildStep builds the plan's warehouses on one target (scenario.Env.Build).
+var (
+	_ Step                = (*buildStep)(nil)
+	_ Reporter            = (*buildStep)(nil)
+	_ plan.ConnectionUser = (*buildStep)(nil)
+	_ plan.TargetChecker  = (*buildStep)(nil)
+)
+
+// BuildOptions are the options of a build step, as a plan's build section
+// writes them.
 //
 //	build:
 //	  workers: 4   # parallel load connections (SQLite uses 1)
 //	  drop: true   # rebuild over an existing schema (otherwise it is an error)
 //	  seed: 7      # the population's seed (default: drawn and recorded)
-type buildStep struct {
+type BuildOptions struct {
 	Workers int    `yaml:"workers"`
 	Drop    bool   `yaml:"drop"`
-	Seed    uint64 `yaml:"seed"`
+	Seed    uint64 `yaml:"seed,omitempty"`
+}
+
+// buildStep builds the plan's warehouses on one target (scenario.Env.Build).
+type buildStep struct {
+	BuildOptions `yaml:",inline"`
 
 	warehouses int
 }
@@ -50,7 +64,7 @@ var buildSecondsPerWarehouse = map[string]float64{
 	"mysql":    25,
 }
 
-func (b *buildStep) Prepare(p *Plan) error {
+func (b *buildStep) Prepare(p *plan.Plan) error {
 	if b.Workers < 1 {
 		return fmt.Errorf("workers must be at least 1, got %d", b.Workers)
 	}
@@ -66,9 +80,9 @@ func (b *buildStep) Describe() string {
 	return s
 }
 
-func (b *buildStep) Connections(*Plan) int { return b.Workers + 1 }
+func (b *buildStep) Connections(*plan.Plan) int { return b.Workers + 1 }
 
-func (b *buildStep) Estimate(p *Plan, t *TargetSpec) time.Duration {
+func (b *buildStep) Estimate(p *plan.Plan, t *plan.TargetSpec) time.Duration {
 	c, ok := buildSecondsPerWarehouse[t.Dialect()]
 	if !ok {
 		c = buildSecondsPerWarehouse["postgres"]
@@ -82,7 +96,7 @@ func (b *buildStep) Estimate(p *Plan, t *TargetSpec) time.Duration {
 
 // CheckTarget refuses a build whose data would not fit on the file
 // system under the target's data.
-func (b *buildStep) CheckTarget(p *Plan, t *TargetSpec) error {
+func (b *buildStep) CheckTarget(p *plan.Plan, t *plan.TargetSpec) error {
 	// A remote server's disk is not ours to see: LocalDir is "".
 	return scenario.CheckBuildSpace(t.LocalDir(), t.Dialect(), b.warehouses, sysstat.FreeBytes)
 }

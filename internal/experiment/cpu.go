@@ -6,16 +6,23 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
 func init() {
-	Register(Kind{Name: "cpu", Scope: PerTarget,
+	plan.Register(plan.Kind{Name: "cpu", Scope: plan.PerTarget,
 		Summary: "time a fixed single-threaded CPU loop in the database server and in oltplab, as `oltplab cpu` (options: repeat, server_iterations, client_iterations)",
-		New:     func() Step { return &cpuStep{Repeat: 3} }})
+		New:     func() plan.Step { return &cpuStep{Repeat: 3} }})
 }
+
+var (
+	_ Step                = (*cpuStep)(nil)
+	_ Reporter            = (*cpuStep)(nil)
+	_ plan.ConnectionUser = (*cpuStep)(nil)
+)
 
 // cpuStep is `oltplab cpu` on one target (scenario.Env.CPU): the
 // calibration loop in the server and in oltplab, repeated, so that
@@ -38,7 +45,7 @@ func (s *cpuStep) options() scenario.CPUOptions {
 	return scenario.CPUOptions{Repeat: s.Repeat, ServerIterations: s.ServerIterations, ClientIterations: s.ClientIterations}
 }
 
-func (s *cpuStep) Prepare(p *Plan) error {
+func (s *cpuStep) Prepare(p *plan.Plan) error {
 	if err := s.options().Validate(); err != nil {
 		return err
 	}
@@ -50,13 +57,13 @@ func (s *cpuStep) Describe() string {
 	return fmt.Sprintf("CPU calibration in the server and the client × %d", s.Repeat)
 }
 
-func (s *cpuStep) Connections(*Plan) int { return 2 }
+func (s *cpuStep) Connections(*plan.Plan) int { return 2 }
 
 // cpuSecondsPerRepeat is a repeat's server and client loops at their
 // default rounds on the 2-core test VM under load, rounded up.
 const cpuSecondsPerRepeat = 10
 
-func (s *cpuStep) Estimate(*Plan, *TargetSpec) time.Duration {
+func (s *cpuStep) Estimate(*plan.Plan, *plan.TargetSpec) time.Duration {
 	return time.Duration(s.Repeat*cpuSecondsPerRepeat) * time.Second
 }
 

@@ -5,18 +5,15 @@ import (
 	"log/slog"
 
 	"github.com/oltplab/oltplab/internal/instance"
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/scenario"
 )
-
-// InstanceSpec is the part of a target that describes a managed instance,
-// with the plan's field names.
-type InstanceSpec = instance.Spec
 
 // startManaged starts the managed instance of t and returns its target,
 // its description and how to stop it. The instance lives until stop is
 // called (a Ctrl-C lets the step store what it measured first); ctx only
 // bounds the start. The server dies with oltplab even on SIGKILL.
-func startManaged(ctx context.Context, t *TargetSpec, log *slog.Logger) (*Running, error) {
+func startManaged(ctx context.Context, t *plan.TargetSpec, log *slog.Logger) (*Running, error) {
 	// The directories above a target's own (a matrix's data_dir, the
 	// examples' root) are made by Start when missing, mode 0755, so that
 	// the server's own user can reach its directory below them, and
@@ -36,7 +33,3 @@ func startManaged(ctx context.Context, t *TargetSpec, log *slog.Logger) (*Runnin
 		}}
 	return r, nil
 }
-
-// validateManaged checks a managed target against the host without
-// starting it.
-func validateManaged(t *TargetSpec) error { return instance.Check(t.Instance) }

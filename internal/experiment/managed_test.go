@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
@@ -73,7 +74,7 @@ func TestManagedInstances(t *testing.T) {
 	needPostgres(t)
 	dir := reachableDir(t)
 	st := openStore(t, t.TempDir())
-	plan := func(build, steps string) *Plan {
+	planOf := func(build, steps string) *plan.Plan {
 		return decodeIn(t, t.TempDir(), `name: managed
 warehouses: 1
 build: {workers: 2`+build+`}
@@ -96,8 +97,8 @@ steps: `+steps+`
 	ctx := context.Background()
 
 	// A complete run.
-	p := plan(", drop: true", "[build, "+profile+"]")
-	if err := Validate(ctx, p); err != nil {
+	p := planOf(", drop: true", "[build, "+profile+"]")
+	if err := plan.Validate(ctx, p); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
 	// While a step runs, its server is seen (so that noServer can fail).
@@ -131,7 +132,7 @@ steps: `+steps+`
 	}
 
 	// A failure after the server started: the schema exists, drop is off.
-	_, err = r.Run(ctx, plan("", "[build]"))
+	_, err = r.Run(ctx, planOf("", "[build]"))
 	if !errors.Is(err, load.ErrSchemaExists) {
 		t.Errorf("build over the existing schema: got %v, want ErrSchemaExists", err)
 	}
@@ -141,7 +142,7 @@ steps: `+steps+`
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.Observer.Scenario = scenario.Observer{RunStored: func(scenario.RunStored) { cancel() }}
-	id, err = r.Run(cctx, plan("", "["+profile+"]"))
+	id, err = r.Run(cctx, planOf("", "["+profile+"]"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted profile: got %v, want context.Canceled", err)
 	}

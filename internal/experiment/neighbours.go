@@ -11,28 +11,31 @@ import (
 	"strings"
 	"time"
 
-	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/instance"
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/sysstat"
+	"github.com/oltplab/oltplab/internal/yamldoc"
 )
 
 func init() {
-	Register(Kind{Name: "neighbours", Scope: OverTargets,
+	plan.Register(plan.Kind{Name: "neighbours", Scope: plan.OverTargets,
 		Summary: "noisy neighbours: a baseline where every target runs the load, then the noisy targets back up every interval while the others run it; each victim's loss, the backups and the shared device over time (options: noisy, vus, rampup, baseline, cycles, interval, grace, backup, skew_tolerance, client_sql, all_warehouses, max_retries, seed)",
-		New: func() Step {
-			d := driver.Defaults()
-			return &neighboursStep{VUs: d.VUs, Rampup: d.Rampup, Grace: d.Grace, Cycles: 10, Interval: 100 * time.Second,
-				SkewTolerance: defaultSkewTolerance, MaxRetries: d.MaxRetries}
-		}})
+		New:     func() plan.Step { return &neighboursStep{NeighboursOptions: DefaultNeighbours()} }})
 }
 
-// neighboursStep is the noisy-neighbour scenario (METHODOLOGY.md
-// experiment 7) over the plan's targets, which share storage.
+var (
+	_ Step                = (*neighboursStep)(nil)
+	_ Reporter            = (*neighboursStep)(nil)
+	_ plan.ConnectionUser = (*neighboursStep)(nil)
+)
+
+// NeighboursOptions are the options of a neighbours step, as a plan's
+// neighbours section writes them and `oltplab neighbours` takes them.
 //
 //	neighbours:
 //	  noisy: [n3]          # the targets that back up in the noisy phase
@@ -42,20 +45,47 @@ func init() {
 //	  cycles: 3            # backups per noisy target, one every interval
 //	  interval: 30s        # the noisy phase's window is cycles × interval
 //	  backup: {to: /var/tmp/backups, method: basebackup, jobs: 1}
+type NeighboursOptions struct {
+	Noisy []string `yaml:"noisy"`
+	VUs   int      `yaml:"vus"`
+	// Load: ramp-up, grace and the driver's other options; each phase
+	// has its own window (Baseline, Cycles × Interval).
+	plan.Load `yaml:",inline"`
+	// Baseline is the baseline's window; 0: Cycles × Interval.
+	Baseline      time.Duration    `yaml:"baseline,omitempty"`
+	Cycles        int              `yaml:"cycles"`
+	Interval      time.Duration    `yaml:"interval"`
+	SkewTolerance time.Duration    `yaml:"skew_tolerance"`
+	Backup        NeighboursBackup `yaml:"backup,omitempty"`
+}
+
+// OmitFields: the phases time their own windows, and a neighbours step
+// runs with the driver's own reconnection time and failure limit.
+func (NeighboursOptions) OmitFields() []string {
+	return []string{"duration", "reconnect_for", "max_failure_rate"}
+}
+
+// NeighboursBackup is how the noisy targets back up.
+type NeighboursBackup struct {
+	// To is the directory backups go to (each noisy target's in
+	// TO/NAME); default: NAME-backups beside a managed instance's
+	// data_dir, on the storage the instances share.
+	To     string                `yaml:"to,omitempty"`
+	Method instance.BackupMethod `yaml:"method,omitempty"`
+	Jobs   int                   `yaml:"jobs,omitempty"`
+}
+
+// DefaultNeighbours is a neighbours step's options when the plan gives
+// none.
+func DefaultNeighbours() NeighboursOptions {
+	return NeighboursOptions{VUs: driver.Defaults().VUs, Load: plan.DefaultLoad(), Cycles: 10, Interval: 100 * time.Second,
+		SkewTolerance: defaultSkewTolerance}
+}
+
+// neighboursStep is the noisy-neighbour scenario (METHODOLOGY.md
+// experiment 7) over the plan's targets, which share storage.
 type neighboursStep struct {
-	Noisy         []string      `yaml:"noisy"`
-	VUs           int           `yaml:"vus"`
-	Rampup        time.Duration `yaml:"rampup"`
-	Baseline      time.Duration `yaml:"baseline"`
-	Cycles        int           `yaml:"cycles"`
-	Interval      time.Duration `yaml:"interval"`
-	Grace         time.Duration `yaml:"grace"`
-	Backup        backupOptions `yaml:"backup"`
-	SkewTolerance time.Duration `yaml:"skew_tolerance"`
-	ClientSQL     bool          `yaml:"client_sql"`
-	AllWarehouses bool          `yaml:"all_warehouses"`
-	MaxRetries    int           `yaml:"max_retries"`
-	Seed          uint64        `yaml:"seed"`
+	NeighboursOptions `yaml:",inline"`
 
 	experiment string
 	targets    int
@@ -63,17 +93,7 @@ type neighboursStep struct {
 	to map[string]string
 }
 
-// backupOptions are how the noisy targets back up.
-type backupOptions struct {
-	// To is the directory backups go to (each noisy target's in
-	// TO/NAME); default: NAME-backups beside a managed instance's
-	// data_dir, on the storage the instances share.
-	To     string                `yaml:"to"`
-	Method instance.BackupMethod `yaml:"method"`
-	Jobs   int                   `yaml:"jobs"`
-}
-
-func (s *neighboursStep) Prepare(p *Plan) error {
+func (s *neighboursStep) Prepare(p *plan.Plan) error {
 	if len(s.Noisy) == 0 {
 		return errors.New("noisy is required: the targets that back up in the noisy phase (e.g. noisy: [" + p.Targets[len(p.Targets)-1].Name + "])")
 	}
@@ -81,14 +101,14 @@ func (s *neighboursStep) Prepare(p *Plan) error {
 	for _, n := range s.Noisy {
 		t := p.Target(n)
 		if t == nil {
-			return fmt.Errorf("noisy: no target named %q%s", n, suggest(n, p.TargetNames()))
+			return fmt.Errorf("noisy: no target named %q%s", n, yamldoc.Suggest(n, p.TargetNames()))
 		}
 		if _, dup := s.to[n]; dup {
 			return fmt.Errorf("noisy: %s is named twice", n)
 		}
 		switch {
 		case s.Backup.To != "":
-			s.to[n] = filepath.Join(p.resolve(s.Backup.To), n)
+			s.to[n] = filepath.Join(p.Resolve(s.Backup.To), n)
 		case t.Managed() && t.Instance.Engine != instance.SQLite:
 			s.to[n] = filepath.Join(filepath.Dir(t.Instance.DataDir), n+"-backups")
 		case t.LocalDir() != "":
@@ -132,12 +152,8 @@ func (s *neighboursStep) baseline() time.Duration {
 }
 
 func (s *neighboursStep) options() scenario.NeighboursOptions {
-	d := driver.Defaults()
-	d.VUs, d.Rampup, d.Grace = s.VUs, s.Rampup, s.Grace
-	d.AllWarehouses, d.MaxRetries, d.Seed = s.AllWarehouses, s.MaxRetries, s.Seed
-	if s.ClientSQL {
-		d.Style = dialect.StyleClientSQL
-	}
+	d := s.Load.Driver()
+	d.VUs = s.VUs
 	return scenario.NeighboursOptions{Label: s.experiment + "/neighbours", Driver: d, Baseline: s.baseline(),
 		Cycles: s.Cycles, Interval: s.Interval, SkewTolerance: s.SkewTolerance, NoiseDirs: s.to}
 }
@@ -149,9 +165,9 @@ func (s *neighboursStep) Describe() string {
 
 // Connections: the virtual users, the counters' connection and the
 // backup tools' (a dump's jobs, a base backup's WAL stream).
-func (s *neighboursStep) Connections(*Plan) int { return s.VUs + 1 + max(s.Backup.Jobs, 1) + 2 }
+func (s *neighboursStep) Connections(*plan.Plan) int { return s.VUs + 1 + max(s.Backup.Jobs, 1) + 2 }
 
-func (s *neighboursStep) Estimate(*Plan, *TargetSpec) time.Duration {
+func (s *neighboursStep) Estimate(*plan.Plan, *plan.TargetSpec) time.Duration {
 	return 2*(s.Rampup+s.Grace+2*time.Second) + s.baseline() + time.Duration(s.Cycles)*s.Interval
 }
 

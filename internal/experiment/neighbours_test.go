@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
@@ -54,7 +55,7 @@ targets:
 steps: [build, parallel, neighbours]
 `)
 	ctx := context.Background()
-	if err := Validate(ctx, p); err != nil {
+	if err := plan.Validate(ctx, p); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
 	r := &Runner{Store: st, ToolVersion: "test"}

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -19,14 +19,16 @@ import (
 )
 
 func init() {
-	Register(Kind{Name: "parallel", Scope: OverTargets,
+	plan.Register(plan.Kind{Name: "parallel", Scope: plan.OverTargets,
 		Summary: "every target driven at the same time with one synchronised measured window: per-target and total NOPM/TPM, the spread between targets and the skew between their windows (options: vus, rampup, duration, grace, repeat, skew_tolerance, client_sql, all_warehouses, max_retries, seed)",
-		New: func() Step {
-			d := driver.Defaults()
-			return &parallelStep{VUs: d.VUs, Rampup: d.Rampup, Duration: d.Duration, Grace: d.Grace, Repeat: 1,
-				SkewTolerance: defaultSkewTolerance, MaxRetries: d.MaxRetries}
-		}})
+		New:     func() plan.Step { return &parallelStep{ParallelOptions: DefaultParallel()} }})
 }
+
+var (
+	_ Step                = (*parallelStep)(nil)
+	_ Reporter            = (*parallelStep)(nil)
+	_ plan.ConnectionUser = (*parallelStep)(nil)
+)
 
 // defaultSkewTolerance is how far apart the targets' windows may start or
 // end: a window starts once its target's start counters are read, which
@@ -34,8 +36,8 @@ func init() {
 // one; a second is under 2% of a one-minute window.
 const defaultSkewTolerance = time.Second
 
-// parallelStep drives every target of the plan at once (experiment 10 of
-// the studies: many instances with one synchronised measurement window).
+// ParallelOptions are the options of a parallel step, as a plan's
+// parallel section writes them and `oltplab parallel` takes them.
 //
 //	parallel:
 //	  vus: 4               # virtual users on each target
@@ -43,17 +45,27 @@ const defaultSkewTolerance = time.Second
 //	  duration: 60s        # the one measured window, the same on every target
 //	  repeat: 2            # synchronised windows, one after the other
 //	  skew_tolerance: 1s   # windows further apart than this are marked
-type parallelStep struct {
-	VUs           int           `yaml:"vus"`
-	Rampup        time.Duration `yaml:"rampup"`
-	Duration      time.Duration `yaml:"duration"`
-	Grace         time.Duration `yaml:"grace"`
+type ParallelOptions struct {
+	VUs int `yaml:"vus"`
+	// Load: ramp-up, duration, grace and the driver's other options.
+	plan.Load     `yaml:",inline"`
 	Repeat        int           `yaml:"repeat"`
 	SkewTolerance time.Duration `yaml:"skew_tolerance"`
-	ClientSQL     bool          `yaml:"client_sql"`
-	AllWarehouses bool          `yaml:"all_warehouses"`
-	MaxRetries    int           `yaml:"max_retries"`
-	Seed          uint64        `yaml:"seed"`
+}
+
+// OmitFields: a parallel step runs with the driver's own reconnection
+// time and failure limit.
+func (ParallelOptions) OmitFields() []string { return []string{"reconnect_for", "max_failure_rate"} }
+
+// DefaultParallel is a parallel step's options when the plan gives none.
+func DefaultParallel() ParallelOptions {
+	return ParallelOptions{VUs: driver.Defaults().VUs, Load: plan.DefaultLoad(), Repeat: 1, SkewTolerance: defaultSkewTolerance}
+}
+
+// parallelStep drives every target of the plan at once (experiment 10 of
+// the studies: many instances with one synchronised measurement window).
+type parallelStep struct {
+	ParallelOptions `yaml:",inline"`
 
 	experiment string
 	targets    int
@@ -69,7 +81,7 @@ type parallelProgress struct {
 	Keep []int64 `json:"keep"`
 }
 
-func (s *parallelStep) Prepare(p *Plan) error {
+func (s *parallelStep) Prepare(p *plan.Plan) error {
 	if len(p.Targets) < 2 {
 		return fmt.Errorf("drives several targets at once: the plan has %d target", len(p.Targets))
 	}
@@ -87,12 +99,8 @@ func (s *parallelStep) Prepare(p *Plan) error {
 }
 
 func (s *parallelStep) driverOptions() driver.Options {
-	d := driver.Defaults()
-	d.VUs, d.Rampup, d.Duration, d.Grace = s.VUs, s.Rampup, s.Duration, s.Grace
-	d.AllWarehouses, d.MaxRetries, d.Seed = s.AllWarehouses, s.MaxRetries, s.Seed
-	if s.ClientSQL {
-		d.Style = dialect.StyleClientSQL
-	}
+	d := s.Load.Driver()
+	d.VUs = s.VUs
 	return d
 }
 
@@ -108,9 +116,9 @@ func (s *parallelStep) Describe() string {
 
 // Connections: the virtual users and the connection that reads the
 // counters.
-func (s *parallelStep) Connections(*Plan) int { return s.VUs + 1 }
+func (s *parallelStep) Connections(*plan.Plan) int { return s.VUs + 1 }
 
-func (s *parallelStep) Estimate(*Plan, *TargetSpec) time.Duration {
+func (s *parallelStep) Estimate(*plan.Plan, *plan.TargetSpec) time.Duration {
 	per := s.Rampup + s.Duration + 2*time.Second // sessions, counters, storing
 	return time.Duration(s.Repeat) * per
 }

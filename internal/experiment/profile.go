@@ -10,23 +10,25 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/oltplab/oltplab/internal/dialect"
-	"github.com/oltplab/oltplab/internal/driver"
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/scenario"
+	"github.com/oltplab/oltplab/internal/yamldoc"
 )
 
 func init() {
-	Register(Kind{Name: "profile", Scope: PerTarget,
+	plan.Register(plan.Kind{Name: "profile", Scope: plan.PerTarget,
 		Summary: "a virtual-user sweep with repeats, as `oltplab run` (options: vus, rampup, duration, grace, repeat, interleave, reset_between, checkpoint_before, client_sql, all_warehouses, max_retries, reconnect_for, max_failure_rate, seed)",
-		New: func() Step {
-			d := driver.Defaults()
-			return &profileStep{Rampup: d.Rampup, Duration: d.Duration, Grace: d.Grace, Repeat: 1, MaxRetries: d.MaxRetries,
-				ReconnectFor: d.ReconnectFor, MaxFailureRate: d.MaxFailurePct}
-		}})
+		New:     func() plan.Step { return &profileStep{Load: plan.DefaultLoad(), Repeat: 1} }})
 }
+
+var (
+	_ Step                = (*profileStep)(nil)
+	_ Reporter            = (*profileStep)(nil)
+	_ plan.ConnectionUser = (*profileStep)(nil)
+)
 
 // profileStep is `oltplab run` on one target: the same scenario code
 // (scenario.Env.Profile), one stored profile per target.
@@ -40,20 +42,13 @@ func init() {
 //	  checkpoint_before: true
 //	  reset_between: false
 type profileStep struct {
-	VUs              VUs           `yaml:"vus"`
-	Rampup           time.Duration `yaml:"rampup"`
-	Duration         time.Duration `yaml:"duration"`
-	Grace            time.Duration `yaml:"grace"`
-	Repeat           int           `yaml:"repeat"`
-	Interleave       bool          `yaml:"interleave"`
-	ResetBetween     bool          `yaml:"reset_between"`
-	CheckpointBefore bool          `yaml:"checkpoint_before"`
-	ClientSQL        bool          `yaml:"client_sql"`
-	AllWarehouses    bool          `yaml:"all_warehouses"`
-	MaxRetries       int           `yaml:"max_retries"`
-	ReconnectFor     time.Duration `yaml:"reconnect_for"`
-	MaxFailureRate   float64       `yaml:"max_failure_rate"` // percent
-	Seed             uint64        `yaml:"seed"`
+	VUs VUs `yaml:"vus"`
+	// Load: ramp-up, duration, grace and the driver's other options.
+	plan.Load        `yaml:",inline"`
+	Repeat           int  `yaml:"repeat"`
+	Interleave       bool `yaml:"interleave"`
+	ResetBetween     bool `yaml:"reset_between"`
+	CheckpointBefore bool `yaml:"checkpoint_before"`
 
 	experiment string // the plan's name, for labels
 }
@@ -66,8 +61,11 @@ type VUs struct {
 	Spec  string // as written
 }
 
+// MarshalText writes the sequence as it was given.
+func (v VUs) MarshalText() ([]byte, error) { return []byte(v.Spec), nil }
+
 // DecodeNode reads a list of counts or a sequence string.
-func (v *VUs) DecodeNode(d *Decoder, n *yaml.Node, path string) error {
+func (v *VUs) DecodeNode(d *yamldoc.Decoder, n *yaml.Node, path string) error {
 	var spec string
 	switch {
 	case n.Kind == yaml.SequenceNode:
@@ -80,10 +78,10 @@ func (v *VUs) DecodeNode(d *Decoder, n *yaml.Node, path string) error {
 			parts = append(parts, strconv.Itoa(x))
 		}
 		spec = strings.Join(parts, ",")
-	case n.Kind == yaml.ScalarNode && !isNull(n):
+	case n.Kind == yaml.ScalarNode && !yamldoc.IsNull(n):
 		spec = n.Value
 	default:
-		return d.Errorf(n, path, "want a list of virtual-user counts or a sequence such as fib:13, got %s", describe(n))
+		return d.Errorf(n, path, "want a list of virtual-user counts or a sequence such as fib:13, got %s", yamldoc.Describe(n))
 	}
 	steps, err := profile.ParseVUs(spec)
 	if err != nil {
@@ -100,7 +98,7 @@ type profileProgress struct {
 	Seed      uint64 `json:"seed"`
 }
 
-func (s *profileStep) Prepare(p *Plan) error {
+func (s *profileStep) Prepare(p *plan.Plan) error {
 	if len(s.VUs.Steps) == 0 {
 		return fmt.Errorf("vus is required (e.g. vus: [1, 2, 4] or vus: fib:13)")
 	}
@@ -110,24 +108,11 @@ func (s *profileStep) Prepare(p *Plan) error {
 	if err := profile.CheckSlots(len(s.VUs.Steps), s.Repeat); err != nil {
 		return err
 	}
-	d := s.driverOptions()
-	d.VUs = s.VUs.Steps[0]
-	if err := d.Validate(); err != nil {
+	if err := s.Load.Validate(s.VUs.Steps[0]); err != nil {
 		return err
 	}
 	s.experiment = p.Name
 	return nil
-}
-
-func (s *profileStep) driverOptions() driver.Options {
-	d := driver.Defaults()
-	d.Rampup, d.Duration, d.Grace = s.Rampup, s.Duration, s.Grace
-	d.AllWarehouses, d.MaxRetries, d.Seed = s.AllWarehouses, s.MaxRetries, s.Seed
-	d.ReconnectFor, d.MaxFailurePct = s.ReconnectFor, s.MaxFailureRate
-	if s.ClientSQL {
-		d.Style = dialect.StyleClientSQL
-	}
-	return d
 }
 
 func (s *profileStep) Describe() string {
@@ -149,7 +134,7 @@ func (s *profileStep) Describe() string {
 	return b.String()
 }
 
-func (s *profileStep) Connections(*Plan) int {
+func (s *profileStep) Connections(*plan.Plan) int {
 	m := 0
 	for _, v := range s.VUs.Steps {
 		m = max(m, v)
@@ -160,7 +145,7 @@ func (s *profileStep) Connections(*Plan) int {
 // hygieneSeconds is a rough allowance for a checkpoint or reset per run.
 const hygieneSeconds = 5
 
-func (s *profileStep) Estimate(p *Plan, t *TargetSpec) time.Duration {
+func (s *profileStep) Estimate(p *plan.Plan, t *plan.TargetSpec) time.Duration {
 	per := s.Rampup + s.Duration + time.Second // sessions, counters, storing
 	if s.CheckpointBefore {
 		per += hygieneSeconds * time.Second
@@ -178,7 +163,7 @@ func (s *profileStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 			return Outcome{}, fmt.Errorf("read the progress of the interrupted profile: %w", err)
 		}
 	}
-	d := s.driverOptions()
+	d := s.Load.Driver()
 	switch {
 	case prev.ProfileID != 0:
 		d.Seed = prev.Seed // the continued profile keeps its seeds

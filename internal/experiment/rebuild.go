@@ -8,16 +8,23 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/instance"
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
 func init() {
-	Register(Kind{Name: "rebuild", Scope: PerTarget,
+	plan.Register(plan.Kind{Name: "rebuild", Scope: plan.PerTarget,
 		Summary: "rebuild the largest index of ORDER-LINE after a cold restart and again warm, as `oltplab rebuild`: elapsed vs server CPU time (options: all_indexes, cold, repeat)",
-		New:     func() Step { return &rebuildStep{Cold: true, Repeat: 1} }})
+		New:     func() plan.Step { return &rebuildStep{Cold: true, Repeat: 1} }})
 }
+
+var (
+	_ Step                = (*rebuildStep)(nil)
+	_ Reporter            = (*rebuildStep)(nil)
+	_ plan.ConnectionUser = (*rebuildStep)(nil)
+)
 
 // rebuildStep is `oltplab rebuild` on one target (scenario.Env.Rebuild):
 // on a managed instance each repeat restarts it with a cold cache,
@@ -37,7 +44,7 @@ type rebuildStep struct {
 	warehouses int
 }
 
-func (s *rebuildStep) Prepare(p *Plan) error {
+func (s *rebuildStep) Prepare(p *plan.Plan) error {
 	if s.Repeat < 1 {
 		return fmt.Errorf("repeat must be at least 1, got %d", s.Repeat)
 	}
@@ -61,7 +68,7 @@ func (s *rebuildStep) Describe() string {
 	return d
 }
 
-func (s *rebuildStep) Connections(*Plan) int { return 2 }
+func (s *rebuildStep) Connections(*plan.Plan) int { return 2 }
 
 // rebuildSecondsPerWarehouse is what one rebuild of ORDER-LINE's primary
 // key took per warehouse on the 2-core test VM under load (PostgreSQL
@@ -72,7 +79,7 @@ const (
 	restartSeconds             = 10
 )
 
-func (s *rebuildStep) Estimate(p *Plan, t *TargetSpec) time.Duration {
+func (s *rebuildStep) Estimate(p *plan.Plan, t *plan.TargetSpec) time.Duration {
 	per := time.Duration(rebuildSecondsPerWarehouse*s.warehouses) * time.Second
 	pair := per
 	if s.Cold && t.Managed() {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
@@ -28,7 +29,7 @@ targets:
 steps: [build, rebuild, cpu, profile]
 `)
 	ctx := context.Background()
-	if err := Validate(ctx, p); err != nil {
+	if err := plan.Validate(ctx, p); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
 	st := openStore(t, dir)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -163,7 +164,7 @@ func Report(ctx context.Context, st *store.Store, id int64, includeSuspect bool)
 	out.Method = []string{fmt.Sprintf("Scale: %d warehouses.", p.Warehouses)}
 	for i, sp := range p.Steps {
 		title := fmt.Sprintf("Step %d: %s", i+1, sp.Describe)
-		kind := lookupKind(sp.Kind)
+		kind := plan.LookupKind(sp.Kind)
 		var sec report.Section
 		if kind != nil {
 			if r, ok := kind.New().(Reporter); ok {

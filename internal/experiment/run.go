@@ -11,6 +11,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/cost"
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
@@ -37,7 +38,7 @@ type Observer struct {
 	Scenario scenario.Observer
 	// Started: the experiment is stored (or claimed again, resumed) and
 	// its schedule is about to run.
-	Started func(id int64, units []Unit, resumed bool)
+	Started func(id int64, units []plan.Unit, resumed bool)
 	// Unit: a unit starts (State running), ends (done, failed,
 	// interrupted), or is skipped because an earlier attempt finished it.
 	Unit func(UnitEvent)
@@ -47,7 +48,7 @@ type Observer struct {
 
 // UnitEvent is one unit of the schedule changing state.
 type UnitEvent struct {
-	Unit    Unit
+	Unit    plan.Unit
 	Of      int // units in the schedule
 	State   store.StepState
 	Attempt int
@@ -65,19 +66,19 @@ type Params struct {
 	Baseline    string         `json:"baseline"`
 	Targets     []TargetParams `json:"targets"`
 	Steps       []StepParams   `json:"steps"`
-	Cost        *CostSpec      `json:"cost,omitempty"`
+	Cost        *plan.CostSpec `json:"cost,omitempty"`
 	EstimateSec float64        `json:"estimate_seconds"`
 }
 
 // TargetParams describes one target.
 type TargetParams struct {
-	Name     string            `json:"name"`
-	Display  string            `json:"display"`
-	Dialect  string            `json:"dialect"`
-	Managed  bool              `json:"managed"`
-	Instance *InstanceSpec     `json:"instance,omitempty"`
-	Axes     map[string]string `json:"axes,omitempty"`
-	Prices   *cost.Prices      `json:"prices,omitempty"`
+	Name     string             `json:"name"`
+	Display  string             `json:"display"`
+	Dialect  string             `json:"dialect"`
+	Managed  bool               `json:"managed"`
+	Instance *plan.InstanceSpec `json:"instance,omitempty"`
+	Axes     map[string]string  `json:"axes,omitempty"`
+	Prices   *cost.Prices       `json:"prices,omitempty"`
 }
 
 // StepParams describes one step of the plan.
@@ -87,7 +88,7 @@ type StepParams struct {
 }
 
 // ParamsOf describes p for the store.
-func ParamsOf(p *Plan) Params {
+func ParamsOf(p *plan.Plan) Params {
 	out := Params{Name: p.Name, Description: p.Description, Warehouses: p.Warehouses, Baseline: p.Baseline,
 		EstimateSec: p.Estimate().Seconds(), Cost: p.Cost}
 	for _, t := range p.Targets {
@@ -128,7 +129,7 @@ func (r *Runner) note(format string, args ...any) {
 // Run stores p as a new experiment and runs its schedule. It returns the
 // experiment's id as soon as it is stored, with the error that stopped it;
 // an error wrapping context.Canceled means interrupted, to be resumed.
-func (r *Runner) Run(ctx context.Context, p *Plan) (int64, error) {
+func (r *Runner) Run(ctx context.Context, p *plan.Plan) (int64, error) {
 	units := p.Schedule()
 	abs, err := filepath.Abs(p.File)
 	if err != nil {
@@ -145,6 +146,15 @@ func (r *Runner) Run(ctx context.Context, p *Plan) (int64, error) {
 		r.Observer.Started(id, units, false)
 	}
 	return id, r.execute(ctx, id, p, units, nil)
+}
+
+// storeSteps is the schedule as the store keeps it.
+func storeSteps(units []plan.Unit) []store.ExperimentStep {
+	out := make([]store.ExperimentStep, len(units))
+	for i, u := range units {
+		out[i] = store.ExperimentStep{Seq: u.Seq, StepIndex: u.Step.Index, Kind: u.Step.Kind.Name, Target: u.TargetName()}
+	}
+	return out
 }
 
 // StillRunningError: the experiment's process is alive (or on another
@@ -173,14 +183,14 @@ var ErrPlanChanged = errors.New("not the plan the experiment started with")
 // Load reads a stored experiment's plan: the stored copy, or planSrc
 // when given (it must be the same text: a plan whose passwords were
 // removed before storing it needs its file again).
-func Load(ctx context.Context, st *store.Store, id int64, planSrc []byte) (store.Experiment, *Plan, error) {
+func Load(ctx context.Context, st *store.Store, id int64, planSrc []byte) (store.Experiment, *plan.Plan, error) {
 	e, err := st.GetExperiment(ctx, id)
 	if err != nil {
 		return e, nil, err
 	}
 	src := []byte(e.Plan)
 	if planSrc != nil {
-		p, err := Decode(e.PlanFile, planSrc)
+		p, err := plan.Decode(e.PlanFile, planSrc)
 		if err != nil {
 			return e, nil, err
 		}
@@ -189,7 +199,7 @@ func Load(ctx context.Context, st *store.Store, id int64, planSrc []byte) (store
 		}
 		src = planSrc
 	}
-	p, err := Decode(e.PlanFile, src)
+	p, err := plan.Decode(e.PlanFile, src)
 	if err != nil {
 		return e, nil, fmt.Errorf("the stored plan of experiment %d: %w", id, err)
 	}
@@ -281,13 +291,13 @@ func (r *Runner) Resume(ctx context.Context, id int64, planSrc []byte) error {
 
 // stint is consecutive units that share their targets: the targets are
 // started once for all of them.
-type stint []Unit
+type stint []plan.Unit
 
-func stints(units []Unit) []stint {
+func stints(units []plan.Unit) []stint {
 	var out []stint
 	for _, u := range units {
 		n := len(out)
-		if n > 0 && u.Step.Kind.Scope == PerTarget && out[n-1][0].Step.Kind.Scope == PerTarget &&
+		if n > 0 && u.Step.Kind.Scope == plan.PerTarget && out[n-1][0].Step.Kind.Scope == plan.PerTarget &&
 			out[n-1][0].TargetName() == u.TargetName() {
 			out[n-1] = append(out[n-1], u)
 			continue
@@ -299,7 +309,7 @@ func stints(units []Unit) []stint {
 
 // execute runs the units not done yet (prior holds the stored states of
 // a resumed experiment, nil for a new one) and records how it ended.
-func (r *Runner) execute(ctx context.Context, id int64, p *Plan, units []Unit, prior []store.ExperimentStep) error {
+func (r *Runner) execute(ctx context.Context, id int64, p *plan.Plan, units []plan.Unit, prior []store.ExperimentStep) error {
 	done := map[int]bool{}
 	progress := map[int]json.RawMessage{}
 	for _, s := range prior {
@@ -311,7 +321,7 @@ func (r *Runner) execute(ctx context.Context, id int64, p *Plan, units []Unit, p
 	ranOn := map[string]bool{}
 	var runErr error
 	for _, st := range stints(units) {
-		var todo []Unit
+		var todo []plan.Unit
 		for _, u := range st {
 			if done[u.Seq] {
 				r.unitEvent(UnitEvent{Unit: u, Of: len(units), State: store.StepDone, Skipped: true})
@@ -399,7 +409,7 @@ func (r *Runner) unitEvent(e UnitEvent) {
 
 // startTargets starts (or opens) targets; on a failure it stops those
 // already started.
-func (r *Runner) startTargets(ctx context.Context, ts []*TargetSpec) ([]*Running, error) {
+func (r *Runner) startTargets(ctx context.Context, ts []*plan.TargetSpec) ([]*Running, error) {
 	var out []*Running
 	for _, t := range ts {
 		if t.Managed() {
@@ -426,7 +436,7 @@ func (r *Runner) stopTargets(ctx context.Context, rs []*Running) error {
 }
 
 // failUnit records a unit that could not start (its target did not).
-func (r *Runner) failUnit(ctx context.Context, id int64, u Unit, of int, err error) {
+func (r *Runner) failUnit(ctx context.Context, id int64, u plan.Unit, of int, err error) {
 	fctx := context.WithoutCancel(ctx)
 	attempt, serr := r.Store.StartStep(fctx, id, u.Seq)
 	state := failedState(ctx, err)
@@ -447,7 +457,7 @@ func failedState(ctx context.Context, err error) store.StepState {
 }
 
 // runUnit runs one unit on its started targets and records its state.
-func (r *Runner) runUnit(ctx context.Context, id int64, p *Plan, u Unit, of int, running []*Running, prog json.RawMessage) error {
+func (r *Runner) runUnit(ctx context.Context, id int64, p *plan.Plan, u plan.Unit, of int, running []*Running, prog json.RawMessage) error {
 	attempt, err := r.Store.StartStep(ctx, id, u.Seq)
 	if err != nil {
 		return &scenario.StoreError{Op: "record the step", Err: err}
@@ -466,7 +476,13 @@ func (r *Runner) runUnit(ctx context.Context, id int64, p *Plan, u Unit, of int,
 			}
 			return nil
 		}}
-	oc, rerr := u.Step.Step.Run(ctx, x)
+	var oc Outcome
+	var rerr error
+	if step, ok := u.Step.Step.(Step); ok {
+		oc, rerr = step.Run(ctx, x)
+	} else {
+		rerr = fmt.Errorf("step kind %s has nothing that runs it", u.Step.Kind.Name)
+	}
 	state, errText := store.StepDone, ""
 	if rerr != nil {
 		state, errText = failedState(ctx, rerr), r.scrub(rerr.Error())

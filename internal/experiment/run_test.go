@@ -9,17 +9,18 @@ import (
 	"testing"
 
 	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
-func decodeIn(t *testing.T, dir, src string) *Plan {
+func decodeIn(t *testing.T, dir, src string) *plan.Plan {
 	t.Helper()
 	path := filepath.Join(dir, "plan.yaml")
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Decode(path, []byte(src))
+	p, err := plan.Decode(path, []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ steps: [build, profile]
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := Validate(context.Background(), p); err != nil {
+	if err := plan.Validate(context.Background(), p); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
 	st := openStore(t, dir)

@@ -9,17 +9,25 @@ import (
 
 	"github.com/oltplab/oltplab/internal/claim"
 	"github.com/oltplab/oltplab/internal/fio"
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/yamldoc"
 	"go.yaml.in/yaml/v3"
 )
 
 func init() {
-	Register(Kind{Name: "storage", Scope: PerTarget,
+	plan.Register(plan.Kind{Name: "storage", Scope: plan.PerTarget,
 		Summary: "fio storage micro-benchmarks of the storage under the target's data directory, as `oltplab storage bench` (options: profile, runtime, size, fio_options)",
-		New:     func() Step { return &storageStep{Profile: profileList{list: "all"}} }})
+		New:     func() plan.Step { return &storageStep{Profile: profileList{list: "all"}} }})
 }
+
+var (
+	_ Step               = (*storageStep)(nil)
+	_ Reporter           = (*storageStep)(nil)
+	_ plan.TargetChecker = (*storageStep)(nil)
+)
 
 // storageStep is `oltplab storage bench` (scenario.Env.Storage) on the
 // directory a target's data lives in: a managed instance's data_dir, a
@@ -52,7 +60,7 @@ type profileList struct {
 	profiles []fio.Profile
 }
 
-func (l *profileList) DecodeNode(d *Decoder, n *yaml.Node, path string) error {
+func (l *profileList) DecodeNode(d *yamldoc.Decoder, n *yaml.Node, path string) error {
 	switch n.Kind {
 	case yaml.ScalarNode:
 		l.list = n.Value
@@ -60,7 +68,7 @@ func (l *profileList) DecodeNode(d *Decoder, n *yaml.Node, path string) error {
 		var names []string
 		for i, c := range n.Content {
 			if c.Kind != yaml.ScalarNode || c.Value == "" {
-				return d.Errorf(c, fmt.Sprintf("%s[%d]", path, i), "want a profile name, got %s", describe(c))
+				return d.Errorf(c, fmt.Sprintf("%s[%d]", path, i), "want a profile name, got %s", yamldoc.Describe(c))
 			}
 			names = append(names, c.Value)
 		}
@@ -69,7 +77,7 @@ func (l *profileList) DecodeNode(d *Decoder, n *yaml.Node, path string) error {
 		}
 		l.list = strings.Join(names, ",")
 	default:
-		return d.Errorf(n, path, "want a list of profiles or all, got %s", describe(n))
+		return d.Errorf(n, path, "want a list of profiles or all, got %s", yamldoc.Describe(n))
 	}
 	ps, err := fio.LookupProfiles(l.list)
 	if err != nil {
@@ -95,7 +103,7 @@ func (s *storageStep) options(dir string) fio.Options {
 	return fio.Options{Dir: dir, Profiles: s.Profile.profiles, Runtime: s.Runtime, SizeBytes: int64(s.Size), Extra: s.FioOptions}
 }
 
-func (s *storageStep) Prepare(p *Plan) error {
+func (s *storageStep) Prepare(p *plan.Plan) error {
 	if s.Profile.profiles == nil {
 		ps, err := fio.LookupProfiles(s.Profile.list)
 		if err != nil {
@@ -130,7 +138,7 @@ func (s *storageStep) Describe() string {
 // another user could put something in its place in (internal/claim), or a
 // system directory. A directory that does not exist yet (a managed
 // instance's, which its start creates) is judged by its nearest parent.
-func (s *storageStep) CheckTarget(p *Plan, t *TargetSpec) error {
+func (s *storageStep) CheckTarget(p *plan.Plan, t *plan.TargetSpec) error {
 	dir := t.LocalDir()
 	if dir == "" {
 		return nil
@@ -145,7 +153,7 @@ func (s *storageStep) CheckTarget(p *Plan, t *TargetSpec) error {
 // the estimate: the 2-core test VM's disk wrote 150-400 MB/s.
 const layoutMBps = 100
 
-func (s *storageStep) Estimate(p *Plan, t *TargetSpec) time.Duration {
+func (s *storageStep) Estimate(p *plan.Plan, t *plan.TargetSpec) time.Duration {
 	if t.LocalDir() == "" {
 		return 0
 	}

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/yamldoc"
 )
 
 // TestStorageStepDecode: the storage step's options as a list or a
@@ -22,7 +24,7 @@ func TestStorageStepDecode(t *testing.T) {
 		{"storage: {profile: \"seq-read-128k,oltp-4k-qd8\"}", "fio seq-read-128k, oltp-4k-qd8 under"},
 		{"storage: {}", "fio oltp-4k-qd8, oltp-4k-qd32, sql-8k"},
 	} {
-		p, err := Decode("plan.yaml", []byte(head+c.storage+"\nsteps: [storage]\n"))
+		p, err := plan.Decode("plan.yaml", []byte(head+c.storage+"\nsteps: [storage]\n"))
 		if err != nil {
 			t.Errorf("%s: %v", c.storage, err)
 			continue
@@ -33,11 +35,11 @@ func TestStorageStepDecode(t *testing.T) {
 	}
 	// A server given by URL: nothing to measure on this host, said so,
 	// nothing estimated, nothing touched.
-	p, err := Decode("plan.yaml", []byte(head+"  - {name: c, url: \"postgres://u@db.example:5432/tpcc\"}\nsteps: [storage]\n"))
+	p, err := plan.Decode("plan.yaml", []byte(head+"  - {name: c, url: \"postgres://u@db.example:5432/tpcc\"}\nsteps: [storage]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	step, remote := p.Steps[0].Step, p.Targets[2]
+	step, remote := p.Steps[0].Step.(Step), p.Targets[2]
 	if d := step.Estimate(p, remote); d != 0 {
 		t.Errorf("estimate for a URL target: %s, want 0", d)
 	}
@@ -56,8 +58,8 @@ func TestStorageStepDecode(t *testing.T) {
 		{"storage:\n  fio_options: [nokey]", "plan.yaml:7: storage.fio_options[0]:"},
 		{"storage:\n  profiles: all", "plan.yaml:7: storage.profiles:"},
 	} {
-		_, err := Decode("plan.yaml", []byte(head+c.storage+"\nsteps: [storage]\n"))
-		var pe *PlanError
+		_, err := plan.Decode("plan.yaml", []byte(head+c.storage+"\nsteps: [storage]\n"))
+		var pe *yamldoc.Error
 		if !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: got %v, want a one-line plan error starting %q", c.storage, err, c.want)
 		}
@@ -82,7 +84,7 @@ targets:
 steps: [storage]
 `)
 	ctx := context.Background()
-	if err := Validate(ctx, p); err != nil {
+	if err := plan.Validate(ctx, p); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
 	st := openStore(t, dir)

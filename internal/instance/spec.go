@@ -49,10 +49,10 @@ func (e *Engine) UnmarshalText(b []byte) error {
 // hand. Zero means no cap. MB/s are 10^6 bytes per second, as oltplab's
 // monitor reports them.
 type IOLimit struct {
-	ReadIOPS  int64   `yaml:"read_iops" json:"read_iops,omitempty"`
-	WriteIOPS int64   `yaml:"write_iops" json:"write_iops,omitempty"`
-	ReadMBps  float64 `yaml:"read_mbps" json:"read_mbps,omitempty"`
-	WriteMBps float64 `yaml:"write_mbps" json:"write_mbps,omitempty"`
+	ReadIOPS  int64   `yaml:"read_iops,omitempty" json:"read_iops,omitempty"`
+	WriteIOPS int64   `yaml:"write_iops,omitempty" json:"write_iops,omitempty"`
+	ReadMBps  float64 `yaml:"read_mbps,omitempty" json:"read_mbps,omitempty"`
+	WriteMBps float64 `yaml:"write_mbps,omitempty" json:"write_mbps,omitempty"`
 }
 
 // IsZero reports whether no cap is set.
@@ -86,40 +86,40 @@ func (l IOLimit) String() string {
 type Spec struct {
 	// Name identifies the instance among those running (letters, digits,
 	// '.', '_', '-'); empty means the engine's name.
-	Name   string `yaml:"name" json:"name"`
-	Engine Engine `yaml:"engine" json:"engine"`
+	Name   string `yaml:"name,omitempty" json:"name"`
+	Engine Engine `yaml:"engine,omitempty" json:"engine"`
 	// DataDir is where the data lives: the storage under test. It is
 	// created when missing; the engine's files go to DataDir/<engine> and
 	// its log to DataDir/<engine>.log. An initialised directory is reused.
-	DataDir string `yaml:"data_dir" json:"data_dir"`
+	DataDir string `yaml:"data_dir,omitempty" json:"data_dir"`
 	// WALDir, optional, holds the WAL (PostgreSQL) or redo log (MariaDB).
-	WALDir string `yaml:"wal_dir" json:"wal_dir,omitempty"`
+	WALDir string `yaml:"wal_dir,omitempty" json:"wal_dir,omitempty"`
 	// Memory is the buffer pool (shared_buffers, innodb_buffer_pool_size)
 	// or SQLite's page cache; 0 keeps the engine's default.
-	Memory Size `yaml:"memory" json:"memory,omitempty"`
+	Memory Size `yaml:"memory,omitempty" json:"memory,omitempty"`
 	// MemoryLimit caps the memory of the server's processes, page cache
 	// included (cgroup memory), so that a small buffer pool really reads
 	// from the device; 0 = no limit.
-	MemoryLimit Size `yaml:"memory_limit" json:"memory_limit,omitempty"`
+	MemoryLimit Size `yaml:"memory_limit,omitempty" json:"memory_limit,omitempty"`
 	// CPUs is a Linux CPU list ("0", "0-1"): the cores the server may use.
 	// Empty means no limit.
-	CPUs    string  `yaml:"cpus" json:"cpus,omitempty"`
-	IOLimit IOLimit `yaml:"io_limit" json:"io_limit,omitempty"`
+	CPUs    string  `yaml:"cpus,omitempty" json:"cpus,omitempty"`
+	IOLimit IOLimit `yaml:"io_limit,omitempty" json:"io_limit,omitempty"`
 	// Settings are further server settings (postgresql.conf names, MariaDB
 	// option names); they override oltplab's defaults. Validate refuses, in
 	// every spelling the server accepts, those that would undo the
 	// instance's isolation (listening, port, socket, authentication, file
 	// locations, loaded code) and those oltplab sets from the fields above
 	// (refused.go).
-	Settings map[string]string `yaml:"settings" json:"settings,omitempty"`
+	Settings map[string]string `yaml:"settings,omitempty" json:"settings,omitempty"`
 	// MaxConnections is how many client connections oltplab will open (the
 	// largest VU step of a plan, plus loaders); the server accepts
 	// ConnectionReserve more for samplers, administration and backups.
 	// 0 keeps the engine's default.
-	MaxConnections int `yaml:"max_connections" json:"max_connections,omitempty"`
+	MaxConnections int `yaml:"max_connections,omitempty" json:"max_connections,omitempty"`
 	// BinDir, optional, is where the server binaries are (e.g.
 	// /usr/lib/postgresql/15/bin); found automatically when empty.
-	BinDir string `yaml:"bin_dir" json:"bin_dir,omitempty"`
+	BinDir string `yaml:"bin_dir,omitempty" json:"bin_dir,omitempty"`
 
 	// login, set by a restore, is how oltplab enters a copy of a cluster
 	// it does not manage (postgres_backup.go); nil: as its own role.

@@ -1,16 +1,12 @@
-package experiment
+package plan
 
-import (
-	"time"
-
-	"github.com/oltplab/oltplab/internal/store"
-)
+import "time"
 
 // Unit is one entry of an experiment's schedule: one step on one target,
 // or one step over all targets.
 type Unit struct {
 	Seq     int // from 1
-	Step    *PlanStep
+	Step    *Entry
 	Targets []*TargetSpec // one for a PerTarget step
 	// Estimate is how long the unit should take.
 	Estimate time.Duration
@@ -39,7 +35,7 @@ func startEstimate(t *TargetSpec) time.Duration {
 // once with every target started.
 func (p *Plan) Schedule() []Unit {
 	var out []Unit
-	add := func(s *PlanStep, ts []*TargetSpec) {
+	add := func(s *Entry, ts []*TargetSpec) {
 		out = append(out, Unit{Seq: len(out) + 1, Step: s, Targets: ts, Estimate: s.Step.Estimate(p, ts[0])})
 	}
 	for _, seg := range p.segments() {
@@ -58,15 +54,15 @@ func (p *Plan) Schedule() []Unit {
 
 // segments splits the steps into runs of consecutive per-target steps and
 // single over-targets steps.
-func (p *Plan) segments() [][]*PlanStep {
-	var segs [][]*PlanStep
+func (p *Plan) segments() [][]*Entry {
+	var segs [][]*Entry
 	for _, s := range p.Steps {
 		n := len(segs)
 		if s.Kind.Scope == PerTarget && n > 0 && segs[n-1][0].Kind.Scope == PerTarget {
 			segs[n-1] = append(segs[n-1], s)
 			continue
 		}
-		segs = append(segs, []*PlanStep{s})
+		segs = append(segs, []*Entry{s})
 	}
 	return segs
 }
@@ -84,13 +80,4 @@ func (p *Plan) Estimate() time.Duration {
 		}
 	}
 	return d
-}
-
-// storeSteps is the schedule as the store keeps it.
-func storeSteps(units []Unit) []store.ExperimentStep {
-	out := make([]store.ExperimentStep, len(units))
-	for i, u := range units {
-		out[i] = store.ExperimentStep{Seq: u.Seq, StepIndex: u.Step.Index, Kind: u.Step.Kind.Name, Target: u.TargetName()}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package experiment
+package plan
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/oltplab/oltplab/internal/cost"
+	"github.com/oltplab/oltplab/internal/yamldoc"
 )
 
 // matrixFile is a plan's matrix: the instance fields every target starts
@@ -52,7 +53,7 @@ type axis struct {
 // values, in the order written (the first axis varies slowest). Each
 // target's directories are its own: DATA_DIR/TARGET (and WAL_DIR/TARGET),
 // so that the same data_dir value can hold several targets.
-func expandMatrix(d *Decoder, p *Plan, n *yaml.Node) ([]*TargetSpec, error) {
+func expandMatrix(d *yamldoc.Decoder, p *Plan, n *yaml.Node) ([]*TargetSpec, error) {
 	var m matrixFile
 	if err := d.Decode(n, &m, "matrix"); err != nil {
 		return nil, err
@@ -64,7 +65,7 @@ func expandMatrix(d *Decoder, p *Plan, n *yaml.Node) ([]*TargetSpec, error) {
 	if m.Axes.Kind != yaml.MappingNode || len(m.Axes.Content) == 0 {
 		return nil, d.Errorf(orRoot(axesNode, n), "matrix.axes", "required: at least one instance field with a list of values (e.g. memory: [128MB, 1GB])")
 	}
-	fields := yamlFields(reflect.TypeFor[InstanceSpec]())
+	fields := yamldoc.Fields(reflect.TypeFor[InstanceSpec]())
 	var allowed []string
 	for f := range fields {
 		if !notAxes[f] {
@@ -81,10 +82,10 @@ func expandMatrix(d *Decoder, p *Plan, n *yaml.Node) ([]*TargetSpec, error) {
 		k, v := m.Axes.Content[i], m.Axes.Content[i+1]
 		path := "matrix.axes." + k.Value
 		if _, ok := fields[k.Value]; !ok || notAxes[k.Value] {
-			return nil, d.Errorf(k, path, "not an axis%s", suggest(k.Value, allowed))
+			return nil, d.Errorf(k, path, "not an axis%s", yamldoc.Suggest(k.Value, allowed))
 		}
 		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
-			return nil, d.Errorf(v, path, "want a list of values, got %s", describe(v))
+			return nil, d.Errorf(v, path, "want a list of values, got %s", yamldoc.Describe(v))
 		}
 		if len(v.Content) > room/combinations {
 			return nil, d.Errorf(v, path, "%d values make more than %d targets with the axes before it; a plan has at most %d targets",
@@ -139,7 +140,7 @@ func expandMatrix(d *Decoder, p *Plan, n *yaml.Node) ([]*TargetSpec, error) {
 }
 
 // matrixTarget builds the target of one combination of axis values.
-func matrixTarget(d *Decoder, p *Plan, n *yaml.Node, m matrixFile, axes []axis, idx []int, fields map[string][]int) (*TargetSpec, error) {
+func matrixTarget(d *yamldoc.Decoder, p *Plan, n *yaml.Node, m matrixFile, axes []axis, idx []int, fields map[string][]int) (*TargetSpec, error) {
 	spec := m.Instance
 	spec.Settings = maps.Clone(m.Instance.Settings)
 	labels := map[string]string{}
@@ -147,7 +148,7 @@ func matrixTarget(d *Decoder, p *Plan, n *yaml.Node, m matrixFile, axes []axis, 
 	for ai, a := range axes {
 		v := a.values[idx[ai]]
 		f := reflect.ValueOf(&spec).Elem().FieldByIndex(fields[a.name])
-		if err := d.decode(v.node, f, fmt.Sprintf("matrix.axes.%s[%d]", a.name, idx[ai])); err != nil {
+		if err := d.DecodeValue(v.node, f, fmt.Sprintf("matrix.axes.%s[%d]", a.name, idx[ai])); err != nil {
 			return nil, err
 		}
 		labels[a.name] = v.label
@@ -181,9 +182,9 @@ func matrixTarget(d *Decoder, p *Plan, n *yaml.Node, m matrixFile, axes []axis, 
 		return nil, d.Errorf(n, "matrix.data_dir", "required: where the targets' data lives (a field of the matrix or one of its axes)")
 	}
 	t.Instance.Name = name
-	t.Instance.DataDir = filepath.Join(p.resolve(t.Instance.DataDir), name)
+	t.Instance.DataDir = filepath.Join(p.Resolve(t.Instance.DataDir), name)
 	if t.Instance.WALDir != "" {
-		t.Instance.WALDir = filepath.Join(p.resolve(t.Instance.WALDir), name)
+		t.Instance.WALDir = filepath.Join(p.Resolve(t.Instance.WALDir), name)
 	}
 	return t, nil
 }
@@ -192,7 +193,7 @@ var placeholder = regexp.MustCompile(`\{[^{}]*\}`)
 
 // axisEntry reads one value of an axis: the value itself, or
 // {name: LABEL, value: VALUE} to give it a label of its own.
-func axisEntry(d *Decoder, e *yaml.Node, path string) (axisValue, error) {
+func axisEntry(d *yamldoc.Decoder, e *yaml.Node, path string) (axisValue, error) {
 	if e.Kind == yaml.MappingNode && len(e.Content) == 4 {
 		var name, value *yaml.Node
 		for i := 0; i < 4; i += 2 {
@@ -211,7 +212,7 @@ func axisEntry(d *Decoder, e *yaml.Node, path string) (axisValue, error) {
 		}
 	}
 	switch {
-	case isNull(e) || (e.Kind == yaml.MappingNode && len(e.Content) == 0):
+	case yamldoc.IsNull(e) || (e.Kind == yaml.MappingNode && len(e.Content) == 0):
 		return axisValue{label: "none", node: e}, nil
 	case e.Kind == yaml.ScalarNode:
 		return axisValue{label: sanitizeLabel(e.Value), node: e}, nil
@@ -221,7 +222,7 @@ func axisEntry(d *Decoder, e *yaml.Node, path string) (axisValue, error) {
 
 // labelPaths shortens directory labels to their last element, or to the
 // whole path when two values share it.
-func labelPaths(d *Decoder, a *axis, path string) error {
+func labelPaths(d *yamldoc.Decoder, a *axis, path string) error {
 	if a.name == "data_dir" || a.name == "wal_dir" {
 		short := map[string]int{}
 		for _, v := range a.values {

@@ -1,4 +1,4 @@
-package experiment
+package plan
 
 // Example is a commented plan: `oltplab experiment --help` prints it and
 // a test decodes it, so it stays true.

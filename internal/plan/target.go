@@ -1,10 +1,9 @@
-package experiment
+package plan
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,8 +13,7 @@ import (
 	"github.com/oltplab/oltplab/internal/cost"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/instance"
-	"github.com/oltplab/oltplab/internal/sampler"
-	"github.com/oltplab/oltplab/internal/scenario"
+	"github.com/oltplab/oltplab/internal/yamldoc"
 )
 
 // TargetSpec is one target of a plan: an external database (url) or a
@@ -24,13 +22,13 @@ import (
 type TargetSpec struct {
 	Name string `yaml:"name"`
 	// URL names an external database: postgres://, mysql:// or sqlite:PATH.
-	URL string `yaml:"url"`
+	URL string `yaml:"url,omitempty"`
 	// PasswordFile holds the password of URL on its first line.
-	PasswordFile string `yaml:"password_file"`
+	PasswordFile string `yaml:"password_file,omitempty"`
 	// Instance describes a managed instance (when URL is empty).
 	Instance InstanceSpec `yaml:",inline"`
 	// Prices is what the target costs, for the cost model (optional).
-	Prices *cost.Prices `yaml:"prices"`
+	Prices *cost.Prices `yaml:"prices,omitempty"`
 
 	// Path and Line place the target in the plan, for errors.
 	Path string `yaml:"-"`
@@ -45,8 +43,12 @@ type TargetSpec struct {
 	node *yaml.Node
 }
 
+// InstanceSpec is the part of a target that describes a managed instance,
+// with the plan's field names.
+type InstanceSpec = instance.Spec
+
 // DecodeNode decodes a target, remembering its line.
-func (t *TargetSpec) DecodeNode(d *Decoder, n *yaml.Node, path string) error {
+func (t *TargetSpec) DecodeNode(d *yamldoc.Decoder, n *yaml.Node, path string) error {
 	type plain TargetSpec // without this method
 	t.Line, t.node = n.Line, n
 	return d.Decode(n, (*plain)(t), path)
@@ -54,6 +56,10 @@ func (t *TargetSpec) DecodeNode(d *Decoder, n *yaml.Node, path string) error {
 
 // Managed reports whether oltplab starts this target itself.
 func (t *TargetSpec) Managed() bool { return t.URL == "" }
+
+// Parsed is the target's URL parsed, its password included (zero for a
+// managed instance, whose target is known once it runs).
+func (t *TargetSpec) Parsed() dialect.Target { return t.parsed }
 
 // Secret is the password given for the target's URL ("" when none).
 func (t *TargetSpec) Secret() string { return t.parsed.Password.Reveal() }
@@ -69,7 +75,7 @@ func (t *TargetSpec) Display() string {
 
 // checkPrices validates the target's prices, placing an error at its
 // field's line.
-func (t *TargetSpec) checkPrices(d *Decoder) error {
+func (t *TargetSpec) checkPrices(d *yamldoc.Decoder) error {
 	if t.Prices == nil {
 		return nil
 	}
@@ -79,13 +85,13 @@ func (t *TargetSpec) checkPrices(d *Decoder) error {
 		return d.Errorf(&yaml.Node{Line: ce.Line}, t.Path+"."+ce.Field(), "%s", ce.Msg)
 	}
 	if err != nil {
-		return d.wrap(&yaml.Node{Line: t.Line}, t.Path+".prices", err)
+		return d.Wrap(&yaml.Node{Line: t.Line}, t.Path+".prices", err)
 	}
 	return nil
 }
 
 // finish checks a written-out target and resolves its paths.
-func (t *TargetSpec) finish(d *Decoder, p *Plan) error {
+func (t *TargetSpec) finish(d *yamldoc.Decoder, p *Plan) error {
 	at := &yaml.Node{Line: t.Line}
 	if err := t.checkPrices(d); err != nil {
 		return err
@@ -102,9 +108,9 @@ func (t *TargetSpec) finish(d *Decoder, p *Plan) error {
 		}
 		raw := t.URL
 		if rest, ok := strings.CutPrefix(raw, "sqlite:"); ok {
-			raw = "sqlite:" + p.resolve(rest)
+			raw = "sqlite:" + p.Resolve(rest)
 		}
-		tg, err := dialect.ParseTarget(raw, p.resolve(t.PasswordFile))
+		tg, err := dialect.ParseTarget(raw, p.Resolve(t.PasswordFile))
 		if err != nil {
 			return d.Errorf(at, t.Path+".url", "%v", err)
 		}
@@ -121,8 +127,8 @@ func (t *TargetSpec) finish(d *Decoder, p *Plan) error {
 		return d.Errorf(at, t.Path, "want url (an external database) or engine and data_dir (a managed instance)")
 	}
 	t.Instance.Name = t.Name
-	t.Instance.DataDir = p.resolve(t.Instance.DataDir)
-	t.Instance.WALDir = p.resolve(t.Instance.WALDir)
+	t.Instance.DataDir = p.Resolve(t.Instance.DataDir)
+	t.Instance.WALDir = p.Resolve(t.Instance.WALDir)
 	return nil
 }
 
@@ -144,93 +150,11 @@ func (t *TargetSpec) sizeConnections(n int) {
 	}
 }
 
-// Running is a target ready to measure: its database open, and for a
-// managed instance, the server started.
-type Running struct {
-	Spec   *TargetSpec
-	DB     dialect.Database
-	Target dialect.Target
-	// Instance is the managed instance's description, recorded in the
-	// context of every result measured on it; nil for a URL target.
-	Instance any
-	// Managed is the managed instance itself (its backups run inside its
-	// cgroups); nil for a URL target.
-	Managed *instance.Instance
-	// OwnIO reads the managed instance's own I/O counters (nil when they
-	// cannot be read: an embedded engine, no I/O cgroup).
-	OwnIO sampler.IOProbe
-	// Server is the managed instance, which a step may restart (a cold
-	// cache) and whose CPU time it may read; nil for a URL target. A
-	// step that restarts it reopens DB (Reopen).
-	Server scenario.Server
-	stop   func(ctx context.Context) error
-}
-
-// startTarget starts (managed) or opens (url) a target. secret is told
-// every password the target uses, for scrubbing.
-func startTarget(ctx context.Context, t *TargetSpec, log *slog.Logger, secret func(string)) (*Running, error) {
-	r := &Running{Spec: t, Target: t.parsed}
-	if t.Managed() {
-		var err error
-		if r, err = startManaged(ctx, t, log); err != nil {
-			return nil, fmt.Errorf("start target %s: %w", t.Name, err)
-		}
-	}
-	if secret != nil && r.Target.PasswordSet {
-		secret(r.Target.Password.Reveal())
-	}
-	db, err := dialect.Open(ctx, r.Target)
-	if err != nil {
-		if r.stop != nil {
-			err = errors.Join(err, r.stop(context.WithoutCancel(ctx)))
-		}
-		return nil, fmt.Errorf("open target %s: %w", t.Name, err)
-	}
-	r.DB = db
-	return r, nil
-}
-
-// Reopen replaces DB with a new one on the managed instance's target,
-// after a restart took the old one's connections (and perhaps its port).
-func (r *Running) Reopen(ctx context.Context) error {
-	if r.Server == nil {
-		return nil
-	}
-	tg := r.Server.Target()
-	db, err := dialect.Open(ctx, tg)
-	if err != nil {
-		return fmt.Errorf("reopen target %s after its restart: %w", r.Spec.Name, err)
-	}
-	if r.DB != nil {
-		_ = r.DB.Close() // its connections went with the server
-	}
-	r.DB, r.Target = db, tg
-	return nil
-}
-
-// Stop closes the database and stops a managed instance.
-func (r *Running) Stop(ctx context.Context) error {
-	var errs []error
-	if r.DB != nil {
-		if err := r.DB.Close(); err != nil {
-			errs = append(errs, err)
-		}
-		r.DB = nil
-	}
-	if r.stop != nil {
-		if err := r.stop(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("stop target %s: %w", r.Spec.Name, err))
-		}
-		r.stop = nil
-	}
-	return errors.Join(errs...)
-}
-
 // setFields names the yaml fields of v (a struct) that are not zero.
 func setFields(v any) []string {
 	rv := reflect.ValueOf(v)
 	var out []string
-	for name, idx := range yamlFields(rv.Type()) {
+	for name, idx := range yamldoc.Fields(rv.Type()) {
 		if !rv.FieldByIndex(idx).IsZero() {
 			out = append(out, name)
 		}
@@ -258,8 +182,10 @@ func (t *TargetSpec) LocalDir() string {
 	if t.Managed() {
 		return t.Instance.DataDir
 	}
-	if t.parsed.Scheme == "sqlite" {
-		return scenario.SQLiteDir(t.parsed)
+	if f := t.SQLiteFile(); f != "" {
+		if abs, err := filepath.Abs(f); err == nil {
+			return filepath.Dir(abs)
+		}
 	}
 	return ""
 }

@@ -1,4 +1,4 @@
-package experiment
+package plan
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/instance"
+	"github.com/oltplab/oltplab/internal/yamldoc"
 )
 
 // DirError: a directory a target needs cannot be created or written.
@@ -26,20 +28,20 @@ func (e *DirError) Unwrap() error { return e.Err }
 // each managed instance's spec, binaries, directories, CPUs, cgroups and
 // devices; each external target's reachability (a SQLite file's directory
 // must be writable); and each step's own checks (free space for the
-// build). Every error is a *PlanError at the target's line, wrapping the
-// typed error that says what is wrong.
+// build). Every error is a *yamldoc.Error at the target's line, wrapping
+// the typed error that says what is wrong.
 func Validate(ctx context.Context, p *Plan) error {
-	d := &Decoder{File: p.File}
+	d := &yamldoc.Decoder{File: p.File}
 	for _, t := range p.Targets {
 		at := &yaml.Node{Line: t.Line}
 		var err error
 		if t.Managed() {
-			err = validateManaged(t)
+			err = instance.Check(t.Instance)
 		} else {
 			err = checkExternal(ctx, t)
 		}
 		if err != nil {
-			return d.wrap(at, t.Path, err)
+			return d.Wrap(at, t.Path, err)
 		}
 		for _, s := range p.Steps {
 			c, ok := s.Step.(TargetChecker)
@@ -47,7 +49,7 @@ func Validate(ctx context.Context, p *Plan) error {
 				continue
 			}
 			if err := c.CheckTarget(p, t); err != nil {
-				return d.wrap(at, t.Path, fmt.Errorf("%s: %w", s.Kind.Name, err))
+				return d.Wrap(at, t.Path, fmt.Errorf("%s: %w", s.Kind.Name, err))
 			}
 		}
 	}

@@ -1,10 +1,11 @@
-package experiment
+package plan
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/yamldoc"
 )
 
 // Plan is a decoded plan file: the experiment's name, the scale, the
@@ -38,14 +40,15 @@ type Plan struct {
 	// (the first target when the plan names none).
 	Baseline string
 	Targets  []*TargetSpec
-	Steps    []*PlanStep
+	Steps    []*Entry
 	// Cost is what the report's cost table is asked for beyond the
 	// targets' prices (nil when the plan has no cost section).
 	Cost *CostSpec
 }
 
-// PlanStep is one entry of the plan's steps list.
-type PlanStep struct {
+// Entry is one entry of the plan's steps list: a step of a kind with its
+// options.
+type Entry struct {
 	Index int    // position in the list, from 0
 	Path  string // steps[i], for errors
 	Line  int
@@ -86,41 +89,41 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`)
 const nameRule = "want 1-32 letters, digits, '.', '_' or '-', starting with a letter or digit"
 
 // Decode reads a plan. file names it in errors and is the base of its
-// relative paths. Every mistake is a *PlanError naming the file, the line
-// and the field; the checks that need the host (binaries, directories,
-// CPUs, devices) are Validate's.
+// relative paths. Every mistake is a *yamldoc.Error naming the file, the
+// line and the field; the checks that need the host (binaries,
+// directories, CPUs, devices) are Validate's.
 func Decode(file string, src []byte) (*Plan, error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
-		return nil, &PlanError{File: file, Err: err}
+		return nil, &yamldoc.Error{File: file, Err: err}
 	}
 	if len(src) > MaxPlanBytes {
-		return nil, &PlanError{File: file, Err: fmt.Errorf("%d bytes: a plan is at most %d", len(src), MaxPlanBytes)}
+		return nil, &yamldoc.Error{File: file, Err: fmt.Errorf("%d bytes: a plan is at most %d", len(src), MaxPlanBytes)}
 	}
 	sum := sha256.Sum256(src)
 	p := &Plan{File: file, Dir: filepath.Dir(abs), Source: src, SHA256: hex.EncodeToString(sum[:])}
-	d := &Decoder{File: file}
-	root, err := parseYAML(file, src)
+	d := &yamldoc.Decoder{File: file}
+	root, err := yamldoc.Parse(file, src)
 	if err != nil {
 		return nil, err
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, d.Errorf(root, "", "a plan is a mapping (name:, warehouses:, targets:, steps: ...), got %s", describe(root))
+		return nil, d.Errorf(root, "", "a plan is a mapping (name:, warehouses:, targets:, steps: ...), got %s", yamldoc.Describe(root))
 	}
 	// Split the sections of step kinds from the fixed fields.
 	fixed := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: root.Line, Column: root.Column}
 	sections := map[string]*yaml.Node{}
 	sectionKeys := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
-		if kind := lookupKind(k.Value); kind != nil {
-			if _, dup := sections[k.Value]; dup {
-				return nil, d.Errorf(k, k.Value, "given twice")
-			}
-			sections[k.Value], sectionKeys[k.Value] = v, k
+	entries, err := d.Entries(root, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if kind := LookupKind(e.Key.Value); kind != nil {
+			sections[e.Key.Value], sectionKeys[e.Key.Value] = e.Value, e.Key
 			continue
 		}
-		fixed.Content = append(fixed.Content, k, v)
+		fixed.Content = append(fixed.Content, e.Key, e.Value)
 	}
 	// Counted before they are decoded.
 	for _, l := range []struct {
@@ -133,10 +136,10 @@ func Decode(file string, src []byte) (*Plan, error) {
 	}
 	var pf planFile
 	if err := d.Decode(fixed, &pf, ""); err != nil {
-		var pe *PlanError
-		if errors.As(err, &pe) && errors.Is(pe.Err, ErrUnknownField) && !strings.ContainsAny(pe.Path, ".[") {
+		var ye *yamldoc.Error
+		if errors.As(err, &ye) && errors.Is(ye.Err, yamldoc.ErrUnknownField) && !strings.ContainsAny(ye.Path, ".[") {
 			// Top-level: the sections of step kinds are fields too.
-			pe.Err = fmt.Errorf("%w%s", ErrUnknownField, suggest(pe.Path, topLevelNames()))
+			ye.Err = fmt.Errorf("%w%s", yamldoc.ErrUnknownField, yamldoc.Suggest(ye.Path, topLevelNames()))
 		}
 		return nil, err
 	}
@@ -162,7 +165,7 @@ func Decode(file string, src []byte) (*Plan, error) {
 	if pf.Results != "" {
 		p.Results = pf.Results
 		if !store.IsPostgresURL(pf.Results) { // a file, relative to the plan
-			p.Results = p.resolve(pf.Results)
+			p.Results = p.Resolve(pf.Results)
 		}
 	}
 
@@ -180,9 +183,9 @@ func Decode(file string, src []byte) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		kind := lookupKind(name)
+		kind := LookupKind(name)
 		if kind == nil {
-			return nil, d.Errorf(n, path, "unknown step %q%s", name, suggest(name, KindNames()))
+			return nil, d.Errorf(n, path, "unknown step %q%s", name, yamldoc.Suggest(name, KindNames()))
 		}
 		used[name] = true
 		step := kind.New()
@@ -196,13 +199,13 @@ func Decode(file string, src []byte) (*Plan, error) {
 				return nil, err
 			}
 		}
-		p.Steps = append(p.Steps, &PlanStep{Index: i, Path: path, Line: n.Line, Kind: kind, Step: step})
+		p.Steps = append(p.Steps, &Entry{Index: i, Path: path, Line: n.Line, Kind: kind, Step: step})
 	}
 	// A section no step uses (a step commented out) is still checked, so
 	// that its mistakes do not wait for the day it is used.
 	for name := range sectionKeys {
 		if !used[name] {
-			if err := d.Decode(sections[name], lookupKind(name).New(), name); err != nil {
+			if err := d.Decode(sections[name], LookupKind(name).New(), name); err != nil {
 				return nil, err
 			}
 		}
@@ -216,7 +219,7 @@ func Decode(file string, src []byte) (*Plan, error) {
 		}
 		p.Targets = append(p.Targets, t)
 	}
-	if pf.Matrix != nil && !isNull(pf.Matrix) {
+	if pf.Matrix != nil && !yamldoc.IsNull(pf.Matrix) {
 		ts, err := expandMatrix(d, p, pf.Matrix)
 		if err != nil {
 			return nil, err
@@ -235,7 +238,7 @@ func Decode(file string, src []byte) (*Plan, error) {
 	if p.Baseline == "" {
 		p.Baseline = p.Targets[0].Name
 	} else if p.Target(p.Baseline) == nil {
-		return nil, d.Errorf(valueNode(root, "baseline"), "baseline", "no target named %q%s", p.Baseline, suggest(p.Baseline, p.TargetNames()))
+		return nil, d.Errorf(valueNode(root, "baseline"), "baseline", "no target named %q%s", p.Baseline, yamldoc.Suggest(p.Baseline, p.TargetNames()))
 	}
 	for _, s := range p.Steps {
 		if err := s.Step.Prepare(p); err != nil {
@@ -257,23 +260,23 @@ func Decode(file string, src []byte) (*Plan, error) {
 
 // stepEntry reads one entry of steps: a kind name, or a mapping of one
 // kind name to that step's options.
-func stepEntry(d *Decoder, n *yaml.Node, path string) (string, *yaml.Node, error) {
+func stepEntry(d *yamldoc.Decoder, n *yaml.Node, path string) (string, *yaml.Node, error) {
 	switch {
-	case n.Kind == yaml.ScalarNode && !isNull(n):
+	case n.Kind == yaml.ScalarNode && !yamldoc.IsNull(n):
 		return n.Value, nil, nil
 	case n.Kind == yaml.MappingNode && len(n.Content) == 2:
 		return n.Content[0].Value, n.Content[1], nil
 	}
-	return "", nil, d.Errorf(n, path, "want a step name (build, profile, ...) or one step name with its options, got %s", describe(n))
+	return "", nil, d.Errorf(n, path, "want a step name (build, profile, ...) or one step name with its options, got %s", yamldoc.Describe(n))
 }
 
 func topLevelNames() []string {
-	names := slices.Sorted(mapKeys(yamlFields(reflect.TypeFor[planFile]())))
+	names := slices.Sorted(maps.Keys(yamldoc.Fields(reflect.TypeFor[planFile]())))
 	return slices.Concat(names, KindNames())
 }
 
-// resolve makes a path in the plan absolute against the plan's directory.
-func (p *Plan) resolve(path string) string {
+// Resolve makes a path in the plan absolute against the plan's directory.
+func (p *Plan) Resolve(path string) string {
 	if path == "" || filepath.IsAbs(path) {
 		return path
 	}
@@ -300,7 +303,7 @@ func (p *Plan) TargetNames() []string {
 }
 
 // checkTargets refuses duplicate names and two targets on one database.
-func (p *Plan) checkTargets(d *Decoder) error {
+func (p *Plan) checkTargets(d *yamldoc.Decoder) error {
 	names := map[string]*TargetSpec{}
 	places := map[string]*TargetSpec{}
 	for _, t := range p.Targets {

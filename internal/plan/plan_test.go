@@ -1,4 +1,4 @@
-package experiment
+package plan_test
 
 import (
 	"errors"
@@ -8,6 +8,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	// The step kinds plans list, and the URL schemes of their targets.
+	_ "github.com/oltplab/oltplab/internal/dialect/mysql"
+	_ "github.com/oltplab/oltplab/internal/dialect/postgres"
+	_ "github.com/oltplab/oltplab/internal/dialect/sqlite"
+	_ "github.com/oltplab/oltplab/internal/experiment"
+	"github.com/oltplab/oltplab/internal/plan"
+	"github.com/oltplab/oltplab/internal/yamldoc"
 )
 
 const goodPlan = `# a comparison of two SQLite files and a matrix of managed instances
@@ -46,7 +54,7 @@ steps:
 `
 
 func TestDecodeGoodPlan(t *testing.T) {
-	p, err := Decode("/plans/tiers.yaml", []byte(goodPlan))
+	p, err := plan.Decode("/plans/tiers.yaml", []byte(goodPlan))
 	if err != nil {
 		t.Fatalf("Decode: %v", err)
 	}
@@ -89,13 +97,11 @@ func TestDecodeGoodPlan(t *testing.T) {
 	if len(p.Steps) != 3 {
 		t.Fatalf("steps: got %d, want 3", len(p.Steps))
 	}
-	prof := p.Steps[1].Step.(*profileStep)
-	if prof.Repeat != 2 || prof.Duration != 20*time.Second || !prof.Interleave || prof.VUs.Spec != "1,2,4" {
-		t.Errorf("profile step: got %+v", prof)
+	if got, want := p.Steps[1].Step.Describe(), "profile 1,2,4 VUs × 2 repeats (interleaved), ramp-up 5s, 20s measured"; got != want {
+		t.Errorf("profile step: got %q, want %q", got, want)
 	}
-	second := p.Steps[2].Step.(*profileStep)
-	if second.Repeat != 1 || second.VUs.Spec != "fib:8" || second.Duration != 20*time.Second {
-		t.Errorf("second profile step: got %+v, want the section's options with its own vus and repeat", second)
+	if got, want := p.Steps[2].Step.Describe(), "profile fib:8 VUs, ramp-up 5s, 20s measured"; got != want {
+		t.Errorf("second profile step: got %q, want %q (the section's options with its own vus and repeat)", got, want)
 	}
 	units := p.Schedule()
 	if got, want := len(units), 3*len(p.Targets); got != want {
@@ -109,7 +115,7 @@ func TestDecodeGoodPlan(t *testing.T) {
 	}
 }
 
-// TestDecodeBadPlans: each mistake gives one PlanError at its line, with
+// TestDecodeBadPlans: each mistake gives one yamldoc.Error at its line, with
 // the field's path.
 func TestDecodeBadPlans(t *testing.T) {
 	base := func(extra string) string {
@@ -179,10 +185,10 @@ func TestDecodeBadPlans(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Decode("plan.yaml", []byte(c.src))
-			var pe *PlanError
+			_, err := plan.Decode("plan.yaml", []byte(c.src))
+			var pe *yamldoc.Error
 			if !errors.As(err, &pe) {
-				t.Fatalf("got %v, want a *PlanError", err)
+				t.Fatalf("got %v, want a *yamldoc.Error", err)
 			}
 			msg := err.Error()
 			if strings.Contains(msg, "\n") {
@@ -199,12 +205,12 @@ func TestDecodeBadPlans(t *testing.T) {
 }
 
 func TestSyntaxErrorIsTyped(t *testing.T) {
-	_, err := Decode("p.yaml", []byte("a: [1, 2\n"))
-	if !errors.Is(err, ErrPlanSyntax) {
-		t.Errorf("got %v, want ErrPlanSyntax", err)
+	_, err := plan.Decode("p.yaml", []byte("a: [1, 2\n"))
+	if !errors.Is(err, yamldoc.ErrSyntax) {
+		t.Errorf("got %v, want yamldoc.ErrSyntax", err)
 	}
-	_, err = Decode("p.yaml", []byte("name: t\nwarehouse: 1\n"))
-	if errors.Is(err, ErrPlanSyntax) {
+	_, err = plan.Decode("p.yaml", []byte("name: t\nwarehouse: 1\n"))
+	if errors.Is(err, yamldoc.ErrSyntax) {
 		t.Errorf("an unknown field is not a syntax error: %v", err)
 	}
 }
@@ -218,7 +224,7 @@ matrix:
   axes:
     data_dir: [/dev/shm/x, /var/tmp/x, {name: fast, value: /mnt/nvme}]
 `
-	p, err := Decode(filepath.Join(t.TempDir(), "m.yaml"), []byte(src))
+	p, err := plan.Decode(filepath.Join(t.TempDir(), "m.yaml"), []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +244,7 @@ func TestExampleDecodes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "bench.password"), []byte("pw\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Decode(filepath.Join(dir, "example.yaml"), []byte(Example))
+	p, err := plan.Decode(filepath.Join(dir, "example.yaml"), []byte(plan.Example))
 	if err != nil {
 		t.Fatalf("the help's example: %v", err)
 	}
@@ -256,7 +262,7 @@ func TestExamplesDecode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := Decode(path, src)
+			p, err := plan.Decode(path, src)
 			if err != nil {
 				t.Fatalf("Decode: %v", err)
 			}
@@ -267,9 +273,9 @@ func TestExamplesDecode(t *testing.T) {
 	}
 }
 
-// TestPlanExpansionBounded: a matrix of more targets than MaxTargets (a
+// TestPlanExpansionBounded: a matrix of more targets than plan.MaxTargets (a
 // 1000 × 1000 matrix, or 20 × 20), more targets or steps than a plan may
-// have, and a plan file over MaxPlanBytes are refused, counted before
+// have, and a plan file over plan.MaxPlanBytes are refused, counted before
 // anything is built.
 func TestPlanExpansionBounded(t *testing.T) {
 	list := func(n int, f func(i int) string) string {
@@ -292,20 +298,20 @@ func TestPlanExpansionBounded(t *testing.T) {
 	}{
 		{"a 1000 × 1000 matrix", matrix(1000), "matrix.axes.memory", "a plan has at most 256 targets"},
 		{"a 20 × 20 matrix", matrix(20), "matrix.axes.cpus", "20 values make more than 256 targets"},
-		{"257 targets", "name: m\nwarehouses: 1\nsteps: [build]\ntargets: " + list(MaxTargets+1, target) + "\n", "targets", "257 targets: at most 256"},
-		{"101 steps", "name: m\nwarehouses: 1\ntargets: [" + target(0) + "]\nsteps: " + list(MaxSteps+1, func(int) string { return "build" }) + "\n",
+		{"257 targets", "name: m\nwarehouses: 1\nsteps: [build]\ntargets: " + list(plan.MaxTargets+1, target) + "\n", "targets", "257 targets: at most 256"},
+		{"101 steps", "name: m\nwarehouses: 1\ntargets: [" + target(0) + "]\nsteps: " + list(plan.MaxSteps+1, func(int) string { return "build" }) + "\n",
 			"steps", "101 steps: at most 100"},
-		{"a plan over 1 MiB", "name: m\nwarehouses: 1\n# " + strings.Repeat("x", MaxPlanBytes) + "\n", "", "a plan is at most"},
+		{"a plan over 1 MiB", "name: m\nwarehouses: 1\n# " + strings.Repeat("x", plan.MaxPlanBytes) + "\n", "", "a plan is at most"},
 	}
 	for _, c := range cases {
-		_, err := Decode("plan.yaml", []byte(c.src))
-		var pe *PlanError
+		_, err := plan.Decode("plan.yaml", []byte(c.src))
+		var pe *yamldoc.Error
 		if !errors.As(err, &pe) || pe.Path != c.path || !strings.Contains(err.Error(), c.msg) {
-			t.Errorf("%s: got %v, want a PlanError at %q saying %q", c.name, err, c.path, c.msg)
+			t.Errorf("%s: got %v, want a yamldoc.Error at %q saying %q", c.name, err, c.path, c.msg)
 		}
 	}
 	// 16 × 16 is the most two axes may make.
-	if p, err := Decode("plan.yaml", []byte(matrix(16))); err != nil || len(p.Targets) != 256 {
+	if p, err := plan.Decode("plan.yaml", []byte(matrix(16))); err != nil || len(p.Targets) != 256 {
 		t.Errorf("a 16 × 16 matrix: %v", err)
 	}
 }
