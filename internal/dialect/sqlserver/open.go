@@ -217,19 +217,25 @@ func hostPort(cfg msdsn.Config) string {
 	return net.JoinHostPort(cfg.Host, strconv.FormatUint(cfg.Port, 10))
 }
 
-// dialer dials the server's TCP port within the connect timeout. A
-// session's socket makes its reads and writes raw system calls where the
-// platform allows (package rawconn) and is handed to the session that
-// asked for it through the context (sessionSocket), for Interrupt.
+// dialer dials the server's TCP port within the connect timeout and puts
+// the same bound on the login that follows as a deadline on the socket
+// (go-mssqldb's login does not watch the context), which
+// boundedConnector lifts once the login is done. A session's socket makes
+// its reads and writes raw system calls where the platform allows
+// (package rawconn) and is handed to the session that asked for it
+// through the context (sessionSocket), for Interrupt.
 type dialer struct {
 	timeout time.Duration
 	raw     bool
 	session bool
 }
 
-// sessionSocket is the context key under which a session asks the dialer
-// for the socket it dials.
-type sessionSocket struct{}
+// Context keys: the socket a connection attempt dialed (dialedSocket, for
+// boundedConnector), and the one a session asks for (sessionSocket).
+type (
+	dialedSocket  struct{}
+	sessionSocket struct{}
+)
 
 func (d dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	nd := net.Dialer{Timeout: d.timeout, KeepAlive: 30 * time.Second}
@@ -237,13 +243,17 @@ func (d dialer) DialContext(ctx context.Context, network, addr string) (net.Conn
 	if err != nil {
 		return nil, err
 	}
-	if !d.session {
-		return c, nil
-	}
-	if d.raw {
+	if d.session && d.raw {
 		c = rawconn.Wrap(c)
 	}
-	if p, ok := ctx.Value(sessionSocket{}).(*net.Conn); ok {
+	if err := c.SetDeadline(time.Now().Add(d.timeout)); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if p, ok := ctx.Value(dialedSocket{}).(*net.Conn); ok {
+		*p = c
+	}
+	if p, ok := ctx.Value(sessionSocket{}).(*net.Conn); ok && d.session {
 		*p = c
 	}
 	return c, nil
@@ -251,7 +261,8 @@ func (d dialer) DialContext(ctx context.Context, network, addr string) (net.Conn
 
 // boundedConnector bounds each connection attempt, login included, so that
 // a port that accepts and never answers, or answers in another protocol,
-// fails with a connection error instead of hanging.
+// fails with a connection error instead of hanging; once the login is
+// done the socket's deadline is lifted.
 type boundedConnector struct {
 	driver.Connector
 	addr    string
@@ -261,11 +272,22 @@ type boundedConnector struct {
 func (c boundedConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	tctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	conn, err := c.Connector.Connect(tctx)
-	if err != nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
-		return nil, loginTimeout{addr: c.addr, after: c.timeout}
+	var nc net.Conn
+	conn, err := c.Connector.Connect(context.WithValue(tctx, dialedSocket{}, &nc))
+	if err != nil {
+		var ne net.Error
+		if ctx.Err() == nil && (errors.Is(tctx.Err(), context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
+			return nil, loginTimeout{addr: c.addr, after: c.timeout}
+		}
+		return nil, err
 	}
-	return conn, err
+	if nc != nil {
+		if err := nc.SetDeadline(time.Time{}); err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
+	return conn, nil
 }
 
 // loginTimeout: no TDS login within the bound. It is a net.Error, so

@@ -22,11 +22,15 @@
 -- Batches are separated by lines holding only GO, as sqlcmd reads them;
 -- InstallProcedures splits the file there.
 
--- TPC-C 2.4.2.2 New-Order. The order lines come as three comma-separated
--- lists of @ol_cnt entries each: item ids, supply warehouses, quantities.
+-- TPC-C 2.4.2.2 New-Order. The order lines come as four comma-separated
+-- lists of @ol_cnt entries each: line numbers, item ids, supply
+-- warehouses, quantities. The caller sends them in the order of their
+-- stock rows' keys (supply warehouse, item; lines of one row in line
+-- order), so that New-Orders lock the stock rows they share in one order
+-- and never deadlock on them; each line keeps its own OL_NUMBER.
 CREATE PROCEDURE oltplab_new_order
 	@w_id INT, @d_id INT, @c_id INT, @ol_cnt INT, @all_local INT,
-	@i_ids VARCHAR(200), @supply_w_ids VARCHAR(200), @quantities VARCHAR(100), @entry_d DATETIME,
+	@ol_numbers VARCHAR(100), @i_ids VARCHAR(200), @supply_w_ids VARCHAR(200), @quantities VARCHAR(100), @entry_d DATETIME,
 	@o_id INT OUTPUT, @total MONEY OUTPUT, @branded INT OUTPUT, @rolled_back INT OUTPUT
 AS
 BEGIN
@@ -34,8 +38,8 @@ BEGIN
 	SET XACT_ABORT ON;
 	DECLARE @w_tax SMALLMONEY, @d_tax SMALLMONEY, @c_discount SMALLMONEY;
 	DECLARE @c_last VARCHAR(16), @c_credit CHAR(2);
-	DECLARE @n INT, @i_id INT, @supply_w_id INT, @quantity INT;
-	DECLARE @pi INT, @ps INT, @pq INT, @e INT;
+	DECLARE @n INT, @ol_number INT, @i_id INT, @supply_w_id INT, @quantity INT;
+	DECLARE @pn INT, @pi INT, @ps INT, @pq INT, @e INT;
 	DECLARE @i_price MONEY, @i_data VARCHAR(50), @s_data VARCHAR(50), @dist_info CHAR(24);
 	DECLARE @amount MONEY, @sum MONEY;
 	SET @rolled_back = 0;
@@ -58,11 +62,15 @@ BEGIN
 	INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (@o_id, @d_id, @w_id);
 
 	SET @n = 1;
+	SET @pn = 1;
 	SET @pi = 1;
 	SET @ps = 1;
 	SET @pq = 1;
 	WHILE @n <= @ol_cnt
 	BEGIN
+		SET @e = CHARINDEX(',', @ol_numbers + ',', @pn);
+		SET @ol_number = CAST(SUBSTRING(@ol_numbers, @pn, @e - @pn) AS INT);
+		SET @pn = @e + 1;
 		SET @e = CHARINDEX(',', @i_ids + ',', @pi);
 		SET @i_id = CAST(SUBSTRING(@i_ids, @pi, @e - @pi) AS INT);
 		SET @pi = @e + 1;
@@ -103,7 +111,7 @@ BEGIN
 		SET @amount = @quantity * @i_price;
 		INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id,
 				ol_delivery_d, ol_quantity, ol_amount, ol_dist_info)
-			VALUES (@o_id, @d_id, @w_id, @n, @i_id, @supply_w_id, NULL, @quantity, @amount, @dist_info);
+			VALUES (@o_id, @d_id, @w_id, @ol_number, @i_id, @supply_w_id, NULL, @quantity, @amount, @dist_info);
 		SET @sum = @sum + @amount;
 		-- Brand-generic "B" when both I_DATA and S_DATA hold "ORIGINAL".
 		IF CHARINDEX('ORIGINAL', @i_data) > 0 AND CHARINDEX('ORIGINAL', @s_data) > 0

@@ -25,7 +25,7 @@ func (d *DB) NewSession(ctx context.Context, style dialect.Style) (dialect.Sessi
 	if style == dialect.StyleClientSQL {
 		return newClientSession(sc), nil
 	}
-	return &procSession{sessConn: sc, buf: make([]byte, 0, 256)}, nil
+	return &procSession{sessConn: sc, buf: make([]byte, 0, 256), order: make([]int, 0, tpcc.MaxOrderLines)}, nil
 }
 
 // sessConn is a session's own connection and its socket, which Interrupt
@@ -70,7 +70,8 @@ func (s *sessConn) Close() error {
 // whose outputs come back as OUTPUT parameters, one round trip.
 type procSession struct {
 	*sessConn
-	buf []byte // New-Order's item lists
+	buf   []byte // New-Order's item lists
+	order []int  // New-Order's lines in stock key order
 }
 
 var (
@@ -86,38 +87,36 @@ func boolArg(b bool) int64 {
 }
 
 // NewOrder calls oltplab_new_order (TPC-C 2.4.2) with the order lines as
-// three comma-separated lists. The unused-item rollback (2.4.2.3) comes
-// back as @rolled_back = 1, returned as tpcc.ErrRollback.
+// four comma-separated lists (line numbers, items, supply warehouses,
+// quantities) in the order of their stock rows' keys, so that New-Orders
+// sharing stock rows lock them in one order (procedures.sql). The
+// unused-item rollback (2.4.2.3) comes back as @rolled_back = 1, returned
+// as tpcc.ErrRollback.
 func (s *procSession) NewOrder(ctx context.Context, in *tpcc.NewOrder) error {
+	s.order = stockOrder(s.order[:0], in.Lines)
 	b := s.buf[:0]
-	for i := range in.Lines {
-		if i > 0 {
-			b = append(b, ',')
+	list := func(f func(l *tpcc.OrderLineInput, n int) int) int {
+		for k, i := range s.order {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(f(&in.Lines[i], i+1)), 10)
 		}
-		b = strconv.AppendInt(b, int64(in.Lines[i].IID), 10)
+		return len(b)
 	}
-	n1 := len(b)
-	for i := range in.Lines {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, int64(in.Lines[i].SupplyWID), 10)
-	}
-	n2 := len(b)
-	for i := range in.Lines {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, int64(in.Lines[i].Quantity), 10)
-	}
+	n0 := list(func(_ *tpcc.OrderLineInput, n int) int { return n })
+	n1 := list(func(l *tpcc.OrderLineInput, _ int) int { return l.IID })
+	n2 := list(func(l *tpcc.OrderLineInput, _ int) int { return l.SupplyWID })
+	n3 := list(func(l *tpcc.OrderLineInput, _ int) int { return l.Quantity })
 	s.buf = b
 	var oID, branded, rolledBack int64
 	var total float64
 	_, err := s.c.ExecContext(ctx, "oltplab_new_order",
 		sql.Named("w_id", int64(in.WID)), sql.Named("d_id", int64(in.DID)), sql.Named("c_id", int64(in.CID)),
 		sql.Named("ol_cnt", int64(len(in.Lines))), sql.Named("all_local", boolArg(in.AllLocal)),
-		sql.Named("i_ids", mssql.VarChar(b[:n1])), sql.Named("supply_w_ids", mssql.VarChar(b[n1:n2])),
-		sql.Named("quantities", mssql.VarChar(b[n2:])), sql.Named("entry_d", mssql.DateTime1(in.EntryD)),
+		sql.Named("ol_numbers", mssql.VarChar(b[:n0])), sql.Named("i_ids", mssql.VarChar(b[n0:n1])),
+		sql.Named("supply_w_ids", mssql.VarChar(b[n1:n2])), sql.Named("quantities", mssql.VarChar(b[n2:n3])),
+		sql.Named("entry_d", mssql.DateTime1(in.EntryD)),
 		sql.Named("o_id", sql.Out{Dest: &oID}), sql.Named("total", sql.Out{Dest: &total}),
 		sql.Named("branded", sql.Out{Dest: &branded}), sql.Named("rolled_back", sql.Out{Dest: &rolledBack}))
 	if err != nil {
@@ -127,6 +126,27 @@ func (s *procSession) NewOrder(ctx context.Context, in *tpcc.NewOrder) error {
 		return tpcc.ErrRollback
 	}
 	return nil
+}
+
+// stockOrder appends to dst the indexes of lines sorted by their stock
+// row's key (supply warehouse, item), lines of one row in line order.
+func stockOrder(dst []int, lines []tpcc.OrderLineInput) []int {
+	for i := range lines {
+		dst = append(dst, i)
+	}
+	key := func(i int) (int, int) { return lines[i].SupplyWID, lines[i].IID }
+	// Insertion sort: at most 15 lines, stable.
+	for i := 1; i < len(dst); i++ {
+		for j := i; j > 0; j-- {
+			aw, ai := key(dst[j-1])
+			bw, bi := key(dst[j])
+			if aw < bw || aw == bw && ai <= bi {
+				break
+			}
+			dst[j-1], dst[j] = dst[j], dst[j-1]
+		}
+	}
+	return dst
 }
 
 // Payment calls oltplab_payment (TPC-C 2.5.2); the amount goes in cents.
