@@ -47,6 +47,15 @@ func (p enginePart) RebuildIndexes(ctx context.Context, t tpcc.Table) (dialect.R
 	return p.d.rebuildIndexes(ctx, t)
 }
 func (p enginePart) Checkpoint(ctx context.Context) error { return p.d.checkpoint(ctx) }
+func (p enginePart) ServerBackup(ctx context.Context, path string) (dialect.ServerBackup, error) {
+	return p.d.serverBackup(ctx, path)
+}
+func (p enginePart) RestoreBackup(ctx context.Context, path, dir string) (dialect.Target, error) {
+	return p.d.restoreBackup(ctx, path, dir)
+}
+func (p enginePart) DeleteBackup(ctx context.Context, path string) error {
+	return p.d.deleteBackup(ctx, path)
+}
 
 type (
 	dbC struct {
@@ -94,6 +103,7 @@ var (
 	_ interface {
 		dialect.IndexRebuilder
 		dialect.Checkpointer
+		dialect.ServerBackuper
 	} = enginePart{}
 	_ dialect.Database = dbCWE{}
 )

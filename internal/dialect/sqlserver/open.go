@@ -43,11 +43,12 @@ type DB struct {
 	db *sql.DB
 	// sessions opens the virtual users' connections: never pooled (a
 	// session's connection is its own until it closes), dialed through
-	// sessionDialer, which hands the socket to the session for Interrupt.
+	// dialer, which hands the socket to the session for Interrupt.
 	sessions *sql.DB
 	// connector opens connections outside either pool (loaders).
 	connector driver.Connector
-	target    string // without the password, for messages
+	target    string         // without the password, for messages
+	tg        dialect.Target // as opened, for scratch databases' targets
 	dbName    string
 	log       *slog.Logger
 	srv       server // what Open found the server to offer (server.go)
@@ -92,7 +93,7 @@ func open(ctx context.Context, t dialect.Target) (*DB, error) {
 	cfg.AppName = "oltplab"
 	admin := mssql.NewConnectorConfig(cfg)
 	admin.Dialer = dialer{timeout: timeout}
-	d := &DB{target: t.String(), dbName: cfg.Database, log: log}
+	d := &DB{target: t.String(), tg: t, dbName: cfg.Database, log: log}
 	d.connector = boundedConnector{admin, hostPort(cfg), timeout}
 	d.db = sql.OpenDB(d.connector)
 	// Sessions hold their own connections; the pool only has to keep a few

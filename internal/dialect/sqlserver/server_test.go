@@ -46,10 +46,12 @@ func checkAbilities(t *testing.T, db dialect.Database, counters, waits, engine b
 		{"dialect.WaitSampler", is[dialect.WaitSampler](db), waits},
 		{"dialect.IndexRebuilder", is[dialect.IndexRebuilder](db), engine},
 		{"dialect.Checkpointer", is[dialect.Checkpointer](db), engine},
+		{"dialect.ServerBackuper", is[dialect.ServerBackuper](db), engine},
 		// Always, whatever the server.
 		{"dialect.ProcedureInstaller", is[dialect.ProcedureInstaller](db), true},
 		{"dialect.CPUCalibrator", is[dialect.CPUCalibrator](db), true},
 		{"dialect.AbsenceReporter", is[dialect.AbsenceReporter](db), true},
+		{"dialect.Scratcher", is[dialect.Scratcher](db), true},
 	} {
 		if c.got != c.want {
 			t.Errorf("%T %s %s, want it %s", db, has(c.got), c.name, strings.TrimPrefix(has(c.want), "does "))
