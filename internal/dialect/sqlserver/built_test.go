@@ -51,113 +51,109 @@ func testRowLocks(t *testing.T, d *DB) {
 func testRowLocksOf(t *testing.T, d *DB, style dialect.Style, district func(session int) int) {
 	const (
 		w        = 1
-		sessions = 8
-		orders   = 15  // per session
+		sessions = 6
+		orders   = 8   // per session
 		items    = 100 // the stock rows every order draws from
 		start    = 1_000_000
 	)
-	{
-		{
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			if _, err := d.db.ExecContext(ctx, "UPDATE stock SET s_quantity = @p1 WHERE s_w_id = @p2 AND s_i_id <= @p3", start, w, items); err != nil {
-				t.Fatalf("set stock quantities: %v", err)
-			}
-			ytdBefore := stockYTD(ctx, t, d, w, items)
-			nextBefore := map[int]int64{}
-			for i := range sessions {
-				dID := district(i)
-				var n int64
-				if err := d.db.QueryRowContext(ctx, "SELECT d_next_o_id FROM district WHERE d_w_id = @p1 AND d_id = @p2", w, dID).Scan(&n); err != nil {
-					t.Fatal(err)
-				}
-				nextBefore[dID] = n
-			}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if _, err := d.db.ExecContext(ctx, "UPDATE stock SET s_quantity = @p1 WHERE s_w_id = @p2 AND s_i_id <= @p3", start, w, items); err != nil {
+		t.Fatalf("set stock quantities: %v", err)
+	}
+	ytdBefore := stockYTD(ctx, t, d, w, items)
+	nextBefore := map[int]int64{}
+	for i := range sessions {
+		dID := district(i)
+		var n int64
+		if err := d.db.QueryRowContext(ctx, "SELECT d_next_o_id FROM district WHERE d_w_id = @p1 AND d_id = @p2", w, dID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		nextBefore[dID] = n
+	}
 
-			var mu sync.Mutex
-			committed, retried := map[int]int{}, 0
-			var failures []string
-			var wg sync.WaitGroup
-			for i := range sessions {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					s, err := d.NewSession(ctx, style)
-					if err != nil {
-						mu.Lock()
-						failures = append(failures, fmt.Sprintf("session %d: %v", i, err))
-						mu.Unlock()
-						return
-					}
-					defer s.Close()
-					r := rand.New(rand.NewPCG(uint64(i), 7))
-					for range orders {
-						in := &tpcc.NewOrder{WID: w, DID: district(i), CID: 1 + r.IntN(3000), AllLocal: true, EntryD: time.Now()}
-						for range 5 + r.IntN(11) {
-							in.Lines = append(in.Lines, tpcc.OrderLineInput{IID: 1 + r.IntN(items), SupplyWID: w, Quantity: 1 + r.IntN(10)})
-						}
-						for attempt := 0; ; attempt++ {
-							err := s.NewOrder(ctx, in)
-							mu.Lock()
-							switch {
-							case err == nil:
-								committed[in.DID]++
-							case d.Classify(err).Retryable() && attempt < 100:
-								// Two orders locking shared stock rows in
-								// another order may deadlock; the driver
-								// retries the whole transaction, and so
-								// does this test.
-								retried++
-								mu.Unlock()
-								continue
-							default:
-								failures = append(failures, fmt.Sprintf("session %d: class %v: %v", i, d.Classify(err), err))
-							}
-							mu.Unlock()
-							break
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			t.Logf("%s: New-Orders committed by district %v from %d sessions, %d retried after a deadlock",
-				style, committed, sessions, retried)
-			for _, f := range failures {
-				t.Errorf("New-Order failed: %s", f)
-			}
-			if t.Failed() {
+	var mu sync.Mutex
+	committed, retried := map[int]int{}, 0
+	var failures []string
+	var wg sync.WaitGroup
+	for i := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := d.NewSession(ctx, style)
+			if err != nil {
+				mu.Lock()
+				failures = append(failures, fmt.Sprintf("session %d: %v", i, err))
+				mu.Unlock()
 				return
 			}
+			defer s.Close()
+			r := rand.New(rand.NewPCG(uint64(i), 7))
+			for range orders {
+				in := &tpcc.NewOrder{WID: w, DID: district(i), CID: 1 + r.IntN(3000), AllLocal: true, EntryD: time.Now()}
+				for range 5 + r.IntN(11) {
+					in.Lines = append(in.Lines, tpcc.OrderLineInput{IID: 1 + r.IntN(items), SupplyWID: w, Quantity: 1 + r.IntN(10)})
+				}
+				for attempt := 0; ; attempt++ {
+					err := s.NewOrder(ctx, in)
+					mu.Lock()
+					switch {
+					case err == nil:
+						committed[in.DID]++
+					case d.Classify(err).Retryable() && attempt < 100:
+						// Two orders locking shared stock rows in
+						// another order may deadlock; the driver
+						// retries the whole transaction, and so
+						// does this test.
+						retried++
+						mu.Unlock()
+						continue
+					default:
+						failures = append(failures, fmt.Sprintf("session %d: class %v: %v", i, d.Classify(err), err))
+					}
+					mu.Unlock()
+					break
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%s: New-Orders committed by district %v from %d sessions, %d retried after a deadlock",
+		style, committed, sessions, retried)
+	for _, f := range failures {
+		t.Errorf("New-Order failed: %s", f)
+	}
+	if t.Failed() {
+		return
+	}
 
-			for dID, before := range nextBefore {
-				var nextAfter, count, maxOID int64
-				err := d.db.QueryRowContext(ctx, `SELECT d_next_o_id,
-					(SELECT COUNT(*) FROM orders WHERE o_w_id = @p1 AND o_d_id = @p2 AND o_id >= @p3),
-					(SELECT MAX(o_id) FROM orders WHERE o_w_id = @p1 AND o_d_id = @p2)
-					FROM district WHERE d_w_id = @p1 AND d_id = @p2`, w, dID, before).Scan(&nextAfter, &count, &maxOID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got, want := nextAfter-before, int64(committed[dID]); got != want || count != want || maxOID != nextAfter-1 {
-					t.Errorf("district %d: D_NEXT_O_ID advanced by %d, %d new orders, MAX(O_ID) %d: want %d, %d and %d",
-						dID, got, count, maxOID, want, want, nextAfter-1)
-				}
-			}
-			ytdAfter := stockYTD(ctx, t, d, w, items)
-			rows, err := d.db.QueryContext(ctx, "SELECT s_i_id, s_quantity FROM stock WHERE s_w_id = @p1 AND s_i_id <= @p2", w, items)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var i, q int64
-				if err := rows.Scan(&i, &q); err != nil {
-					t.Fatal(err)
-				}
-				if want := start - (ytdAfter[i] - ytdBefore[i]); q != want {
-					t.Errorf("stock %d: S_QUANTITY %d, want %d (S_YTD grew by %d): an update was lost", i, q, want, ytdAfter[i]-ytdBefore[i])
-				}
-			}
+	for dID, before := range nextBefore {
+		var nextAfter, count, maxOID int64
+		err := d.db.QueryRowContext(ctx, `SELECT d_next_o_id,
+			(SELECT COUNT(*) FROM orders WHERE o_w_id = @p1 AND o_d_id = @p2 AND o_id >= @p3),
+			(SELECT MAX(o_id) FROM orders WHERE o_w_id = @p1 AND o_d_id = @p2)
+			FROM district WHERE d_w_id = @p1 AND d_id = @p2`, w, dID, before).Scan(&nextAfter, &count, &maxOID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := nextAfter-before, int64(committed[dID]); got != want || count != want || maxOID != nextAfter-1 {
+			t.Errorf("district %d: D_NEXT_O_ID advanced by %d, %d new orders, MAX(O_ID) %d: want %d, %d and %d",
+				dID, got, count, maxOID, want, want, nextAfter-1)
+		}
+	}
+	ytdAfter := stockYTD(ctx, t, d, w, items)
+	rows, err := d.db.QueryContext(ctx, "SELECT s_i_id, s_quantity FROM stock WHERE s_w_id = @p1 AND s_i_id <= @p2", w, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var i, q int64
+		if err := rows.Scan(&i, &q); err != nil {
+			t.Fatal(err)
+		}
+		if want := start - (ytdAfter[i] - ytdBefore[i]); q != want {
+			t.Errorf("stock %d: S_QUANTITY %d, want %d (S_YTD grew by %d): an update was lost", i, q, want, ytdAfter[i]-ytdBefore[i])
 		}
 	}
 }
