@@ -208,6 +208,9 @@ type copier interface {
 	// restore brings the backup in dir up in into.
 	restore(ctx context.Context, dir, into string) (*restoredCopy, error)
 	close() error
+	// onServer: the backups and restores are the server's files, under
+	// paths of its own file system (statementCopier), not this host's.
+	onServer() bool
 }
 
 // restoredCopy is a restored database, running until stop.
@@ -245,6 +248,20 @@ func (e *Env) NewBackups(ctx context.Context, src BackupSource, o BackupOptions)
 			return nil, &UnsupportedError{What: "cap the I/O of its backups (oltplab copies an embedded database itself, in its own process)", Dialect: src.DB.Name()}
 		}
 		b.c = &onlineCopier{src: ob, target: src.Target}
+		return b, nil
+	}
+	if sb, ok := src.DB.(dialect.ServerBackuper); ok {
+		sc, scratch := src.DB.(dialect.Scratcher)
+		switch {
+		case !scratch:
+			return nil, &UnsupportedError{What: "drop the databases it restores", Dialect: src.DB.Name()}
+		case o.Method != "" && o.Method != BackupDatabase:
+			return nil, &UnsupportedError{What: "back up with " + string(o.Method) + " (its server backs up with BACKUP DATABASE)", Dialect: src.DB.Name()}
+		case !o.IOLimit.IsZero():
+			return nil, &UnsupportedError{What: "cap the I/O of its backups (its server writes them itself)", Dialect: src.DB.Name()}
+		}
+		b.c = &statementCopier{sb: sb, sc: sc, restoreDir: o.restoreDir(), keep: o.Keep,
+			log: func(msg string, err error) { e.logger().Warn(msg, "err", err) }}
 		return b, nil
 	}
 	eng, ok := instance.EngineOf(src.Target.Scheme)
@@ -421,6 +438,8 @@ func (s *serverCopier) restore(ctx context.Context, dir, into string) (*restored
 
 func (s *serverCopier) close() error { return s.b.Close() }
 
+func (s *serverCopier) onServer() bool { return false }
+
 // onlineCopier copies an embedded database with its dialect's online
 // backup (SQLite's backup API), and restores a copy the same way, from
 // the backup file into a new one.
@@ -478,6 +497,8 @@ func (o *onlineCopier) restore(ctx context.Context, dir, into string) (*restored
 }
 
 func (o *onlineCopier) close() error { return nil }
+
+func (o *onlineCopier) onServer() bool { return false }
 
 // fileTarget is tg (an embedded database's target, with its parameters)
 // naming another file.
@@ -569,6 +590,11 @@ func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (Ba
 	}
 	if source != "" {
 		dirs["source"] = source
+	}
+	if bs.c.onServer() {
+		// The server's paths: nothing of this host's is under them.
+		dirs = map[string]string{}
+		e.note("the backups and restores are the server's files, in %s and %s on its file system", o.To, o.restoreDir())
 	}
 	for role, d := range dirs {
 		if role != "source" {
