@@ -97,3 +97,20 @@ func TestStockOrder(t *testing.T) {
 		t.Errorf("stockOrder = %v, want %v", got, want)
 	}
 }
+
+func TestRenumber(t *testing.T) {
+	tests := []struct {
+		q      string
+		offset int
+		want   string
+	}{
+		{"SELECT a FROM t WHERE b = @p1 AND c = @p2", 0, "SELECT a FROM t WHERE b = @p1 AND c = @p2"},
+		{"SELECT a FROM t WHERE b = @p1 AND c = @p12", 9, "SELECT a FROM t WHERE b = @p10 AND c = @p21"},
+		{"SELECT @@ROWCOUNT, @pool FROM t WHERE x = @p3", 2, "SELECT @@ROWCOUNT, @pool FROM t WHERE x = @p5"},
+	}
+	for _, tc := range tests {
+		if got := string(renumber(nil, tc.q, tc.offset)); got != tc.want {
+			t.Errorf("renumber(%q, %d) = %q, want %q", tc.q, tc.offset, got, tc.want)
+		}
+	}
+}

@@ -23,7 +23,7 @@ func (d *DB) NewSession(ctx context.Context, style dialect.Style) (dialect.Sessi
 		return nil, err
 	}
 	if style == dialect.StyleClientSQL {
-		return newClientSession(sc), nil
+		return d.newClientSession(ctx, sc)
 	}
 	return &procSession{sessConn: sc, buf: make([]byte, 0, 256), order: make([]int, 0, tpcc.MaxOrderLines)}, nil
 }
