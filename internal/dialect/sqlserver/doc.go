@@ -4,7 +4,8 @@
 // clustered primary keys and the secondary indexes of SQL Server studies
 // (schema.go), bulk load through TDS bulk copy (load.go), the five
 // transactions as T-SQL stored procedures (procedures.sql, session.go) or
-// as client-side SQL (clientsql.go), plain connections with '?' rewritten
+// as client-side SQL sent in batches, two round trips for a New-Order
+// (clientsql.go), plain connections with '?' rewritten
 // to @p1, @p2, ... (conn.go, rewrite.go), consistent snapshots for the
 // consistency checks (snapshot.go), the error classifier by server error
 // number (classify.go), version and settings (settings.go), the CPU
@@ -14,7 +15,9 @@
 // sys.dm_exec_requests and sys.dm_os_wait_stats and file latency from
 // sys.dm_io_virtual_file_stats (waits.go), index rebuilds with ALTER INDEX
 // ... REBUILD (rebuild.go), backups with BACKUP DATABASE ... WITH
-// COPY_ONLY and their restore (backup.go).
+// COPY_ONLY and their restore (backup.go), and scratch databases of its
+// own, marked and dropped only with the mark, for `oltplab selftest`
+// (scratch.go).
 //
 // What a server offers is found when a target is opened (server.go): the
 // views and commands above are probed, and the Database that Open returns
