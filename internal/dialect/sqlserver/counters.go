@@ -14,9 +14,10 @@ const txCountSource = "sys.dm_os_performance_counters Transactions/sec (this dat
 // name a cumulative count (PERF_COUNTER_BULK_COUNT) of the transactions
 // started in this database, one per procedure call (each runs one
 // explicit transaction) and one per client-side transaction. Named
-// instances call the object MSSQL$NAME:Databases.
+// instances call the object MSSQL$NAME:Databases; the view's names are
+// NCHAR, padded with blanks, which LIKE does not ignore.
 const txCountSQL = `SELECT cntr_value FROM sys.dm_os_performance_counters
-WHERE counter_name = 'Transactions/sec' AND object_name LIKE '%:Databases' AND instance_name = DB_NAME()`
+WHERE counter_name = 'Transactions/sec' AND object_name LIKE '%:Databases%' AND instance_name = DB_NAME()`
 
 var errNoCounter = errors.New("sys.dm_os_performance_counters has no Transactions/sec row for this database")
 

@@ -21,7 +21,7 @@ import (
 const sizeSource = "sys.dm_db_partition_stats used_page_count x 8 KiB"
 
 // indexesSQL lists a table's indexes, largest first; @p1 is the table.
-const indexesSQL = `SELECT i.name, i.is_primary_key, CASE WHEN i.type = 1 THEN 1 ELSE 0 END,
+const indexesSQL = `SELECT i.name, CAST(i.is_primary_key AS INT), CASE WHEN i.type = 1 THEN 1 ELSE 0 END,
 	COALESCE(SUM(ps.used_page_count), 0) * 8192
 FROM sys.indexes i LEFT JOIN sys.dm_db_partition_stats ps ON ps.object_id = i.object_id AND ps.index_id = i.index_id
 WHERE i.object_id = OBJECT_ID(@p1, N'U') AND i.index_id > 0
