@@ -16,7 +16,9 @@ demo: build
 
 # Installs what the tests need (PostgreSQL 15, MariaDB, Chromium, fio from
 # Debian packages, when missing and running as root), starts private servers on
-# loopback in a temporary directory, runs every test, stops the servers.
+# loopback in a temporary directory (and Babelfish for PostgreSQL, for the SQL
+# Server dialect, from ../shared/babelfish or OLTPLAB_BABELFISH_TARBALL), runs
+# every test, stops the servers.
 test: lint
 	OLTPLAB_REQUIRE_SERVERS=1 scripts/testservers.sh run $(GO) test -count=1 -timeout 25m ./...
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Private PostgreSQL and MariaDB servers for oltplab's tests and benchmarks.
+# Private PostgreSQL, MariaDB and T-SQL servers for oltplab's tests and
+# benchmarks.
 #
 #   scripts/testservers.sh run CMD [ARGS...]
 #
@@ -13,14 +14,26 @@
 # OLTPLAB_TEST_MYSQL_LOG), then stops both servers and removes the directory,
 # whatever CMD's outcome. It never touches a server it did not start.
 #
+# The SQL Server dialect is tested on Babelfish for PostgreSQL (TDS and much
+# of T-SQL; not SQL Server), from the prebuilt tarball the project keeps
+# beside the repository (../shared/babelfish/babelfish-*.tar.zst, or
+# OLTPLAB_BABELFISH_TARBALL), checked against its SHA256SUMS, unpacked into
+# the temporary directory and started on free loopback ports (TDS and its
+# PostgreSQL), as `nobody` when run as root; its admin URL is exported as
+# OLTPLAB_TEST_SQLSERVER (the log as OLTPLAB_TEST_SQLSERVER_LOG). Its
+# runtime libraries are installed when missing. Without the tarball it is
+# not started: the SQL Server tests then skip, or fail under CI.
+#
 # OLTPLAB_SERVER_PROFILE=bench starts servers configured for measurement
 # (fsync on, larger buffers); the default "test" profile trades durability
-# for speed (fsync off), which tests do not measure.
+# for speed (fsync off), which tests do not measure. OLTPLAB_SERVERS lists
+# the servers to start (default: postgres mysql sqlserver).
 set -euo pipefail
 
 profile=${OLTPLAB_SERVER_PROFILE:-test}
-servers=${OLTPLAB_SERVERS:-postgres mysql}
+servers=${OLTPLAB_SERVERS:-postgres mysql sqlserver}
 pgbin=/usr/lib/postgresql/15/bin
+repo=$(cd "$(dirname "$0")/.." && pwd)
 
 log() { echo "testservers: $*" >&2; }
 
@@ -42,6 +55,13 @@ install_missing() {
 	# The TPC-H reference tests install their reference implementations
 	# into a Python virtual environment (scripts/tpchref.sh).
 	python3 -c 'import ensurepip, venv' 2>/dev/null || pkgs+=(python3-venv)
+	# Babelfish's runtime libraries (the tarball holds the rest).
+	if [[ $servers == *sqlserver* ]] && babelfish_tarball >/dev/null; then
+		local p
+		for p in zstd libicu72 libxml2 libossp-uuid16 libssl3; do
+			dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || pkgs+=("$p")
+		done
+	fi
 	((${#pkgs[@]})) || return 0
 	if [[ $(id -u) != 0 ]]; then
 		log "missing ${pkgs[*]}: install them (apt-get install ${pkgs[*]}) or run as root"
@@ -136,8 +156,66 @@ start_mysql() {
 	log "MariaDB $(mariadbd --version | awk '{print $3}') on 127.0.0.1:$port ($profile profile)"
 }
 
+# babelfish_tarball prints the Babelfish tarball to use, or fails.
+babelfish_tarball() {
+	local t=${OLTPLAB_BABELFISH_TARBALL:-}
+	if [[ -z $t ]]; then
+		local found=("$repo"/../shared/babelfish/babelfish-*.tar.zst)
+		t=${found[-1]}
+	fi
+	[[ -f $t ]] || return 1
+	echo "$t"
+}
+
+start_sqlserver() {
+	local tarball tds pgport pw sums
+	if ! tarball=$(babelfish_tarball); then
+		log "no Babelfish tarball (../shared/babelfish/babelfish-*.tar.zst or OLTPLAB_BABELFISH_TARBALL): SQL Server tests will skip, or fail under CI"
+		return 0
+	fi
+	sums=$(dirname "$tarball")/SHA256SUMS
+	if [[ -f $sums ]]; then
+		(cd "$(dirname "$tarball")" && grep " $(basename "$tarball")\$" SHA256SUMS | sha256sum -c --quiet -) ||
+			{ log "$tarball does not match $sums"; exit 1; }
+	fi
+	mkdir -p "$dir/bbf"
+	tar -I zstd -xf "$tarball" -C "$dir/bbf"
+	bbf=$(echo "$dir"/bbf/babelfish-*/)
+	bbf=${bbf%/}
+	tds=$(free_port)
+	pgport=$(free_port)
+	pw=$(head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 20)
+	local start=(env TDS_PORT="$tds" PG_PORT="$pgport" BBF_USER=oltplab BBF_PASS="$pw" "$bbf/bbf-start.sh" "$dir/bbf/data")
+	"${start[@]}" >"$dir/bbf/start.log" 2>&1 || { cat "$dir/bbf/start.log" "$dir/bbf/data/server.log" >&2 2>/dev/null; exit 1; }
+	# Its PostgreSQL's settings, then a restart for max_connections.
+	local sets=("max_connections = 200" "shared_buffers = '256MB'")
+	if [[ $profile == test ]]; then
+		sets+=("fsync = off" "synchronous_commit = off" "full_page_writes = off")
+	fi
+	local s
+	for s in "${sets[@]}"; do
+		bbf_psql -c "ALTER SYSTEM SET $s" >/dev/null
+	done
+	"$bbf/bbf-start.sh" stop "$dir/bbf/data" >/dev/null 2>&1
+	"${start[@]}" >>"$dir/bbf/start.log" 2>&1 || { cat "$dir/bbf/start.log" "$dir/bbf/data/server.log" >&2 2>/dev/null; exit 1; }
+	export OLTPLAB_TEST_SQLSERVER="sqlserver://oltplab:$pw@127.0.0.1:$tds?database=master&encrypt=disable"
+	export OLTPLAB_TEST_SQLSERVER_LOG="$dir/bbf/data/server.log"
+	log "Babelfish $(head -1 "$bbf/VERSIONS.txt" | awk '{print $4}') (T-SQL over TDS) on 127.0.0.1:$tds ($profile profile)"
+}
+
+# bbf_psql runs psql on the Babelfish's own PostgreSQL, as its server runs.
+bbf_psql() {
+	local as=()
+	[[ $(id -u) == 0 ]] && as=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
+	"${as[@]}" env LD_LIBRARY_PATH="$bbf/lib" "$bbf/bin/psql" -X -q -v ON_ERROR_STOP=1 \
+		-h "$dir/bbf/data" -p "$(sed -n 's/^port = //p' "$dir/bbf/data/postgresql.conf" | tail -1)" -U postgres -d postgres "$@"
+}
+
 stop_all() {
 	set +e
+	if [[ -n ${bbf:-} && -f $dir/bbf/data/postmaster.pid ]]; then
+		"$bbf/bbf-start.sh" stop "$dir/bbf/data" >/dev/null 2>&1
+	fi
 	if [[ -f $dir/pg/data/postmaster.pid ]]; then
 		# As the account PostgreSQL runs as: owner has moved on to MariaDB's.
 		owner=$pg_owner as_owner "$pgbin/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1
@@ -165,6 +243,7 @@ run)
 		[[ $(id -u) == 0 ]] && owner=mysql
 		start_mysql
 	fi
+	if [[ $servers == *sqlserver* ]]; then start_sqlserver; fi
 	set +e
 	"$@"
 	rc=$?

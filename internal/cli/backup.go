@@ -24,6 +24,12 @@ Timed backup and restore cycles of a TPC-C database with the engine's own tools:
   MariaDB     mariadb-backup: restored with --prepare and --copy-back into a new managed
               instance; the server's data directory must be on this host
   SQLite      online: SQLite's online backup API, restored the same way into a new file
+  SQL Server  (no --method) BACKUP DATABASE ... WITH COPY_ONLY, CHECKSUM by the
+              server into a file in --to, a directory on the server's file system;
+              restored with RESTORE DATABASE as a new database, its files in
+              --restore-dir (the server's too), checked and dropped; the backup file
+              is removed where the server can (xp_delete_files, SQL Server 2019+).
+              Not on a server without BACKUP DATABASE, such as Babelfish
 Each cycle writes a new directory in --to (another device is the point), restores it
 into a new directory of --restore-dir, checks the restored database (TPC-C 3.3.2,
 stored as a check result) and removes both unless --keep. Per cycle: duration, bytes,

@@ -21,6 +21,7 @@ import (
 	_ "github.com/oltplab/oltplab/internal/dialect/mysql"
 	_ "github.com/oltplab/oltplab/internal/dialect/postgres"
 	_ "github.com/oltplab/oltplab/internal/dialect/sqlite"
+	_ "github.com/oltplab/oltplab/internal/dialect/sqlserver"
 )
 
 // Stdio is where a command reads and writes.
@@ -75,6 +76,7 @@ func commands() []command {
 		{"storage", "storage micro-benchmarks with fio: IOPS, MB/s and latency percentiles of a directory's device", runStorage},
 		{"rebuild", "rebuild the largest index of ORDER-LINE with a cold and a warm cache: elapsed vs server CPU time", runRebuild},
 		{"cpu", "time a fixed single-threaded CPU loop in the database server and in oltplab, to compare hosts", runCPU},
+		{"selftest", "check the dialect on your own server, in a scratch database it creates and drops: what tests cannot reach", runSelftest},
 		{"results", "list, show and export stored results", runResults},
 		{"serve", "browse a results store in a web browser: profiles, comparisons, experiments, reports, downloads (read-only)", runServe},
 		{"instance", "start, list and stop managed PostgreSQL/MariaDB servers on a chosen data directory", runInstance},
@@ -96,7 +98,7 @@ func mainWith(ctx context.Context, args []string, environ []string, stdio Stdio,
 	a := &app{stdio: stdio, env: envMap(environ), commands: cmds}
 	defer a.recoverPanic(&code)
 	// Passwords the drivers read from the environment are scrubbed too.
-	for _, k := range []string{"PGPASSWORD", "MYSQL_PWD"} {
+	for _, k := range []string{"PGPASSWORD", "MYSQL_PWD", "SQLCMDPASSWORD"} {
 		if v := a.env[k]; v != "" {
 			a.secrets = append(a.secrets, dialect.Secret(v))
 		}
@@ -150,9 +152,11 @@ Workload: TPROC-C style, as HammerDB's: the five TPC-C transactions and mix, wit
 or think time. Its NOPM and TPM are not tpmC and do not compare with published TPC-C results.
 check evaluates the TPC-C 3.3.2 consistency conditions.
 
-Targets: postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB, sqlite:PATH.
+Targets: postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB,
+sqlserver://USER@HOST:PORT?database=DB, sqlite:PATH.
 Passwords: in the URL, PGPASSWORD or ~/.pgpass (PostgreSQL), MYSQL_PWD (MySQL),
-or --password-file; they never appear in output, logs or results.
+SQLCMDPASSWORD (SQL Server) or --password-file; they never appear in output,
+logs or results.
 Results are stored in %s (override with --results or OLTPLAB_RESULTS;
 a postgres://USER@HOST:PORT/DB URL keeps them in a PostgreSQL database a team shares).
 A finished result waits up to OLTPLAB_STORE_WAIT (default 10m) for a store another
@@ -169,7 +173,8 @@ this host, 12 no block device for io_limit, 13 control unavailable here (cgroups
 untouched), 19 too many failed transactions (stored, status failures),
 20 --start-at passed or too far ahead, 21 shards merged without one of them
 (stored partial, naming it), 22 shards did not all arrive at the rendezvous,
-130 interrupted (what was measured is stored, marked partial).
+23 a selftest check failed, 130 interrupted (what was measured is stored,
+marked partial).
 
 Run "oltplab COMMAND --help" for a command's flags.
 `, defaultResultsHint)

@@ -16,7 +16,8 @@ const cpuSynopsis = `cpu [--target URL] [--repeat N] [--server-iterations N] [--
 
 Times a fixed, deterministic, single-threaded loop of integer and string work
 inside the database server (PL/pgSQL on PostgreSQL, a stored procedure on
-MariaDB/MySQL, a recursive CTE on SQLite), timed by the server's own clock so
+MariaDB/MySQL, a T-SQL batch on SQL Server, a recursive CTE on SQLite), timed
+by the server's own clock so
 the network does not count, and the same loop in oltplab on this host; each
 repeat runs both. It reports rounds per second with their spread, and for the
 client also per CPU second of its thread, which a busy host does not lower (in

@@ -47,6 +47,7 @@ const (
 	exitStartAt     = 20 // --start-at is in the past or too far ahead: the shards cannot share it
 	exitShardMissed = 21 // a sharded run was merged without one of its shards (the merged profile is partial and names it)
 	exitRendezvous  = 22 // not every shard arrived at the rendezvous within --rendezvous-timeout
+	exitSelftest    = 23 // a check of oltplab selftest failed
 	exitInterrupted = 130
 )
 

@@ -89,7 +89,7 @@ func (t *targetFlags) register(fs *pflag.FlagSet, env Env) {
 	t.target = env["OLTPLAB_TARGET"]
 	t.targetSet = onceString{p: &t.target, name: "target"}
 	fs.Var(&t.targetSet, "target",
-		"database `URL`: postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB or sqlite:PATH (env OLTPLAB_TARGET)")
+		"database `URL`: postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB, sqlserver://USER@HOST:PORT?database=DB or sqlite:PATH (env OLTPLAB_TARGET)")
 	// The help shows the default from the environment without its password.
 	if def := env["OLTPLAB_TARGET"]; def != "" {
 		f := fs.Lookup("target")
@@ -146,7 +146,7 @@ func (a *app) parseTarget(t targetFlags) (dialect.Target, error) {
 		return dialect.Target{}, err
 	}
 	if t.target == "" {
-		return dialect.Target{}, usageErrorf("--target is required (postgres://..., mysql://... or sqlite:PATH)")
+		return dialect.Target{}, usageErrorf("--target is required (postgres://..., mysql://..., sqlserver://... or sqlite:PATH)")
 	}
 	tg, err := dialect.ParseTarget(t.target, t.passwordFile)
 	if err != nil {
@@ -175,7 +175,18 @@ func (a *app) openTarget(ctx context.Context, t targetFlags) (dialect.Database, 
 		}
 		return nil, tg, err
 	}
+	a.printAbsences(db, tg)
 	return db, tg, nil
+}
+
+// printAbsences says, one labelled line each, what the target's server
+// lacks of what its dialect uses, and what oltplab does instead.
+func (a *app) printAbsences(db dialect.Database, tg dialect.Target) {
+	if ar, ok := db.(dialect.AbsenceReporter); ok {
+		for _, ab := range ar.Absences() {
+			fmt.Fprintf(a.errw(), "oltplab: %s: %s\n", tg, ab)
+		}
+	}
 }
 
 // withTarget opens the results store first (so an unusable store fails

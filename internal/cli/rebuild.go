@@ -30,6 +30,10 @@ How each engine rebuilds, and what it rewrites:
   MariaDB     InnoDB keeps the rows in the primary key: rebuilding it is
               rebuilding the table, ALTER TABLE order_line FORCE (in place).
   SQLite      REINDEX of the key of a WITHOUT ROWID table rewrites the table.
+  SQL Server  ALTER INDEX order_line_pk ON order_line REBUILD WITH (MAXDOP = 1):
+              the clustered primary key holds the rows, so this rewrites the
+              table (--target only; a server without ALTER INDEX, such as
+              Babelfish, cannot run it).
 
 With --engine, oltplab starts a managed instance on DIR for the command (as
 "oltplab instance start" does, with the same flags: run it on the storage

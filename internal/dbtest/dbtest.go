@@ -1,11 +1,12 @@
 // Package dbtest gives tests a fresh, private database on the servers that
-// scripts/testservers.sh started (PostgreSQL, MariaDB) or in a temporary
-// SQLite file. It never touches another server: it only reads the admin URLs
-// the script exported (OLTPLAB_TEST_POSTGRES, OLTPLAB_TEST_MYSQL).
+// scripts/testservers.sh started (PostgreSQL, MariaDB, Babelfish for the
+// SQL Server dialect) or in a temporary SQLite file. It never touches
+// another server: it only reads the admin URLs the script exported
+// (OLTPLAB_TEST_POSTGRES, OLTPLAB_TEST_MYSQL, OLTPLAB_TEST_SQLSERVER).
 //
 // Without those variables a server test is skipped on a developer machine,
 // but fails under CI (CI set) or OLTPLAB_REQUIRE_SERVERS=1: CI must not
-// skip the PostgreSQL and MariaDB tests.
+// skip the PostgreSQL, MariaDB and SQL Server tests.
 //
 // Only _test.go files import this package. It must not import internal/cli.
 package dbtest
@@ -30,6 +31,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
+	mssql "github.com/microsoft/go-mssqldb"
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/instance"
@@ -122,6 +124,55 @@ func openMySQLAdmin(t testing.TB, admin string) *sql.DB {
 		t.Fatalf("open the private MariaDB server: %v", err)
 	}
 	return db
+}
+
+// SQLServer creates an empty database on the private T-SQL server
+// (Babelfish for PostgreSQL, started by scripts/testservers.sh) and
+// returns a target for it. The database is dropped when the test ends.
+func SQLServer(t testing.TB) dialect.Target {
+	t.Helper()
+	admin := adminURL(t, "OLTPLAB_TEST_SQLSERVER")
+	name := uniqueName()
+	db := openSQLServerAdmin(t, admin)
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create test database: %v", err)
+	}
+	t.Cleanup(func() {
+		db := openSQLServerAdmin(t, admin)
+		defer db.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := db.ExecContext(ctx, "DROP DATABASE "+name); err != nil {
+			t.Logf("drop test database %s: %v", name, err)
+		}
+	})
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatalf("parse OLTPLAB_TEST_SQLSERVER: not a URL")
+	}
+	q := u.Query()
+	q.Set("database", name)
+	u.RawQuery = q.Encode()
+	return parse(t, u.String())
+}
+
+// SQLServerAdmin returns the private T-SQL server's admin target (its
+// master database), for tests that create and drop databases themselves.
+func SQLServerAdmin(t testing.TB) dialect.Target {
+	t.Helper()
+	return parse(t, adminURL(t, "OLTPLAB_TEST_SQLSERVER"))
+}
+
+func openSQLServerAdmin(t testing.TB, admin string) *sql.DB {
+	t.Helper()
+	c, err := mssql.NewConnector(admin)
+	if err != nil {
+		t.Fatalf("parse OLTPLAB_TEST_SQLSERVER: %v", strings.ReplaceAll(err.Error(), admin, "<url>"))
+	}
+	return sql.OpenDB(c)
 }
 
 // SQLite returns a target for a new database file in the test's temporary directory.

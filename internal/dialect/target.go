@@ -76,7 +76,7 @@ const maxTargetLen = 4096
 // maxPasswordFile bounds what is read of a password file.
 const maxPasswordFile = 64 << 10
 
-const targetForms = "postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB or sqlite:PATH"
+const targetForms = "postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB, sqlserver://USER@HOST:PORT?database=DB or sqlite:PATH"
 
 // ParseTarget parses a target URL. postgresql:// is accepted for
 // postgres://, mariadb:// for mysql://. A password in the URL's user

@@ -213,6 +213,9 @@ type copier interface {
 	// directory it marks with m.
 	restore(ctx context.Context, dir, into string, m claim.Mark) (*restoredCopy, error)
 	close() error
+	// onServer: the backups and restores are the server's files, under
+	// paths of its own file system (statementCopier), not this host's.
+	onServer() bool
 }
 
 // restoredCopy is a restored database, running until stop.
@@ -273,6 +276,20 @@ func (e *Env) NewBackups(ctx context.Context, src BackupSource, o BackupOptions)
 			return nil, &UnsupportedError{What: "cap the I/O of its backups (oltplab copies an embedded database itself, in its own process)", Dialect: src.DB.Name()}
 		}
 		b.c = &onlineCopier{src: ob, target: src.Target}
+		return b, nil
+	}
+	if sb, ok := src.DB.(dialect.ServerBackuper); ok {
+		sc, scratch := src.DB.(dialect.Scratcher)
+		switch {
+		case !scratch:
+			return nil, &UnsupportedError{What: "drop the databases it restores", Dialect: src.DB.Name()}
+		case o.Method != "" && o.Method != BackupDatabase:
+			return nil, &UnsupportedError{What: "back up with " + string(o.Method) + " (its server backs up with BACKUP DATABASE)", Dialect: src.DB.Name()}
+		case !o.IOLimit.IsZero():
+			return nil, &UnsupportedError{What: "cap the I/O of its backups (its server writes them itself)", Dialect: src.DB.Name()}
+		}
+		b.c = &statementCopier{sb: sb, sc: sc, restoreDir: o.restoreDir(), keep: o.Keep,
+			log: func(msg string, err error) { e.logger().Warn(msg, "err", err) }}
 		return b, nil
 	}
 	eng, ok := instance.EngineOf(src.Target.Scheme)
@@ -336,11 +353,16 @@ func (b *Backups) Cycle(ctx context.Context, n int) (c BackupCycle, err error) {
 	b.env.note("cycle %d: backup (%s) into %s", n, b.c.info().Method, dir)
 	// Recorded before it exists: what a killed oltplab leaves is removed
 	// later (RemoveLeftovers).
+	// A server that backs itself up writes under its own paths: nothing
+	// of this host's to record or remove.
+	local := !b.c.onServer()
 	m := claim.NewMark(claim.KindBackup)
-	if err := b.env.leftovers().Track(ctx, dir, m); err != nil {
-		return fail("backup", err)
+	if local {
+		if err := b.env.leftovers().Track(ctx, dir, m); err != nil {
+			return fail("backup", err)
+		}
+		defer b.release(ctx, dir, m)
 	}
-	defer b.release(ctx, dir, m)
 	bytes, syncedBy, err := b.c.backup(ctx, dir, m)
 	c.Backup.Ended = time.Now()
 	c.Backup.Seconds = c.Backup.Ended.Sub(c.Backup.Started).Seconds()
@@ -359,10 +381,12 @@ func (b *Backups) Cycle(ctx context.Context, n int) (c BackupCycle, err error) {
 	c.Restore = &RestorePhase{Dir: into, Started: time.Now(), Kept: o.Keep}
 	b.env.note("cycle %d: restore into %s", n, into)
 	mr := claim.NewMark(claim.KindRestore)
-	if err := b.env.leftovers().Track(ctx, into, mr); err != nil {
-		return fail("restore", err)
+	if local {
+		if err := b.env.leftovers().Track(ctx, into, mr); err != nil {
+			return fail("restore", err)
+		}
+		defer b.release(ctx, into, mr)
 	}
-	defer b.release(ctx, into, mr)
 	r, err := b.c.restore(ctx, dir, into, mr)
 	c.Restore.Ended = time.Now()
 	c.Restore.Seconds = c.Restore.Ended.Sub(c.Restore.Started).Seconds()
@@ -458,6 +482,8 @@ func (s *serverCopier) restore(ctx context.Context, dir, into string, m claim.Ma
 
 func (s *serverCopier) close() error { return s.b.Close() }
 
+func (s *serverCopier) onServer() bool { return false }
+
 // onlineCopier copies an embedded database with its dialect's online
 // backup (SQLite's backup API), and restores a copy the same way, from
 // the backup file into a new one.
@@ -535,6 +561,8 @@ func (o *onlineCopier) restore(ctx context.Context, dir, into string, m claim.Ma
 }
 
 func (o *onlineCopier) close() error { return nil }
+
+func (o *onlineCopier) onServer() bool { return false }
 
 // fileTarget is tg (an embedded database's target, with its parameters)
 // naming another file.
@@ -626,6 +654,11 @@ func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (Ba
 	}
 	if source != "" {
 		dirs["source"] = source
+	}
+	if bs.c.onServer() {
+		// The server's paths: nothing of this host's is under them.
+		dirs = map[string]string{}
+		e.note("the backups and restores are the server's files, in %s and %s on its file system", o.To, o.restoreDir())
 	}
 	// To and RestoreDir exist (NewBackups made them), so that the
 	// sampler finds their devices.
