@@ -6,13 +6,14 @@ import (
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // MonitorOutcome is what a monitor stored.
 type MonitorOutcome struct {
 	RunID   int64
 	Status  store.Status
-	Summary MonitorSummary
+	Summary summary.Monitor
 	Samples int
 }
 
@@ -52,7 +53,7 @@ func (e *Env) Monitor(ctx context.Context, db dialect.Database, tg dialect.Targe
 		out.Status = store.StatusPartial
 	}
 	if err := e.complete(fctx, id, store.Outcome{Status: out.Status, Samples: samples,
-		Summary: JSON(map[string]any{"monitor": m, "seconds": time.Since(start).Seconds()})}); err != nil {
+		Summary: JSON(summary.MonitorRun{Monitor: &m, Seconds: time.Since(start).Seconds()})}); err != nil {
 		return out, err
 	}
 	return out, ctx.Err()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -256,7 +257,7 @@ func (e *Env) shardPart(ctx context.Context, i int, p store.Profile, runs map[[2
 		part.Why = fmt.Sprintf("run %d stored no result (%s)", r.ID, why)
 		return part, nil
 	}
-	s, err := DecodeRunSummary(r.Summary)
+	s, err := summary.DecodeRun(r.Summary)
 	if err != nil {
 		return part, fmt.Errorf("read the result of shard %d (run %d): %w", i, r.ID, err)
 	}
@@ -285,14 +286,14 @@ func (e *Env) storeMerged(ctx context.Context, pid int64, ref store.Run, res *dr
 	if err != nil {
 		return 0, "", storeErr("record a merged run", err)
 	}
-	status := RunStatus(res, false)
-	o := store.Outcome{Status: status, Summary: JSON(RunSummary{Version: RunSummaryVersion, Result: res}),
+	status := summary.RunStatus(res, false)
+	o := store.Outcome{Status: status, Summary: JSON(summary.Run{Version: summary.RunVersion, Result: res}),
 		Histograms: map[string]*hdrhistogram.Histogram{}}
 	for k, h := range res.Histograms() {
 		o.Histograms[k.String()] = h
 	}
 	if len(res.Series) > 0 {
-		o.Samples = WorkloadSamples(res)
+		o.Samples = summary.WorkloadSamples(res)
 	}
 	if err := e.complete(ctx, id, o); err != nil {
 		return id, status, err

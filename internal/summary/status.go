@@ -1,4 +1,4 @@
-package scenario
+package summary
 
 import (
 	"fmt"
@@ -42,7 +42,7 @@ func CheckStored(kind store.Kind, o store.Outcome) error {
 		}
 		return nil
 	}
-	s, err := DecodeRunSummary(o.Summary)
+	s, err := DecodeRun(o.Summary)
 	if err != nil {
 		return fmt.Errorf("its result: %w", err)
 	}
