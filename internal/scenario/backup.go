@@ -606,19 +606,13 @@ func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (Ba
 			finished++
 		}
 	}
-	status, errText := store.StatusOK, ""
+	status := summary.Status(summary.Facts{Measured: finished > 0, Failed: runErr != nil})
+	errText := ""
 	switch {
-	case runErr == nil:
-	case finished > 0:
-		status, errText = store.StatusPartial, e.scrub(runErr.Error())
-	default:
-		status, errText = store.StatusFailed, e.scrub(runErr.Error())
-	}
-	if sum.Interrupted {
+	case sum.Interrupted:
 		errText = "interrupted"
-		if finished == 0 {
-			status = store.StatusPartial
-		}
+	case runErr != nil:
+		errText = e.scrub(runErr.Error())
 	}
 	out := BackupOutcome{RunID: id, Status: status, Backup: sum}
 	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(sum), Error: errText, Samples: samples}); err != nil {

@@ -52,10 +52,13 @@ func (e *Env) Build(ctx context.Context, db dialect.Database, tg dialect.Target,
 	}
 	res, berr := load.Build(ctx, db, o, progress)
 
-	status, errText := store.StatusOK, ""
+	// A build that did not finish stores no summary: what it loaded is
+	// not a database to measure.
+	status := summary.Status(summary.Facts{Failed: berr != nil})
 	var stored json.RawMessage
+	errText := ""
 	if berr != nil {
-		status, errText = store.StatusFailed, e.scrub(berr.Error())
+		errText = e.scrub(berr.Error())
 	} else {
 		stored = JSON(BuildSummary(res))
 	}

@@ -39,9 +39,11 @@ func (e *Env) Check(ctx context.Context, db dialect.Database, tg dialect.Target)
 	out, cerr := runConditions(ctx, db, meta)
 	out.RunID, out.Warehouses = id, meta.Warehouses
 	out.Seconds = time.Since(start).Seconds()
-	status, errText := store.StatusOK, ""
+	// Failed conditions are a verdict, not a failure of the check.
+	status := summary.Status(summary.Facts{Measured: cerr == nil, Failed: cerr != nil})
+	errText := ""
 	if cerr != nil {
-		status, errText = store.StatusFailed, e.scrub(cerr.Error())
+		errText = e.scrub(cerr.Error())
 	}
 	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(out.Check), Error: errText}); err != nil {
 		return out, errors.Join(cerr, err)

@@ -183,14 +183,12 @@ func (e *Env) CPU(ctx context.Context, db dialect.Database, tg dialect.Target, o
 		sum.Server.Rate, sum.Server.CPURate = rateSpread(sum.Server.Runs)
 	}
 
-	status, errText := store.StatusOK, ""
+	status := summary.Status(summary.Facts{Measured: len(sum.Client.Runs) > 0, Failed: runErr != nil})
+	errText := ""
 	if runErr != nil {
-		status, errText = store.StatusFailed, e.scrub(runErr.Error())
+		errText = e.scrub(runErr.Error())
 		if sum.Interrupted {
 			errText = "interrupted"
-		}
-		if len(sum.Client.Runs) > 0 {
-			status = store.StatusPartial
 		}
 	}
 	out := CPUOutcome{RunID: id, Status: status, CPU: sum}

@@ -48,10 +48,9 @@ func (e *Env) Monitor(ctx context.Context, db dialect.Database, tg dialect.Targe
 	timer.Stop()
 	m, samples := StopSampling(s, time.Since(start), rc.Placement)
 	fctx := context.WithoutCancel(ctx)
-	out := MonitorOutcome{RunID: id, Status: store.StatusOK, Summary: m, Samples: len(samples)}
-	if ctx.Err() != nil {
-		out.Status = store.StatusPartial
-	}
+	// A monitor measures from its start; stopped early, it measured less.
+	out := MonitorOutcome{RunID: id, Status: summary.Status(summary.Facts{Measured: true, Incomplete: ctx.Err() != nil}),
+		Summary: m, Samples: len(samples)}
 	if err := e.complete(fctx, id, store.Outcome{Status: out.Status, Samples: samples,
 		Summary: JSON(summary.MonitorRun{Monitor: &m, Seconds: time.Since(start).Seconds()})}); err != nil {
 		return out, err

@@ -236,21 +236,18 @@ func (e *Env) Neighbours(ctx context.Context, ns []Neighbour, o NeighboursOption
 	for _, w := range windows {
 		out.Runs = append(out.Runs, w.Runs()...)
 	}
-	status, errText := store.StatusOK, ""
-	switch {
-	case runErr != nil && len(windows) == 0:
-		status, errText = store.StatusFailed, e.scrub(runErr.Error())
-	case runErr != nil:
-		status, errText = store.StatusPartial, e.scrub(runErr.Error())
-	case sum.Interrupted || len(windows) < 2:
-		status, errText = store.StatusPartial, "interrupted"
-	}
 	var suspect SuspectError
 	for _, w := range windows {
 		suspect.add(w, o.Driver.VUs)
 	}
-	if status == store.StatusOK && len(suspect.Runs) > 0 {
-		status = store.StatusSuspect
+	status := summary.Status(summary.Facts{Measured: len(windows) > 0, Failed: runErr != nil,
+		Incomplete: sum.Interrupted || len(windows) < 2, Suspect: len(suspect.Runs) > 0})
+	errText := ""
+	switch {
+	case runErr != nil:
+		errText = e.scrub(runErr.Error())
+	case sum.Interrupted || len(windows) < 2:
+		errText = "interrupted"
 	}
 	out.Status, out.Neighbours = status, sum
 	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(sum), Error: errText, Samples: samples}); err != nil {
@@ -281,7 +278,7 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
-// settle fills the summary from the windows, the noise cycles and the
+// settleNeighbours fills the summary from the windows, the noise cycles and the
 // samples (their time axis starting at t0).
 func settleNeighbours(s *summary.Neighbours, t0 time.Time, windows []summary.ParallelWindow, cycles []summary.NoiseCycleResult,
 	samples []store.Sample, o NeighboursOptions) {

@@ -151,3 +151,27 @@ func TestSuspectWindows(t *testing.T) {
 		t.Errorf("suspect error: %d of %d runs, want 1 of 4", len(e.Runs), e.Total)
 	}
 }
+
+// TestWindowTargetStatus: a target's status in its window is the status
+// its run was stored with (summary.RunStatus), failures included: a
+// target whose run failed too often does not count in the window's
+// totals, as its run does not count in a profile.
+func TestWindowTargetStatus(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	e := &Env{}
+	res := func(failures string) *driver.Result {
+		r := &driver.Result{NOPM: 100, TPM: 200, TooManyFailures: failures}
+		r.Window.Start, r.Window.End = t0, t0.Add(time.Minute)
+		return r
+	}
+	w := summary.ParallelWindow{PlannedStart: t0, PlannedEnd: t0.Add(time.Minute)}
+	w.Targets = []summary.WindowTarget{e.windowTarget(w, "a", 1, res(""), nil),
+		e.windowTarget(w, "b", 2, res("90 of 100 transactions failed"), nil)}
+	if got := w.Targets[1].Status; got != store.StatusFailures {
+		t.Errorf("target with too many failures: status %s, want %s (its run's)", got, store.StatusFailures)
+	}
+	settleWindow(&w)
+	if w.Complete || w.TotalNOPM != 100 {
+		t.Errorf("window: complete %v, total NOPM %v; want incomplete, only a's 100", w.Complete, w.TotalNOPM)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -176,32 +177,10 @@ func (e *Env) Window(ctx context.Context, targets []ParallelTarget, o WindowOpti
 	}
 	var errs []error
 	for i, out := range outs {
-		wt := summary.WindowTarget{Name: names[i], RunID: out.id, Status: store.StatusFailed, Result: out.res}
-		if out.err != nil {
-			wt.Error = e.scrub(out.err.Error())
-			if !errors.Is(out.err, driver.ErrBarrierBroken) {
-				errs = append(errs, fmt.Errorf("target %s: %w", names[i], out.err))
-			}
+		if out.err != nil && !errors.Is(out.err, driver.ErrBarrierBroken) {
+			errs = append(errs, fmt.Errorf("target %s: %w", names[i], out.err))
 		}
-		if r := out.res; r != nil {
-			switch {
-			case r.IsSuspect():
-				// As a single run's: wrong figures outrank an incomplete
-				// window (see timedRun).
-				wt.Status, wt.Suspect = store.StatusSuspect, r.Suspect
-			case r.Partial || out.err != nil:
-				wt.Status = store.StatusPartial
-			default:
-				wt.Status = store.StatusOK
-			}
-			wt.Start, wt.End = r.Window.Start, r.Window.End
-			wt.NOPM, wt.TPM, wt.TPMSource = r.NOPM, r.TPM, r.TPMSource
-			if !w.PlannedStart.IsZero() && !wt.Start.IsZero() {
-				wt.StartOffsetMillis = millis(wt.Start.Sub(w.PlannedStart))
-				wt.EndOffsetMillis = millis(wt.End.Sub(w.PlannedEnd))
-			}
-		}
-		w.Targets = append(w.Targets, wt)
+		w.Targets = append(w.Targets, e.windowTarget(w, names[i], out.id, out.res, out.err))
 	}
 	if besideErr != nil {
 		errs = append(errs, besideErr)
@@ -216,21 +195,9 @@ func (e *Env) Window(ctx context.Context, targets []ParallelTarget, o WindowOpti
 	}
 	settleWindow(&w)
 
-	status := store.StatusOK
-	measured := 0
-	for _, t := range w.Targets {
-		if t.Result != nil {
-			measured++
-		}
-	}
-	switch {
-	case measured == 0:
-		status = store.StatusFailed
-	case !w.Complete || len(errs) > 0:
-		status = store.StatusPartial
-	case w.Suspect:
-		status = store.StatusSuspect
-	}
+	measured := slices.ContainsFunc(w.Targets, func(t summary.WindowTarget) bool { return t.Result != nil })
+	status := summary.Status(summary.Facts{Measured: measured, Failed: !measured || len(errs) > 0,
+		Incomplete: !w.Complete, Suspect: w.Suspect})
 	runErr := errors.Join(errs...)
 	errText := ""
 	if runErr != nil {
@@ -242,13 +209,32 @@ func (e *Env) Window(ctx context.Context, targets []ParallelTarget, o WindowOpti
 	return w, runErr
 }
 
+// windowTarget is one target's run in window w: its run id, the result
+// and error timedRun returned, and the status its run was stored with.
+func (e *Env) windowTarget(w summary.ParallelWindow, name string, id int64, res *driver.Result, err error) summary.WindowTarget {
+	t := summary.WindowTarget{Name: name, RunID: id, Status: summary.RunStatus(res, err != nil), Result: res}
+	if err != nil {
+		t.Error = e.scrub(err.Error())
+	}
+	if res != nil {
+		t.Suspect = res.Suspect
+		t.Start, t.End = res.Window.Start, res.Window.End
+		t.NOPM, t.TPM, t.TPMSource = res.NOPM, res.TPM, res.TPMSource
+		if !w.PlannedStart.IsZero() && !t.Start.IsZero() {
+			t.StartOffsetMillis = millis(t.Start.Sub(w.PlannedStart))
+			t.EndOffsetMillis = millis(t.End.Sub(w.PlannedEnd))
+		}
+	}
+	return t
+}
+
 // schemaOf is what a target's runs need of its schema.
 type schemaOf struct {
 	meta  tpcc.Meta
 	style dialect.Style
 }
 
-// settle computes the skew between the targets' windows, the totals and
+// settleWindow computes the skew between the targets' windows, the totals and
 // the spread from the targets' figures.
 func settleWindow(w *summary.ParallelWindow) {
 	var starts, ends []time.Time

@@ -233,17 +233,8 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 	if err := h.finish(fctx); err != nil && runErr == nil {
 		runErr = err
 	}
-	status := store.StatusOK
-	switch {
-	case runErr != nil && !out.Measured:
-		status = store.StatusFailed
-	case runErr != nil || out.Partial || ctx.Err() != nil:
-		status = store.StatusPartial
-	case len(suspect.Runs) > 0:
-		status = store.StatusSuspect
-	case len(failures.Runs) > 0:
-		status = store.StatusFailures
-	}
+	status := summary.Status(summary.Facts{Measured: out.Measured, Failed: runErr != nil,
+		Incomplete: out.Partial || ctx.Err() != nil, Suspect: len(suspect.Runs) > 0, TooManyFailures: len(failures.Runs) > 0})
 	out.Suspect, out.Failures = suspect.Runs, failures.Runs
 	var saved *store.SavedError
 	if errors.As(runErr, &saved) {

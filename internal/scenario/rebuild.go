@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -159,16 +160,13 @@ func (e *Env) Rebuild(ctx context.Context, db dialect.Database, tg dialect.Targe
 	sum.Monitor = m
 	sum.Interrupted = ctx.Err() != nil
 
-	status, errText := store.StatusOK, ""
+	finished := slices.ContainsFunc(sum.Phases, func(p summary.RebuildPhase) bool { return p.Error == "" })
+	status := summary.Status(summary.Facts{Measured: finished, Failed: runErr != nil})
+	errText := ""
 	if runErr != nil {
-		status, errText = store.StatusFailed, e.scrub(runErr.Error())
+		errText = e.scrub(runErr.Error())
 		if sum.Interrupted {
 			errText = "interrupted"
-		}
-		for _, p := range sum.Phases {
-			if p.Error == "" {
-				status = store.StatusPartial // what finished is measured
-			}
 		}
 	}
 	out := RebuildOutcome{RunID: id, Status: status, Rebuild: sum}

@@ -165,7 +165,9 @@ func (e *Env) MergeShardGroup(ctx context.Context, o ShardGroupOptions) (MergeOu
 		return out, storeErr("record the merged profile", err)
 	}
 	out.ProfileID = pid
-	status := store.StatusOK
+	// The merged profile's status from its runs'; with no slot at all it
+	// measured nothing.
+	facts := summary.Facts{Failed: len(slots) == 0}
 	for i, m := range ms {
 		id, st, err := e.storeMerged(ctx, pid, runs[ref][slots[i]], m.res, m.from)
 		if err != nil {
@@ -173,29 +175,18 @@ func (e *Env) MergeShardGroup(ctx context.Context, o ShardGroupOptions) (MergeOu
 			return out, err
 		}
 		out.Runs, out.Results = append(out.Runs, id), append(out.Results, m.res)
-		status = worse(status, st)
+		facts.Include(st)
 	}
 	for i := range missing {
 		out.Missing = append(out.Missing, i)
 	}
 	sort.Ints(out.Missing)
-	if len(slots) == 0 {
-		status = store.StatusFailed
-	}
+	status := summary.Status(facts)
 	out.Status = status
 	if err := e.Store.FinishProfile(ctx, pid, status); err != nil {
 		return out, storeErr("record the merged profile's result", err)
 	}
 	return out, nil
-}
-
-// worse is the status a profile of runs a and b gets.
-func worse(a, b store.Status) store.Status {
-	rank := map[store.Status]int{store.StatusOK: 0, store.StatusFailures: 1, store.StatusSuspect: 2, store.StatusPartial: 3, store.StatusFailed: 4}
-	if rank[b] > rank[a] {
-		return b
-	}
-	return a
 }
 
 // shardProfiles finds the newest profile of each shard of the group (a

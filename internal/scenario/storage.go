@@ -94,14 +94,13 @@ func (e *Env) Storage(ctx context.Context, b *fio.Bench, label string) (StorageO
 	for _, pr := range res.Profiles {
 		sum.Profiles = append(sum.Profiles, storageProfile(t0, pr, samples))
 	}
-	status, errText := store.StatusOK, ""
+	status := summary.Status(summary.Facts{Measured: len(res.Profiles) > 0, Failed: runErr != nil || res.Interrupted})
+	errText := ""
 	switch {
 	case res.Interrupted:
-		status, errText = store.StatusPartial, "interrupted"
-	case runErr != nil && len(res.Profiles) > 0:
-		status, errText = store.StatusPartial, e.scrub(runErr.Error())
+		errText = "interrupted"
 	case runErr != nil:
-		status, errText = store.StatusFailed, e.scrub(runErr.Error())
+		errText = e.scrub(runErr.Error())
 	}
 	out := StorageOutcome{RunID: id, Status: status, Storage: sum}
 	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(sum), Error: errText, Samples: samples}); err != nil {

@@ -4,7 +4,7 @@
 // Backup, Rebuild, CPU, ParallelWindow, Neighbours) with its parts, its
 // decoder (a summary written by a newer oltplab is refused, never
 // misread), its Headline (the one line every view shows for it), and the
-// status a timed run is stored with (RunStatus).
+// status a result is stored with (Status: one ladder for every kind).
 //
 // internal/scenario writes these types; results, report, site, experiment
 // and cli read them through this package alone, so that reading a store
