@@ -26,6 +26,6 @@
 // instance was confined to, or the recorded host.
 //
 // It may import cost, dialect, driver, instance, load, profile, report,
-// results, sampler, scenario, store and sysstat. It must not import cli, and
-// nothing but cli imports it.
+// results, sampler, scenario, store, summary and sysstat. It must not
+// import cli, and nothing but cli imports it.
 package experiment
