@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -464,7 +463,7 @@ func instancesChart(ctx context.Context, rc *ReportContext, s summary.Neighbours
 	byName := map[string][]point{}
 	var names []string
 	for _, ph := range s.Phases {
-		windows, err := decodeRunSummary(ctx, rc.Store, ph.WindowRun)
+		windows, err := storedWindow(ctx, rc.Store, ph.WindowRun)
 		if err != nil {
 			continue
 		}
@@ -501,12 +500,11 @@ func instancesChart(ctx context.Context, rc *ReportContext, s summary.Neighbours
 	return tc, true
 }
 
-// decodeRunSummary reads the synchronised window stored as run id.
-func decodeRunSummary(ctx context.Context, st *store.Store, id int64) (summary.ParallelWindow, error) {
-	var w summary.ParallelWindow
+// storedWindow reads the synchronised window stored as run id.
+func storedWindow(ctx context.Context, st *store.Store, id int64) (summary.ParallelWindow, error) {
 	r, err := st.GetRun(ctx, id)
 	if err != nil {
-		return w, err
+		return summary.ParallelWindow{}, err
 	}
-	return w, json.Unmarshal(r.Summary, &w)
+	return summary.DecodeParallel(r.Summary)
 }

@@ -77,8 +77,8 @@ type Control struct {
 }
 
 // BackupCycle is one cycle: a backup, and its restore and check when
-// asked. Times are absolute; scenario.Env.Backup adds each phase's window on the
-// samples' time axis and what the host did in it.
+// asked. Times are absolute; scenario.Env.Backup adds each phase's span
+// on the samples' time axis and what the host did in it.
 type BackupCycle struct {
 	Cycle   int           `json:"cycle"`
 	Backup  BackupPhase   `json:"backup"`

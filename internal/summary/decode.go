@@ -35,31 +35,40 @@ var (
 var versions = map[store.Kind]int{store.KindRun: RunVersion}
 
 // Decode reads a stored summary of kind k, of any version up to the one
-// this oltplab writes; a newer one is refused rather than misread.
+// this oltplab writes; a newer one is refused rather than misread. On an
+// error the Summary is nil.
 func Decode(k store.Kind, raw []byte) (Summary, error) {
 	switch k {
 	case store.KindRun:
-		return DecodeRun(raw)
+		return orNil(DecodeRun(raw))
 	case store.KindMonitor:
-		return decode[MonitorRun](k, raw)
+		return orNil(DecodeMonitorRun(raw))
 	case store.KindBuild:
-		return decode[Build](k, raw)
+		return orNil(DecodeBuild(raw))
 	case store.KindCheck:
-		return decode[Check](k, raw)
+		return orNil(DecodeCheck(raw))
 	case store.KindStorage:
-		return DecodeStorage(raw)
+		return orNil(DecodeStorage(raw))
 	case store.KindBackup:
-		return DecodeBackup(raw)
+		return orNil(DecodeBackup(raw))
 	case store.KindRebuild:
-		return DecodeRebuild(raw)
+		return orNil(DecodeRebuild(raw))
 	case store.KindCPU:
-		return DecodeCPU(raw)
+		return orNil(DecodeCPU(raw))
 	case store.KindParallel:
-		return DecodeParallel(raw)
+		return orNil(DecodeParallel(raw))
 	case store.KindNeighbours:
-		return DecodeNeighbours(raw)
+		return orNil(DecodeNeighbours(raw))
 	}
 	return nil, fmt.Errorf("no summary of kind %q", k)
+}
+
+// orNil is s as a Summary, nil when err is not.
+func orNil[T Summary](s T, err error) (Summary, error) {
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // DecodeMonitorRun reads a monitor's stored summary.

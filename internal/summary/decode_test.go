@@ -83,3 +83,12 @@ func TestDecodeNewer(t *testing.T) {
 		t.Error("a kind oltplab does not know decoded")
 	}
 }
+
+// TestDecodeError: a summary that does not decode gives no Summary.
+func TestDecodeError(t *testing.T) {
+	for _, k := range []store.Kind{store.KindRun, store.KindRebuild} {
+		if s, err := Decode(k, []byte(`{"phases": 3, "nopm": "x"}`)); err == nil || s != nil {
+			t.Errorf("%s: Decode of a wrong summary = %v, %v; want nil and an error", k, s, err)
+		}
+	}
+}
