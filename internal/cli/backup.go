@@ -12,6 +12,7 @@ import (
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 const backupSynopsis = `backup TARGET --to DIR [--cycles N] [--method M] [--jobs N] [--interval D]
@@ -162,7 +163,7 @@ func sameServer(registered string, tg dialect.Target) bool {
 	return err == nil && tg.URL != nil && r.Scheme == tg.Scheme && r.URL.Host == tg.URL.Host
 }
 
-func finishedCycles(cs []scenario.BackupCycle) int {
+func finishedCycles(cs []summary.BackupCycle) int {
 	n := 0
 	for _, c := range cs {
 		if c.Finished() {

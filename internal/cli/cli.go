@@ -162,22 +162,10 @@ a postgres://USER@HOST:PORT/DB URL keeps them in a PostgreSQL database a team sh
 A finished result waits up to OLTPLAB_STORE_WAIT (default 10m) for a store another
 process holds locked, then stays in a file that "oltplab results import" loads.
 
-Exit codes: 0 ok, 1 unexpected failure, 2 bad flags or values, 3 target (or agent) unreachable,
-4 authentication failed, 5 schema missing/incomplete/other version/already present,
-6 consistency check failed, 7 results store unusable, 8 run could not continue,
-9 server binaries not installed, 10 instance directory unusable, 11 cpus not on
-this host, 12 no block device for io_limit, 13 control unavailable here (cgroups),
-14 managed server failed, 15 too little free space for a build, 16 result suspect
-(stored, but the database's figures disagree with the driver's own counts),
-17 database privilege missing, 18 a backup or restore failed (the source is
-untouched), 19 too many failed transactions (stored, status failures),
-20 --start-at passed or too far ahead, 21 shards merged without one of them
-(stored partial, naming it), 22 shards did not all arrive at the rendezvous,
-23 a selftest check failed, 130 interrupted (what was measured is stored,
-marked partial).
+%s
 
 Run "oltplab COMMAND --help" for a command's flags.
-`, defaultResultsHint)
+`, defaultResultsHint, exitCodesHelp(90))
 }
 
 // scrubWriter removes secrets from everything written through it: known

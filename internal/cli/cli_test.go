@@ -18,6 +18,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/scenario"
+	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -267,9 +268,9 @@ func workflow(t *testing.T, env []string, target string, warehouses int, runArgs
 		t.Fatalf("run: exit %d", r.code)
 	}
 	var got struct {
-		RunID   int64                    `json:"run_id"`
-		Result  *driver.Result           `json:"result"`
-		Monitor *scenario.MonitorSummary `json:"monitor"`
+		RunID   int64            `json:"run_id"`
+		Result  *driver.Result   `json:"result"`
+		Monitor *summary.Monitor `json:"monitor"`
 	}
 	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
 		t.Fatalf("run --json output: %v", err)
@@ -609,8 +610,8 @@ func TestMonitor(t *testing.T) {
 		t.Fatalf("monitor: exit %d", r.code)
 	}
 	var got struct {
-		RunID   int64                   `json:"run_id"`
-		Monitor scenario.MonitorSummary `json:"monitor"`
+		RunID   int64           `json:"run_id"`
+		Monitor summary.Monitor `json:"monitor"`
 	}
 	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
 		t.Fatalf("monitor --json: %v", err)

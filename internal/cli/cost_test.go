@@ -12,8 +12,8 @@ import (
 
 	"github.com/oltplab/oltplab/internal/cost"
 	"github.com/oltplab/oltplab/internal/driver"
-	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // licencesYAML is the SQL Server licence study's prices.
@@ -68,7 +68,7 @@ func storeProfile(t *testing.T, path, label string, steps map[int][]fixtureRepea
 			if r.partial {
 				status = store.StatusPartial
 			}
-			sum := mustJSON(scenario.RunSummary{Result: &driver.Result{NOPM: r.nopm, TPM: r.tpm, Partial: r.partial}})
+			sum := mustJSON(summary.Run{Result: &driver.Result{NOPM: r.nopm, TPM: r.tpm, Partial: r.partial}})
 			if err := st.FinishRun(ctx, id, status, sum, ""); err != nil {
 				t.Fatal(err)
 			}

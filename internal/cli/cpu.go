@@ -10,6 +10,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 const cpuSynopsis = `cpu [--target URL] [--repeat N] [--server-iterations N] [--client-iterations N] [--label L] [--json]
@@ -96,7 +97,7 @@ func (a *app) cpu(ctx context.Context, st *store.Store, db dialect.Database, tg 
 // repeats.
 func (a *app) printCPU(r scenario.CPUOutcome, tg dialect.Target, storePath string) {
 	w := a.out()
-	printCPULoops(w, r.CPUSummary, tg.String())
+	printCPULoops(w, r.CPU, tg.String())
 	if c := r.Monitor.CPU; r.Monitor.Seconds > 0 {
 		fmt.Fprintf(w, "host CPU meanwhile: busy %.1f%% (steal %.1f%%): other load on the host lowers rounds/s, not rounds per CPU s\n", c.BusyPct, c.StealPct)
 	}
@@ -107,24 +108,24 @@ func (a *app) printCPU(r scenario.CPUOutcome, tg dialect.Target, storePath strin
 
 // printCPULoops renders the loops of a calibration on target (`oltplab
 // cpu` and `oltplab results show`).
-func printCPULoops(w io.Writer, r scenario.CPUSummary, target string) {
+func printCPULoops(w io.Writer, r summary.CPU, target string) {
 	fmt.Fprintf(w, "\nCPU calibration: %s\n", r.Work)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "loop\trounds\truns\trounds/s mean\tmin\tmax\tcv %\trounds per CPU s\t")
-	row := func(name string, s scenario.CPUSide) {
+	row := func(name string, s summary.CPUSide) {
 		cpu := "-"
 		if s.CPURate != nil {
-			cpu = fmtRate(s.CPURate.Mean)
+			cpu = summary.FormatRate(s.CPURate.Mean)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%.1f\t%s\t\n", name, s.Iterations, len(s.Runs), fmtRate(s.Rate.Mean),
-			fmtRate(s.Rate.Min), fmtRate(s.Rate.Max), 100*s.Rate.CV, cpu)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%.1f\t%s\t\n", name, s.Iterations, len(s.Runs), summary.FormatRate(s.Rate.Mean),
+			summary.FormatRate(s.Rate.Min), summary.FormatRate(s.Rate.Max), 100*s.Rate.CV, cpu)
 	}
 	if r.Server != nil {
 		row("server", *r.Server)
 	}
 	row("client", r.Client)
 	tw.Flush()
-	source := func(s scenario.CPUSide) string {
+	source := func(s summary.CPUSide) string {
 		if s.CPUSource == "" {
 			return ""
 		}
@@ -137,15 +138,4 @@ func printCPULoops(w io.Writer, r scenario.CPUSummary, target string) {
 	if r.Interrupted {
 		fmt.Fprintln(w, "INTERRUPTED: only the runs above finished")
 	}
-}
-
-// fmtRate prints a rate in millions or thousands per second.
-func fmtRate(r float64) string {
-	switch {
-	case r >= 1e6:
-		return fmt.Sprintf("%.2f M", r/1e6)
-	case r >= 1e3:
-		return fmt.Sprintf("%.1f k", r/1e3)
-	}
-	return fmt.Sprintf("%.0f", r)
 }

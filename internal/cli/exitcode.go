@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/oltplab/oltplab/internal/agent"
 	"github.com/oltplab/oltplab/internal/claim"
@@ -20,36 +21,126 @@ import (
 	"github.com/oltplab/oltplab/internal/yamldoc"
 )
 
-// Exit codes. Each failure a user can act on has its own code, documented
-// in `oltplab --help` and README.
+// Exit codes. Each failure a user can act on has its own code, said in
+// exitCodes.
 const (
 	exitOK          = 0
-	exitFailure     = 1 // unexpected failure
-	exitUsage       = 2 // bad flags or values
-	exitConnect     = 3 // target unreachable
-	exitAuth        = 4 // authentication failed
-	exitSchema      = 5 // schema missing, incomplete, of another version, or already present (or the user's at the baseline copy's name)
-	exitCheckFailed = 6 // a consistency condition failed
-	exitStore       = 7 // results store unusable
-	exitRunFailed   = 8 // the run could not continue (e.g. connection lost for good)
-	// Managed instances (internal/instance), one code per kind of failure.
-	exitBinary      = 9  // a managed server's binaries are not installed
-	exitDirectory   = 10 // a managed instance's directory cannot be created, written or reached
-	exitCPUs        = 11 // cpus names CPUs this host does not offer
-	exitNoDevice    = 12 // io_limit on a directory with no block device under it
-	exitControl     = 13 // the environment cannot provide a requested control (e.g. no writable cgroup)
-	exitServer      = 14 // a managed server failed to start or stopped on its own
-	exitNoSpace     = 15 // too little free space for a build (a plan's or build's)
-	exitSuspect     = 16 // measured and stored, but the database's figures disagree with the driver's own counts
-	exitPermission  = 17 // the database user lacks a privilege the command needs
-	exitBackup      = 18 // a backup, or the restore of one, failed (the source is untouched)
-	exitFailures    = 19 // measured and stored, but more transactions failed than --max-failure-rate allows
-	exitStartAt     = 20 // --start-at is in the past or too far ahead: the shards cannot share it
-	exitShardMissed = 21 // a sharded run was merged without one of its shards (the merged profile is partial and names it)
-	exitRendezvous  = 22 // not every shard arrived at the rendezvous within --rendezvous-timeout
-	exitSelftest    = 23 // a check of oltplab selftest failed
+	exitFailure     = 1
+	exitUsage       = 2
+	exitConnect     = 3
+	exitAuth        = 4
+	exitSchema      = 5
+	exitCheckFailed = 6
+	exitStore       = 7
+	exitRunFailed   = 8
+	exitBinary      = 9
+	exitDirectory   = 10
+	exitCPUs        = 11
+	exitNoDevice    = 12
+	exitControl     = 13
+	exitServer      = 14
+	exitNoSpace     = 15
+	exitSuspect     = 16
+	exitPermission  = 17
+	exitBackup      = 18
+	exitFailures    = 19
+	exitStartAt     = 20
+	exitShardMissed = 21
+	exitRendezvous  = 22
+	exitSelftest    = 23
 	exitInterrupted = 130
 )
+
+// exitCodes says what each exit code means: the one list of them, which
+// `oltplab --help` prints (help: a few words each) and README's table
+// repeats (doc, Markdown), held to it by TestExitCodesDocumented.
+var exitCodes = []struct {
+	code      int
+	help, doc string
+}{
+	{exitOK, "ok",
+		"success"},
+	{exitFailure, "unexpected failure",
+		"unexpected failure"},
+	{exitUsage, "bad flags or values",
+		"bad flags or values, including a run larger than the server's connections or the host's memory allow, a plan or profile beyond its bounds, a `sqlite:` path that is a directory or another program's file, and a file `results import` refuses (not saved by this store's oltplab, changed since, already stored, or breaking a measured result's rules)"},
+	{exitConnect, "target (or agent) unreachable",
+		"target unreachable (also: a `sqlite:` file in a directory that does not exist; an `--agent` that does not answer)"},
+	{exitAuth, "authentication failed",
+		"authentication failed"},
+	{exitSchema, "schema missing/incomplete/other version/already present",
+		"schema missing, incomplete, of another version, or already present (use `build --drop`); or a database or file of the user's at the name of `--reset-between`'s copy, which `run` and `clean` leave alone"},
+	{exitCheckFailed, "consistency check failed",
+		"a consistency condition failed"},
+	{exitStore, "results store unusable",
+		"results store unusable"},
+	{exitRunFailed, "run could not continue",
+		"the run could not continue: the server did not come back within `--reconnect-for` (default 5m), or a virtual user hit a missing schema object"},
+	{exitBinary, "server binaries not installed",
+		"a managed server's binaries are not installed (the message names the Debian package)"},
+	{exitDirectory, "instance directory unusable",
+		"a directory a target needs (a managed instance's, a plan's SQLite file's) cannot be created, written, or reached by the server's user"},
+	{exitCPUs, "cpus not on this host",
+		"`cpus` names CPUs this host does not offer"},
+	{exitNoDevice, "no block device for io_limit",
+		"`io_limit` on a directory with no block device under it (tmpfs, overlay)"},
+	{exitControl, "control unavailable here (cgroups)",
+		"the environment cannot provide a requested control (no writable cgroup for `io_limit` or `memory_limit`)"},
+	{exitServer, "managed server failed",
+		"a managed server failed to start, or stopped on its own"},
+	{exitNoSpace, "too little free space for a build",
+		"too little free space for a build (`oltplab build` on a local database, or a plan's)"},
+	{exitSuspect, "result suspect (stored, but the database's figures disagree with the driver's own counts)",
+		"a result is suspect: measured and stored (status `suspect`, with the reason), but the database's NOPM or TPM disagrees with the driver's own counts beyond the tolerance, went negative or backwards (another client wrote to the database, it was rebuilt, or its statistics were reset during the run); left out of peaks and verdicts"},
+	{exitPermission, "database privilege missing",
+		"the database user lacks a privilege the command needs (e.g. `CHECKPOINT`; `REPLICATION` for a base backup, checked before `pg_basebackup` runs)"},
+	{exitBackup, "a backup or restore failed (the source is untouched)",
+		"a backup, or the restore of one, failed (the source is untouched, the partial backup removed)"},
+	{exitFailures, "too many failed transactions (stored, status failures)",
+		"too many failed transactions: measured and stored (status `failures`, with the count), but more of the window's transactions failed than `--max-failure-rate` allows (default 5%): the database does not hold what its metadata says, or the server misbehaved; left out of peaks and verdicts"},
+	{exitStartAt, "--start-at passed or too far ahead",
+		"`--start-at` has passed, or is more than 24 h ahead: the shards cannot share it"},
+	{exitShardMissed, "shards merged without one of them (stored partial, naming it)",
+		"a sharded run was merged without one of its shards: the merged profile is stored partial and names the shard that stored no result"},
+	{exitRendezvous, "shards did not all arrive at the rendezvous",
+		"not every shard of a `--shard-group` arrived at the rendezvous within `--rendezvous-timeout`: start the missing ones, or give them more time"},
+	{exitSelftest, "a selftest check failed",
+		"a check of `oltplab selftest` failed (the scratch database is dropped all the same)"},
+	{exitInterrupted, "interrupted (what was measured is stored, marked partial)",
+		"interrupted (what was measured is stored, marked partial)"},
+}
+
+// exitCodesHelp is the exit codes' paragraph of `oltplab --help`, lines
+// wrapped at width columns.
+func exitCodesHelp(width int) string {
+	var items []string
+	for _, c := range exitCodes {
+		// A code stays on the line of its meaning's first word.
+		items = append(items, fmt.Sprintf("%d\x00%s", c.code, c.help))
+	}
+	return strings.ReplaceAll(wrap("Exit codes: "+strings.Join(items, ", ")+".", width), "\x00", " ")
+}
+
+// wrap breaks text into lines of at most width columns between words (a
+// longer word gets a line of its own).
+func wrap(text string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(text) {
+		switch {
+		case n == 0:
+		case n+1+len(w) > width:
+			b.WriteByte('\n')
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
+}
 
 // usageError is bad input on the command line.
 type usageError struct{ msg string }

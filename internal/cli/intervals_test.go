@@ -8,7 +8,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
-	"github.com/oltplab/oltplab/internal/scenario"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 func noColour(s string) string { return s }
@@ -80,7 +80,7 @@ func TestQuickstartHelpDefaults(t *testing.T) {
 func TestMonitorSummaryRemote(t *testing.T) {
 	var out bytes.Buffer
 	a := &app{stdio: Stdio{Out: &out}, env: Env{}}
-	a.printMonitorSummary(scenario.MonitorSummary{HostRole: "load generator only", DatabaseAddress: "10.0.0.5"})
+	a.printMonitorSummary(summary.Monitor{HostRole: "load generator only", DatabaseAddress: "10.0.0.5"})
 	if !strings.Contains(out.String(), "load generator host (this machine) during the window") ||
 		!strings.Contains(out.String(), "the database at 10.0.0.5 runs on another machine") {
 		t.Errorf("remote host figures not labelled:\n%s", out.String())

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/oltplab/oltplab/internal/driver"
-	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // TestLicencesExample runs examples/licences.yaml (made small: one
@@ -135,7 +135,7 @@ func storedPeaks(t *testing.T, env []string) map[string]storedPeak {
 			continue
 		}
 		var res driver.Result
-		if err := json.Unmarshal(r.Summary, &scenario.RunSummary{Result: &res}); err != nil {
+		if err := json.Unmarshal(r.Summary, &summary.Run{Result: &res}); err != nil {
 			t.Fatal(err)
 		}
 		k := key{strings.TrimPrefix(r.Label, "licences/"), r.VUs}

@@ -13,10 +13,11 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/scenario"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // printMonitorSummary renders what the host and the database did.
-func (a *app) printMonitorSummary(m scenario.MonitorSummary) {
+func (a *app) printMonitorSummary(m summary.Monitor) {
 	w := a.out()
 	c := m.CPU
 	host := "host"

@@ -13,6 +13,7 @@ import (
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 const rebuildSynopsis = `rebuild --engine postgres|mariadb|sqlite --data-dir DIR [--warehouses W] [instance flags] [--all-indexes] [--repeat N] [--cold=false]
@@ -206,7 +207,7 @@ func (a *app) rebuild(ctx context.Context, st *store.Store, db dialect.Database,
 
 // printRebuild renders a rebuild as a table, one row per rebuild.
 func (a *app) printRebuild(r scenario.RebuildOutcome, storePath string) {
-	printRebuildPhases(a.out(), r.RebuildSummary)
+	printRebuildPhases(a.out(), r.Rebuild)
 	a.printMonitorSummary(r.Monitor)
 	if storePath != "" {
 		fmt.Fprintf(a.out(), "stored as result %d (%s) in %s\n", r.RunID, r.Status, storePath)
@@ -226,7 +227,7 @@ func storedIn(err error, path string) string {
 // printRebuildPhases renders what a rebuild rewrote and one row per
 // rebuild, with each cache state's spread and the notes (`oltplab
 // rebuild` and `oltplab results show`).
-func printRebuildPhases(w io.Writer, r scenario.RebuildSummary) {
+func printRebuildPhases(w io.Writer, r summary.Rebuild) {
 	what := "index " + r.Index
 	if r.AllIndexes {
 		what = "every index"
@@ -246,7 +247,7 @@ func printRebuildPhases(w io.Writer, r scenario.RebuildSummary) {
 	fmt.Fprintln(tw, "\nrepeat\tcache\tpage cache dropped\telapsed s\tserver CPU s\twaited s\twaited %\tserver read MB\treads\tserver written MB\twrites\tdevice read MB/s\twrite MB/s\tsize after MiB\t")
 	for _, p := range r.Phases {
 		dropped := "-"
-		if p.Cache == scenario.CacheCold {
+		if p.Cache == summary.CacheCold {
 			dropped = map[bool]string{true: "yes", false: "no"}[p.CacheDropped]
 		}
 		cpu, wait, waitPct := "-", "-", "-"
@@ -283,7 +284,7 @@ func printRebuildPhases(w io.Writer, r scenario.RebuildSummary) {
 	tw.Flush()
 	for _, c := range []struct {
 		name string
-		s    *scenario.RebuildSpread
+		s    *summary.RebuildSpread
 	}{{"cold", r.Cold}, {"warm", r.Warm}} {
 		if c.s == nil || c.s.Elapsed.N < 2 {
 			continue

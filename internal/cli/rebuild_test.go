@@ -11,6 +11,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/scenario"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // TestRebuildAndCPUBadInput: each mistake gets one line on stderr and its
@@ -80,7 +81,7 @@ func TestRebuildAndCPU(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &managed); err != nil {
 		t.Fatalf("rebuild --json: %v", err)
 	}
-	if len(managed.Phases) != 2 || managed.Phases[0].Cache != scenario.CacheCold || managed.Phases[1].Cache != scenario.CacheWarm ||
+	if len(managed.Phases) != 2 || managed.Phases[0].Cache != summary.CacheCold || managed.Phases[1].Cache != summary.CacheWarm ||
 		managed.Phases[0].ServerCPUSeconds == nil || managed.CPUSource == "" {
 		t.Errorf("managed rebuild: phases %+v, CPU source %q: want cold then warm with CPU time", managed.Phases, managed.CPUSource)
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,12 +15,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/oltplab/oltplab/internal/driver"
-	"github.com/oltplab/oltplab/internal/experiment"
 	"github.com/oltplab/oltplab/internal/fio"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/results"
-	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 const resultsSynopsis = `results list [--kind K] [--label L] [--limit N]
@@ -143,24 +141,18 @@ func noneFound(what, kind, label, path string) string {
 // failuresReason reads from a stored run's summary how many of its
 // transactions failed (status failures).
 func failuresReason(r store.Run) string {
-	var s struct {
-		TooManyFailures string `json:"too_many_failures"`
+	if s, err := summary.DecodeRun(r.Summary); err == nil && r.Kind == store.KindRun && s.TooManyFailures != "" {
+		return s.TooManyFailures
 	}
-	if len(r.Summary) == 0 || json.Unmarshal(r.Summary, &s) != nil || s.TooManyFailures == "" {
-		return "no reason recorded"
-	}
-	return s.TooManyFailures
+	return "no reason recorded"
 }
 
 // suspectReasons reads why a stored run is suspect from its summary.
 func suspectReasons(r store.Run) []string {
-	var s struct {
-		Suspect []string `json:"suspect"`
+	if s, err := summary.DecodeRun(r.Summary); err == nil && r.Kind == store.KindRun && len(s.Suspect) > 0 {
+		return s.Suspect
 	}
-	if len(r.Summary) == 0 || json.Unmarshal(r.Summary, &s) != nil || len(s.Suspect) == 0 {
-		return []string{"no reason recorded"}
-	}
-	return s.Suspect
+	return []string{"no reason recorded"}
 }
 
 // kindProfile lists profiles (virtual-user sweeps) rather than runs.
@@ -205,101 +197,17 @@ func (a *app) listProfiles(ctx context.Context, st *store.Store, label string, l
 	return tw.Flush()
 }
 
-// headline is the one figure that best describes a stored result.
+// headline is the one line that best describes a stored result (its
+// summary's Headline), or why it has none.
 func headline(r store.Run) string {
 	if len(r.Summary) == 0 {
 		return r.Error
 	}
-	switch r.Kind {
-	case store.KindRebuild:
-		return rebuildHeadline(r.Summary)
-	case store.KindCPU:
-		return cpuHeadline(r.Summary)
-	}
-	var s struct {
-		NOPM       *float64     `json:"nopm"`
-		TPM        float64      `json:"tpm"`
-		TotalRows  *int64       `json:"total_rows"`
-		TotalSecs  float64      `json:"total_seconds"`
-		Passed     *bool        `json:"passed"`
-		Warehouses int          `json:"warehouses"`
-		Spec       *driver.Spec `json:"spec"`
-		Backup     *struct {
-			Seconds struct {
-				N    int
-				Mean float64
-			} `json:"backup_seconds"`
-			MBps    struct{ Mean float64 } `json:"backup_mb_per_s"`
-			Restore struct {
-				N    int
-				Mean float64
-			} `json:"restore_seconds"`
-			Failed int `json:"checks_failed"`
-		} `json:"stats"`
-	}
-	switch r.Kind {
-	case store.KindParallel:
-		return windowHeadline(r.Summary)
-	case store.KindNeighbours:
-		var n scenario.NeighboursSummary
-		if json.Unmarshal(r.Summary, &n) != nil || len(n.Phases) == 0 {
-			return ""
-		}
-		return experiment.NeighboursHeadline(n)
-	}
-	if json.Unmarshal(r.Summary, &s) != nil {
+	sum, err := summary.Decode(r.Kind, r.Summary)
+	if err != nil {
 		return ""
 	}
-	switch {
-	case s.Spec != nil && s.Spec.TpmC != nil && s.NOPM != nil:
-		return fmt.Sprintf("tpmC %s (%.1f%% of %s), NOPM %s, TPM %s", thousands(*s.Spec.TpmC), s.Spec.EfficiencyPct,
-			thousands(s.Spec.MaxNewOrdersPerMinute), thousands(*s.NOPM), thousands(s.TPM))
-	case s.Spec != nil && s.NOPM != nil:
-		return fmt.Sprintf("New-Orders/min %s (not tpmC: checks failed, %.1f%% of %s), NOPM %s, TPM %s", thousands(s.Spec.NewOrdersPerMinute),
-			s.Spec.EfficiencyPct, thousands(s.Spec.MaxNewOrdersPerMinute), thousands(*s.NOPM), thousands(s.TPM))
-	case s.NOPM != nil:
-		return fmt.Sprintf("NOPM %s, TPM %s", thousands(*s.NOPM), thousands(s.TPM))
-	case s.TotalRows != nil:
-		return fmt.Sprintf("%d warehouse(s), %d rows in %.1f s", s.Warehouses, *s.TotalRows, s.TotalSecs)
-	case s.Passed != nil && *s.Passed:
-		return "all conditions passed"
-	case s.Passed != nil:
-		return "CONDITIONS FAILED"
-	case s.Backup != nil && s.Backup.Seconds.N > 0:
-		b := s.Backup
-		h := fmt.Sprintf("%d backup(s): %.1f s, %.1f MB/s", b.Seconds.N, b.Seconds.Mean, b.MBps.Mean)
-		if b.Restore.N > 0 {
-			h += fmt.Sprintf("; restore %.1f s", b.Restore.Mean)
-		}
-		if b.Failed > 0 {
-			h += fmt.Sprintf("; %d RESTORED COPY(IES) FAILED THE CHECK", b.Failed)
-		}
-		return h
-	}
-	return ""
-}
-
-// windowHeadline is a synchronised window's totals, skew and marks.
-func windowHeadline(summary []byte) string {
-	var w scenario.ParallelWindow
-	if json.Unmarshal(summary, &w) != nil || len(w.Targets) == 0 {
-		return ""
-	}
-	h := fmt.Sprintf("total NOPM %s, TPM %s over %d target(s); windows %.0f ms apart", thousands(w.TotalNOPM), thousands(w.TotalTPM),
-		len(w.Targets), w.MaxSkewMillis)
-	if w.Phase != "" {
-		h = w.Phase + ": " + h
-	}
-	if w.SkewExceeded {
-		h += " (ABOVE THE TOLERANCE)"
-	}
-	if !w.Complete {
-		h += "; incomplete"
-	}
-	if w.Suspect {
-		h += "; SUSPECT"
-	}
-	return h
+	return sum.Headline()
 }
 
 func resultsShow(ctx context.Context, a *app, args []string) error {
@@ -346,12 +254,18 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 	if r.Label != "" {
 		fmt.Fprintf(w, "  label    %s\n", printable(r.Label))
 	}
-	var withOptions struct {
-		Options *driver.Options `json:"options"`
+	// Shown as far as it decodes; --json shows it whole.
+	var sum summary.Summary
+	if len(r.Summary) > 0 {
+		var err error
+		if sum, err = summary.Decode(r.Kind, r.Summary); err != nil {
+			fmt.Fprintf(w, "  (its summary cannot be read: %v)\n", err)
+		}
 	}
+	run, _ := sum.(summary.Run)
 	var opts *driver.Options
-	if r.Kind == store.KindRun && len(r.Summary) > 0 && json.Unmarshal(r.Summary, &withOptions) == nil {
-		opts = withOptions.Options
+	if run.Result != nil {
+		opts = &run.Options
 	}
 	if r.ProfileID != 0 {
 		users := "virtual user(s)"
@@ -377,46 +291,40 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 	if opts != nil {
 		fmt.Fprintf(w, "  mode     %s\n", opts.ModeLabel())
 	}
-	if r.Kind == store.KindRun && len(r.Summary) > 0 {
-		var res driver.Result
-		if err := json.Unmarshal(r.Summary, &res); err == nil && len(res.Kinds) > 0 {
-			fmt.Fprintf(w, "  NOPM %s from %s; TPM %s from %s; driver's own counts: NOPM %s, TPM %s%s\n",
-				thousands(res.NOPM), res.NOPMSource, thousands(res.TPM), res.TPMSource,
-				thousands(res.DriverNOPM), thousands(res.DriverTPM), agreement(&res))
-			a.printFaults(w, &res)
-			if res.Shards != nil {
-				printShards(w, res.Shards)
-			}
-			for _, warn := range res.Warnings {
-				fmt.Fprintf(w, "  note: %s\n", warn)
-			}
-			fmt.Fprintln(w)
-			printKindsTable(w, &res)
-			if res.Deferred != nil {
-				printDeferred(w, res.Deferred)
-			}
-			if res.Spec != nil {
-				printSpecChecks(w, res.Spec, a.red)
-			}
+	if res := run.Result; res != nil && len(res.Kinds) > 0 {
+		fmt.Fprintf(w, "  NOPM %s from %s; TPM %s from %s; driver's own counts: NOPM %s, TPM %s%s\n",
+			thousands(res.NOPM), res.NOPMSource, thousands(res.TPM), res.TPMSource,
+			thousands(res.DriverNOPM), thousands(res.DriverTPM), agreement(res))
+		a.printFaults(w, res)
+		if res.Shards != nil {
+			printShards(w, res.Shards)
+		}
+		for _, warn := range res.Warnings {
+			fmt.Fprintf(w, "  note: %s\n", warn)
+		}
+		fmt.Fprintln(w)
+		printKindsTable(w, res)
+		if res.Deferred != nil {
+			printDeferred(w, res.Deferred)
+		}
+		if res.Spec != nil {
+			printSpecChecks(w, res.Spec, a.red)
 		}
 	}
-	switch r.Kind {
-	case store.KindRebuild:
-		var s scenario.RebuildSummary
-		if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &s) == nil && len(s.Phases) > 0 {
+	switch s := sum.(type) {
+	case summary.Rebuild:
+		if len(s.Phases) > 0 {
 			printRebuildPhases(w, s)
 		}
-	case store.KindCPU:
-		var s scenario.CPUSummary
-		if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &s) == nil && len(s.Client.Runs) > 0 {
+	case summary.CPU:
+		if len(s.Client.Runs) > 0 {
 			printCPULoops(w, s, r.Target)
 		}
 	}
-	var withMonitor struct {
-		Monitor *scenario.MonitorSummary `json:"monitor"`
-	}
-	if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &withMonitor) == nil && withMonitor.Monitor != nil {
-		a.printMonitorSummary(*withMonitor.Monitor)
+	if sum != nil {
+		if m := sum.Sampling(); m != nil {
+			a.printMonitorSummary(*m)
+		}
 	}
 	printFlat(w, "parameters", results.Flatten(r.Params))
 	printFlat(w, "context", results.Flatten(r.Context))
@@ -521,47 +429,6 @@ func writeFileAtomic(ctx context.Context, path string, fill func(io.Writer) erro
 	return nil
 }
 
-// rebuildHeadline: the mean elapsed time of each cache state, with the
-// share the rebuild waited when the server's CPU time is known.
-func rebuildHeadline(raw json.RawMessage) string {
-	var s scenario.RebuildSummary
-	if json.Unmarshal(raw, &s) != nil {
-		return ""
-	}
-	var parts []string
-	for _, c := range []struct {
-		name string
-		s    *scenario.RebuildSpread
-	}{{"cold", s.Cold}, {"warm", s.Warm}} {
-		if c.s == nil {
-			continue
-		}
-		p := fmt.Sprintf("%s %.2f s", c.name, c.s.Elapsed.Mean)
-		if c.s.CPU != nil && c.s.Elapsed.Mean > 0 {
-			p += fmt.Sprintf(" (%.0f%% waited)", 100*c.s.Wait.Mean/c.s.Elapsed.Mean)
-		}
-		parts = append(parts, p)
-	}
-	what := s.Index
-	if s.AllIndexes {
-		what = "all indexes"
-	}
-	return what + ": " + strings.Join(parts, ", ")
-}
-
-// cpuHeadline: the calibration's mean rates.
-func cpuHeadline(raw json.RawMessage) string {
-	var s scenario.CPUSummary
-	if json.Unmarshal(raw, &s) != nil || len(s.Client.Runs) == 0 {
-		return ""
-	}
-	h := "client " + fmtRate(s.Client.Rate.Mean) + " rounds/s"
-	if s.Server != nil && len(s.Server.Runs) > 0 {
-		h = "server " + fmtRate(s.Server.Rate.Mean) + " rounds/s, " + h
-	}
-	return h
-}
-
 // registerIncludeSuspect adds --include-suspect to a command that reads
 // profiles.
 func registerIncludeSuspect(fs *pflag.FlagSet, v *bool) {
@@ -632,7 +499,7 @@ func importFile(ctx context.Context, st *store.Store, name string, opt store.Imp
 
 // checkImported applies to a saved result the rules its live run obeyed:
 // labels as --label takes them, and the run's status against its figures
-// (scenario.CheckStored).
+// (summary.CheckStored).
 func checkImported(sr store.SavedRun) error {
 	if p := labelProblem(sr.Run.Label); p != "" {
 		return fmt.Errorf("its label %s", p)
@@ -642,5 +509,5 @@ func checkImported(sr store.SavedRun) error {
 			return fmt.Errorf("its profile's label %s", p)
 		}
 	}
-	return scenario.CheckStored(sr.Run.Kind, sr.Outcome)
+	return summary.CheckStored(sr.Run.Kind, sr.Outcome)
 }

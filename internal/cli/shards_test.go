@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/dbtest"
-	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -84,7 +84,7 @@ func exitOf(t *testing.T, p *shardProc) int {
 
 // mergedRun reads the newest profile labelled shards: the merged one,
 // and its one run's result.
-func mergedRun(t *testing.T, results string) (store.Profile, store.Run, scenario.RunSummary) {
+func mergedRun(t *testing.T, results string) (store.Profile, store.Run, summary.Run) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.OpenToRead(ctx, results)
@@ -100,7 +100,7 @@ func mergedRun(t *testing.T, results string) (store.Profile, store.Run, scenario
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("merged profile %d: runs %v, %v; want one", p.ID, runs, err)
 	}
-	s, err := scenario.DecodeRunSummary(runs[0].Summary)
+	s, err := summary.DecodeRun(runs[0].Summary)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func testFourShards(t *testing.T, target string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s0, err := scenario.DecodeRunSummary(r0.Summary)
+	s0, err := summary.DecodeRun(r0.Summary)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // requireFio skips a test that needs fio on a developer machine without
@@ -105,7 +106,7 @@ func TestStorageBench(t *testing.T) {
 			t.Errorf("%s: window %+v after %d ms: want ordered, non-empty windows", p.Profile, p.Window, last)
 		}
 		last = p.Window.ToMillis
-		if p.Options[len(p.Options)-1].String() != "norandommap=1" {
+		if p.Options[len(p.Options)-1] != "norandommap=1" {
 			t.Errorf("%s: options %v: want the --fio-option last", p.Profile, p.Options)
 		}
 	}
@@ -201,7 +202,7 @@ func TestStorageBenchInterrupted(t *testing.T) {
 	if len(runs) != 1 || runs[0].Status != store.StatusPartial {
 		t.Fatalf("stored runs: got %+v, want one partial run", runs)
 	}
-	var sum scenario.StorageSummary
+	var sum summary.Storage
 	if err := json.Unmarshal(runs[0].Summary, &sum); err != nil {
 		t.Fatal(err)
 	}

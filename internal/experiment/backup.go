@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/sysstat"
 )
 
@@ -187,13 +187,9 @@ func (b *backupStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	if err != nil {
 		return oc, err
 	}
-	st := out.Stats
-	oc.Headline = fmt.Sprintf("%d backup(s): %.1f s, %.1f MB/s", st.BackupSeconds.N, st.BackupSeconds.Mean, st.BackupMBps.Mean)
-	if st.RestoreSeconds.N > 0 {
-		oc.Headline += fmt.Sprintf("; restore %.1f s, %.1f MB/s", st.RestoreSeconds.Mean, st.RestoreMBps.Mean)
-	}
-	if st.ChecksFailed > 0 {
-		return oc, fmt.Errorf("the restored database failed the consistency check in %d cycle(s) (result %d)", st.ChecksFailed, out.RunID)
+	oc.Headline = out.Backup.Headline()
+	if n := out.Stats.ChecksFailed; n > 0 {
+		return oc, fmt.Errorf("the restored database failed the consistency check in %d cycle(s) (result %d)", n, out.RunID)
 	}
 	return oc, nil
 }
@@ -214,8 +210,8 @@ func (b *backupStep) Section(ctx context.Context, rc *ReportContext, index int) 
 			t.Rows = append(t.Rows, []string{u.Target, "—", "—", "—", "—", "—", "—", "—", "—", "—", string(u.State)})
 			continue
 		}
-		var sum scenario.BackupSummary
-		if err := json.Unmarshal(runs[0].Summary, &sum); err != nil {
+		sum, err := summary.DecodeBackup(runs[0].Summary)
+		if err != nil {
 			return report.Section{}, &scenario.StoreError{Op: fmt.Sprintf("decode backup %d", runs[0].ID), Err: err}
 		}
 		for _, c := range sum.Cycles {

@@ -13,6 +13,7 @@ import (
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/sysstat"
 )
 
@@ -139,8 +140,7 @@ func (b *buildStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 		}
 		return Outcome{RunIDs: nonZero(id)}, err
 	}
-	return Outcome{RunIDs: []int64{id},
-		Headline: fmt.Sprintf("%d warehouse(s), %d rows in %.1f s", res.Warehouses, res.TotalRows, res.TotalSeconds)}, nil
+	return Outcome{RunIDs: []int64{id}, Headline: scenario.BuildSummary(res).Headline()}, nil
 }
 
 func nonZero(id int64) []int64 {
@@ -162,16 +162,16 @@ func (b *buildStep) Section(ctx context.Context, rc *ReportContext, index int) (
 		Header: []string{"Target", "Warehouses", "Workers", "Rows", "Load s", "Indexes s", "Analyze s", "Total s", "Rows/s"},
 		Right:  []bool{false, true, true, true, true, true, true, true, true}}
 	for _, u := range rc.inOrder(rc.Units(index)) {
-		var res *load.Result
+		var res *summary.Build
 		for _, r := range rc.Runs(u.Seq, store.KindBuild) {
 			if r.Status != store.StatusOK || len(r.Summary) == 0 {
 				continue
 			}
-			var lr load.Result
-			if err := json.Unmarshal(r.Summary, &lr); err != nil {
+			b, err := summary.DecodeBuild(r.Summary)
+			if err != nil {
 				return report.Section{}, &scenario.StoreError{Op: fmt.Sprintf("decode build %d", r.ID), Err: err}
 			}
-			res = &lr
+			res = &b
 			break
 		}
 		if res == nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 func init() {
@@ -76,24 +77,10 @@ func (s *cpuStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	o.Server = x.Target.Server
 	out, err := x.Env.CPU(ctx, x.Target.DB, x.Target.Target, o)
 	oc := Outcome{RunIDs: nonZero(out.RunID)}
-	if out.RunID != 0 && len(out.Client.Runs) > 0 {
-		oc.Headline = "client " + formatRate(out.Client.Rate.Mean) + " rounds/s"
-		if out.Server != nil && len(out.Server.Runs) > 0 {
-			oc.Headline = "server " + formatRate(out.Server.Rate.Mean) + " rounds/s, " + oc.Headline
-		}
+	if out.RunID != 0 {
+		oc.Headline = out.CPU.Headline()
 	}
 	return oc, err
-}
-
-// formatRate prints rounds per second in millions or thousands.
-func formatRate(r float64) string {
-	switch {
-	case r >= 1e6:
-		return strconv.FormatFloat(r/1e6, 'f', 2, 64) + " M"
-	case r >= 1e3:
-		return strconv.FormatFloat(r/1e3, 'f', 1, 64) + " k"
-	}
-	return strconv.FormatFloat(r, 'f', 0, 64)
 }
 
 // Section is the CPU step's part of the report: per target, the server's
@@ -109,7 +96,7 @@ func (s *cpuStep) Section(ctx context.Context, rc *ReportContext, index int) (re
 		Header: []string{"Target", "Loop", "Method", "Rounds", "Runs", "Rounds/s", "Min", "Max", "CV %", "Rounds per CPU s", "Host CPU busy %"},
 		Right:  []bool{false, false, false, true, true, true, true, true, true, true, true}}
 	for _, u := range rc.inOrder(rc.Units(index)) {
-		sum, err := lastSummary[scenario.CPUSummary](rc, u.Seq, store.KindCPU, "CPU calibration")
+		sum, err := lastSummary(rc, u.Seq, store.KindCPU, "CPU calibration", summary.DecodeCPU)
 		if err != nil {
 			return report.Section{}, err
 		}
@@ -121,13 +108,13 @@ func (s *cpuStep) Section(ctx context.Context, rc *ReportContext, index int) (re
 		if sum.Monitor.Seconds > 0 {
 			busy = strconv.FormatFloat(sum.Monitor.CPU.BusyPct, 'f', 0, 64)
 		}
-		row := func(loop string, c scenario.CPUSide) {
+		row := func(loop string, c summary.CPUSide) {
 			perCPU := "—"
 			if c.CPURate != nil {
-				perCPU = formatRate(c.CPURate.Mean)
+				perCPU = summary.FormatRate(c.CPURate.Mean)
 			}
 			t.Rows = append(t.Rows, []string{u.Target, loop, c.Method, strconv.FormatInt(c.Iterations, 10), strconv.Itoa(len(c.Runs)),
-				formatRate(c.Rate.Mean), formatRate(c.Rate.Min), formatRate(c.Rate.Max), strconv.FormatFloat(100*c.Rate.CV, 'f', 1, 64), perCPU, busy})
+				summary.FormatRate(c.Rate.Mean), summary.FormatRate(c.Rate.Min), summary.FormatRate(c.Rate.Max), strconv.FormatFloat(100*c.Rate.CV, 'f', 1, 64), perCPU, busy})
 		}
 		if sum.Server != nil {
 			row("server", *sum.Server)

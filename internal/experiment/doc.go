@@ -16,6 +16,6 @@
 // host.
 //
 // It may import claim, cost, dialect, driver, fio, instance, load, plan, profile,
-// report, results, sampler, scenario, store, sysstat and yamldoc. It must
-// not import cli, and nothing but cli imports it.
+// report, results, sampler, scenario, store, summary, sysstat and yamldoc. It
+// must not import cli, and nothing but cli imports it.
 package experiment

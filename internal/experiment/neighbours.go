@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/sysstat"
 	"github.com/oltplab/oltplab/internal/yamldoc"
 )
@@ -209,7 +209,7 @@ func (s *neighboursStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	}
 	o.Noise = "backup with " + strings.Join(methods, ", ")
 	out, err := x.Env.Neighbours(ctx, ns, o)
-	oc := Outcome{RunIDs: out.Runs, Headline: NeighboursHeadline(out.NeighboursSummary)}
+	oc := Outcome{RunIDs: out.Runs, Headline: out.Neighbours.Headline()}
 	return oc, err
 }
 
@@ -221,62 +221,22 @@ func dataDirOf(ctx context.Context, r *Running, e *scenario.Env) string {
 	return e.LocalDataDir(ctx, r.DB, r.Target)
 }
 
-// NeighboursHeadline sums up a noisy-neighbour scenario in a line: each
-// victim's loss against its baseline and while the noise ran, and the
-// noise's cycles.
-func NeighboursHeadline(s scenario.NeighboursSummary) string {
-	var parts, suspect []string
-	for _, l := range s.Losses {
-		if l.Suspect {
-			suspect = append(suspect, l.Name)
-			continue
-		}
-		p := fmt.Sprintf("%s %s", l.Name, pct(l.NOPMLossPct))
-		if l.HasCI {
-			p += fmt.Sprintf(" (%s to %s)", pct(l.NOPMLo), pct(l.NOPMHi))
-		}
-		parts = append(parts, p)
-	}
-	h := "victims' NOPM loss against the baseline: " + strings.Join(parts, ", ")
-	if len(parts) == 0 {
-		h = "no victim measured in both phases"
-	}
-	if len(suspect) > 0 {
-		h += fmt.Sprintf(" (SUSPECT, left out: %s)", strings.Join(suspect, ", "))
-	}
-	var during []string
-	for _, w := range s.WhileNoisy {
-		p := fmt.Sprintf("%s %s", w.Name, pct(w.NOPMLossPct))
-		if w.HasCI {
-			p += fmt.Sprintf(" (%s to %s)", pct(w.NOPMLo), pct(w.NOPMHi))
-		}
-		during = append(during, p)
-	}
-	if len(during) > 0 {
-		h += "; while backups ran: " + strings.Join(during, ", ")
-	}
-	if n := s.NoiseSeconds.N; n > 0 {
-		h += fmt.Sprintf("; %d backup(s), %.1f s on average", n, s.NoiseSeconds.Mean)
-	}
-	return h
-}
-
 func pct(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) + "%" }
 
 // storedNeighbours reads the newest counting noisy-neighbour run of one
 // schedule entry.
-func storedNeighbours(rc *ReportContext, seq int) (scenario.NeighboursSummary, store.Run, bool, error) {
+func storedNeighbours(rc *ReportContext, seq int) (summary.Neighbours, store.Run, bool, error) {
 	for _, r := range rc.Runs(seq, store.KindNeighbours) {
 		if len(r.Summary) == 0 {
 			continue
 		}
-		var s scenario.NeighboursSummary
-		if err := json.Unmarshal(r.Summary, &s); err != nil {
+		s, err := summary.DecodeNeighbours(r.Summary)
+		if err != nil {
 			return s, r, false, &scenario.StoreError{Op: fmt.Sprintf("decode noisy-neighbour run %d", r.ID), Err: err}
 		}
 		return s, r, true, nil
 	}
-	return scenario.NeighboursSummary{}, store.Run{}, false, nil
+	return summary.Neighbours{}, store.Run{}, false, nil
 }
 
 // Section is the neighbours step's part of the report: each instance in
@@ -321,7 +281,7 @@ func (s *neighboursStep) Section(ctx context.Context, rc *ReportContext, index i
 	return sec, nil
 }
 
-func instancesTable(s scenario.NeighboursSummary) report.Table {
+func instancesTable(s summary.Neighbours) report.Table {
 	t := report.Table{Title: "Instances by phase",
 		Note:   "NOPM and TPM from each instance's database counters over its phase's synchronised window, with the 95% interval of the batch means.",
 		Header: []string{"Instance", "Role", "Phase", "NOPM", "NOPM 95% CI", "TPM", "TPM 95% CI", "Batches", "Status"},
@@ -333,15 +293,15 @@ func instancesTable(s scenario.NeighboursSummary) report.Table {
 	return t
 }
 
-func lossTable(s scenario.NeighboursSummary) report.Table {
+func lossTable(s summary.Neighbours) report.Table {
 	t := report.Table{Title: "Victims' loss against their baseline",
 		Note: "Loss = 1 − noisy/baseline, in percent (negative: faster in the noisy phase), with the 95% interval of Fieller's theorem " +
 			"for the ratio of the two phases' means. \"not significant\": the interval contains no loss.",
 		Header: []string{"Victim", "NOPM baseline", "NOPM noisy", "NOPM loss", "95% CI", "TPM loss", "95% CI", ""},
 		Right:  []bool{false, true, true, true, true, true, true, false}}
 	for _, l := range s.Losses {
-		b, _ := findInstance(s, l.Name, scenario.PhaseBaseline)
-		n, _ := findInstance(s, l.Name, scenario.PhaseNoisy)
+		b, _ := findInstance(s, l.Name, summary.PhaseBaseline)
+		n, _ := findInstance(s, l.Name, summary.PhaseNoisy)
 		nci, tci, sig := "—", "—", ""
 		switch {
 		case l.HasCI:
@@ -358,7 +318,7 @@ func lossTable(s scenario.NeighboursSummary) report.Table {
 	return t
 }
 
-func whileNoisyTable(s scenario.NeighboursSummary) report.Table {
+func whileNoisyTable(s summary.Neighbours) report.Table {
 	t := report.Table{Title: "Victims while the backups run",
 		Note: "Within the noisy phase, each victim's rate while a backup ran against its rate from that backup's end to the next " +
 			"one's start, cycle by cycle (the driver's per-second counts, per-minute rates; a second counts where its middle falls). " +
@@ -393,16 +353,16 @@ func significance(significant, tooFew bool) string {
 	return ""
 }
 
-func findInstance(s scenario.NeighboursSummary, name, phase string) (scenario.InstancePhase, bool) {
+func findInstance(s summary.Neighbours, name, phase string) (summary.InstancePhase, bool) {
 	for _, ip := range s.Instances {
 		if ip.Name == name && ip.Phase == phase {
 			return ip, true
 		}
 	}
-	return scenario.InstancePhase{}, false
+	return summary.InstancePhase{}, false
 }
 
-func backupsTable(s scenario.NeighboursSummary) report.Table {
+func backupsTable(s summary.Neighbours) report.Table {
 	t := report.Table{Title: "Backups",
 		Note: fmt.Sprintf("Each backup cycle: when it was due (every %.0f s from the noisy window's start), when it ran on the time "+
 			"series' axis, its duration and rate, and what the shared device did meanwhile. Durations: %s.", s.Interval, durations(s)),
@@ -423,7 +383,7 @@ func backupsTable(s scenario.NeighboursSummary) report.Table {
 	return t
 }
 
-func durations(s scenario.NeighboursSummary) string {
+func durations(s summary.Neighbours) string {
 	d := s.NoiseSeconds
 	if d.N == 0 {
 		return "none finished"
@@ -437,7 +397,7 @@ func durations(s scenario.NeighboursSummary) string {
 
 func secs(ms int64) string { return fmt.Sprintf("%.1f", float64(ms)/1000) }
 
-func deviceTable(s scenario.NeighboursSummary) report.Table {
+func deviceTable(s summary.Neighbours) report.Table {
 	t := report.Table{Title: "Shared device " + s.Device + " by phase",
 		Note: "Averages over each phase's measured window of the whole device (every process's I/O counts) and of the host's CPU. " +
 			"Latency: the mean of per-second average latencies; p99: " + "the 99th percentile of those per-second averages.",
@@ -464,7 +424,7 @@ func deviceTable(s scenario.NeighboursSummary) report.Table {
 // neighboursCharts draws the shared device's IOPS and latency, the
 // host's CPU and the instances' TPM second by second on the scenario's
 // time axis, with the phases and every backup marked.
-func neighboursCharts(ctx context.Context, rc *ReportContext, runID int64, s scenario.NeighboursSummary) ([]report.TimeChart, error) {
+func neighboursCharts(ctx context.Context, rc *ReportContext, runID int64, s summary.Neighbours) ([]report.TimeChart, error) {
 	samples, err := rc.Store.Samples(ctx, runID, store.SampleFilter{Source: store.SourceHost})
 	if err != nil {
 		return nil, &scenario.StoreError{Op: "read the noisy-neighbour samples", Err: err}
@@ -515,11 +475,11 @@ func neighboursCharts(ctx context.Context, rc *ReportContext, runID int64, s sce
 
 // instancesChart draws every instance's TPM second by second, each run
 // placed on the scenario's axis by its window's start.
-func instancesChart(ctx context.Context, rc *ReportContext, s scenario.NeighboursSummary, spans []report.Span, xLabel string) (report.TimeChart, bool) {
+func instancesChart(ctx context.Context, rc *ReportContext, s summary.Neighbours, spans []report.Span, xLabel string) (report.TimeChart, bool) {
 	byName := map[string][]point{}
 	var names []string
 	for _, ph := range s.Phases {
-		windows, err := decodeRunSummary(ctx, rc.Store, ph.WindowRun)
+		windows, err := storedWindow(ctx, rc.Store, ph.WindowRun)
 		if err != nil {
 			continue
 		}
@@ -527,7 +487,7 @@ func instancesChart(ctx context.Context, rc *ReportContext, s scenario.Neighbour
 			if t.RunID == 0 || t.Start.IsZero() {
 				continue
 			}
-			samples, err := rc.Store.Samples(ctx, t.RunID, store.SampleFilter{Source: store.SourceWorkload, Metric: scenario.MetricTPM})
+			samples, err := rc.Store.Samples(ctx, t.RunID, store.SampleFilter{Source: store.SourceWorkload, Metric: summary.MetricTPM})
 			if err != nil {
 				continue
 			}
@@ -556,12 +516,11 @@ func instancesChart(ctx context.Context, rc *ReportContext, s scenario.Neighbour
 	return tc, true
 }
 
-// decodeRunSummary reads the synchronised window stored as run id.
-func decodeRunSummary(ctx context.Context, st *store.Store, id int64) (scenario.ParallelWindow, error) {
-	var w scenario.ParallelWindow
+// storedWindow reads the synchronised window stored as run id.
+func storedWindow(ctx context.Context, st *store.Store, id int64) (summary.ParallelWindow, error) {
 	r, err := st.GetRun(ctx, id)
 	if err != nil {
-		return w, err
+		return summary.ParallelWindow{}, err
 	}
-	return w, json.Unmarshal(r.Summary, &w)
+	return summary.DecodeParallel(r.Summary)
 }

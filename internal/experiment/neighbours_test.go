@@ -12,8 +12,8 @@ import (
 
 	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/report"
-	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // TestOverTargetsManaged runs both steps over targets on two managed
@@ -77,13 +77,13 @@ steps: [build, parallel, neighbours]
 	if err != nil || len(runs) != 1 || runs[0].Status != store.StatusOK {
 		t.Fatalf("neighbours runs: got %+v (%v), want one complete", runs, err)
 	}
-	var sum scenario.NeighboursSummary
+	var sum summary.Neighbours
 	if err := json.Unmarshal(runs[0].Summary, &sum); err != nil {
 		t.Fatal(err)
 	}
 	phases := checkWindows(t, st, id, 4, 0)
-	if len(phases) != 2 || phases[0].Phase != scenario.PhaseBaseline || len(phases[0].Targets) != 2 ||
-		phases[1].Phase != scenario.PhaseNoisy || len(phases[1].Targets) != 1 || phases[1].Targets[0].Name != "a" {
+	if len(phases) != 2 || phases[0].Phase != summary.PhaseBaseline || len(phases[0].Targets) != 2 ||
+		phases[1].Phase != summary.PhaseNoisy || len(phases[1].Targets) != 1 || phases[1].Targets[0].Name != "a" {
 		t.Fatalf("phases: got %+v, want a baseline over a and b, then a noisy window over a", phases)
 	}
 	if got := len(sum.Instances); got != 3 {

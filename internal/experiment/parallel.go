@@ -16,6 +16,7 @@ import (
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 func init() {
@@ -172,7 +173,7 @@ func (s *parallelStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	oc := Outcome{RunIDs: slices.Clone(prog.Keep)}
 	ws, err := x.Env.Parallel(ctx, targetsOf(x.Targets), scenario.ParallelOptions{
 		Label: s.experiment + "/parallel", Driver: d, Repeat: s.Repeat, SkewTolerance: s.SkewTolerance, Done: prog.Done,
-		Stored: func(ctx context.Context, w scenario.ParallelWindow) error {
+		Stored: func(ctx context.Context, w summary.ParallelWindow) error {
 			ids := w.Runs()
 			oc.RunIDs = append(oc.RunIDs, ids...)
 			if !w.Complete {
@@ -193,15 +194,7 @@ func (s *parallelStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	if len(all) == 0 {
 		all = ws
 	}
-	st := scenario.SummarizeWindows(all, false)
-	oc.Headline = fmt.Sprintf("total NOPM %.0f, TPM %.0f over %d targets; windows at most %.0f ms apart",
-		st.TotalNOPM.Mean, st.TotalTPM.Mean, len(st.Targets), st.MaxSkewMillis)
-	if st.SkewExceeded > 0 {
-		oc.Headline += fmt.Sprintf(" (%d window(s) above the %s tolerance)", st.SkewExceeded, s.SkewTolerance)
-	}
-	if st.Suspect > 0 {
-		oc.Headline += fmt.Sprintf("; %d window(s) with a suspect target left out", st.Suspect)
-	}
+	oc.Headline = summary.SummarizeWindows(all, false).Headline()
 	// A suspect window is measured and stored; the error says so, as a
 	// suspect profile's does.
 	return oc, err
@@ -209,7 +202,7 @@ func (s *parallelStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 
 // storedWindows reads the counting synchronised windows of one schedule
 // entry, oldest first.
-func storedWindows(ctx context.Context, st *store.Store, expID int64, seq int) ([]scenario.ParallelWindow, error) {
+func storedWindows(ctx context.Context, st *store.Store, expID int64, seq int) ([]summary.ParallelWindow, error) {
 	runs, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: expID, Kind: store.KindParallel, Counting: true})
 	if err != nil {
 		return nil, &scenario.StoreError{Op: "read the synchronised windows", Err: err}
@@ -219,15 +212,15 @@ func storedWindows(ctx context.Context, st *store.Store, expID int64, seq int) (
 
 // decodeWindows decodes the summaries of the parallel runs of seq
 // (given newest first), oldest first.
-func decodeWindows(runs []store.Run, seq int) ([]scenario.ParallelWindow, error) {
-	var out []scenario.ParallelWindow
+func decodeWindows(runs []store.Run, seq int) ([]summary.ParallelWindow, error) {
+	var out []summary.ParallelWindow
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := runs[i]
 		if r.ExperimentSeq != seq || r.Kind != store.KindParallel || len(r.Summary) == 0 {
 			continue
 		}
-		var w scenario.ParallelWindow
-		if err := json.Unmarshal(r.Summary, &w); err != nil {
+		w, err := summary.DecodeParallel(r.Summary)
+		if err != nil {
 			return nil, &scenario.StoreError{Op: fmt.Sprintf("decode synchronised window %d", r.ID), Err: err}
 		}
 		out = append(out, w)
@@ -256,7 +249,7 @@ func (s *parallelStep) Section(ctx context.Context, rc *ReportContext, index int
 		sec.Note = "No synchronised window was measured."
 		return sec, nil
 	}
-	st := scenario.SummarizeWindows(ws, rc.IncludeSuspect)
+	st := summary.SummarizeWindows(ws, rc.IncludeSuspect)
 	sec.Tables = append(sec.Tables, parallelTargetsTable(rc, st), parallelWindowsTable(ws), parallelAlignmentTable(ws))
 	sec.Note = fmt.Sprintf("All targets ran at once: each opened its sessions, they were released together, ramped up and measured "+
 		"one window planned as the same wall-clock interval on every target. Each target's NOPM and TPM come from its own "+
@@ -280,14 +273,14 @@ func (s *parallelStep) Section(ctx context.Context, rc *ReportContext, index int
 
 // parallelTargetsTable: each target over the complete windows, then the
 // total.
-func parallelTargetsTable(rc *ReportContext, st scenario.ParallelStats) report.Table {
+func parallelTargetsTable(rc *ReportContext, st summary.ParallelStats) report.Table {
 	t := report.Table{Title: "Targets and total",
 		Note: "Mean over the complete synchronised windows with its 95% confidence interval (Student's t over the windows; " +
 			"none with one window). Share: the target's part of the total NOPM.",
 		Header: []string{"Target", "Windows", "NOPM", "NOPM 95% CI", "TPM", "TPM 95% CI", "Share of NOPM"},
 		Right:  []bool{false, true, true, true, true, true, true}}
 	targets := slices.Clone(st.Targets)
-	slices.SortStableFunc(targets, func(a, b scenario.TargetStats) int {
+	slices.SortStableFunc(targets, func(a, b summary.TargetStats) int {
 		return slices.Index(rc.Order, a.Name) - slices.Index(rc.Order, b.Name)
 	})
 	for _, ts := range targets {
@@ -304,7 +297,7 @@ func parallelTargetsTable(rc *ReportContext, st scenario.ParallelStats) report.T
 
 // parallelWindowsTable: each window's total and the spread between its
 // targets.
-func parallelWindowsTable(ws []scenario.ParallelWindow) report.Table {
+func parallelWindowsTable(ws []summary.ParallelWindow) report.Table {
 	t := report.Table{Title: "Windows: totals and spread between targets",
 		Note: "Spread: the lowest and highest target's NOPM in the window, their ratio, and the coefficient of variation " +
 			"between targets (sd/mean). Skew: how far apart the targets' windows started or ended (the larger of the two).",
@@ -338,7 +331,7 @@ func parallelWindowsTable(ws []scenario.ParallelWindow) report.Table {
 
 // parallelAlignmentTable: each target's actual window against the
 // planned one.
-func parallelAlignmentTable(ws []scenario.ParallelWindow) report.Table {
+func parallelAlignmentTable(ws []summary.ParallelWindow) report.Table {
 	t := report.Table{Title: "Window alignment",
 		Note: "Each target's measured window against the planned one (the release of all targets plus the ramp-up): " +
 			"a window starts once its target's start counters are read and ends when its end counters are read.",
@@ -384,7 +377,7 @@ func ci(s profile.Summary) string {
 // parallelChart draws every target's TPM second by second over the last
 // complete window (else the last one), on one axis: seconds since the
 // planned start of the window.
-func parallelChart(ctx context.Context, rc *ReportContext, ws []scenario.ParallelWindow) (report.TimeChart, bool) {
+func parallelChart(ctx context.Context, rc *ReportContext, ws []summary.ParallelWindow) (report.TimeChart, bool) {
 	w := ws[len(ws)-1]
 	for i := len(ws) - 1; i >= 0; i-- {
 		if ws[i].Complete {
@@ -398,7 +391,7 @@ func parallelChart(ctx context.Context, rc *ReportContext, ws []scenario.Paralle
 		if t.RunID == 0 || t.Start.IsZero() {
 			continue
 		}
-		samples, err := rc.Store.Samples(ctx, t.RunID, store.SampleFilter{Source: store.SourceWorkload, Metric: scenario.MetricTPM})
+		samples, err := rc.Store.Samples(ctx, t.RunID, store.SampleFilter{Source: store.SourceWorkload, Metric: summary.MetricTPM})
 		if err != nil || len(samples) == 0 {
 			continue
 		}

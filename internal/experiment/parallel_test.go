@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/report"
-	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // checkWindows checks the stored synchronised windows of an experiment
@@ -20,7 +20,7 @@ import (
 // the planned end, the skew is the spread of those windows and is marked
 // exactly when above the tolerance, and the totals are the sum of the
 // targets' figures. It returns the windows.
-func checkWindows(t *testing.T, st *store.Store, id int64, seq, targets int) []scenario.ParallelWindow {
+func checkWindows(t *testing.T, st *store.Store, id int64, seq, targets int) []summary.ParallelWindow {
 	t.Helper()
 	ctx := context.Background()
 	runs, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: id, Kind: store.KindParallel, Counting: true})
@@ -42,7 +42,7 @@ func checkWindows(t *testing.T, st *store.Store, id int64, seq, targets int) []s
 			if err != nil {
 				t.Fatalf("window %d target %s: run %d: %v", w.Repeat, tg.Name, tg.RunID, err)
 			}
-			var sum scenario.RunSummary
+			var sum summary.Run
 			if err := json.Unmarshal(r.Summary, &sum); err != nil || sum.Result == nil {
 				t.Fatalf("run %d summary: %v", r.ID, err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 func init() {
@@ -103,7 +104,7 @@ func (s *rebuildStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	}
 	oc := Outcome{RunIDs: nonZero(out.RunID)}
 	if out.RunID != 0 {
-		oc.Headline = rebuildHeadline(out.RebuildSummary)
+		oc.Headline = out.Rebuild.Headline()
 	}
 	return oc, err
 }
@@ -129,26 +130,6 @@ func supersedeEarlier(ctx context.Context, x *Exec, why string) error {
 	return nil
 }
 
-// rebuildHeadline: each cache state's mean elapsed time and the share
-// waited.
-func rebuildHeadline(s scenario.RebuildSummary) string {
-	var parts []string
-	for _, c := range []struct {
-		name string
-		sp   *scenario.RebuildSpread
-	}{{"cold", s.Cold}, {"warm", s.Warm}} {
-		if c.sp == nil {
-			continue
-		}
-		p := fmt.Sprintf("%s %.1f s", c.name, c.sp.Elapsed.Mean)
-		if c.sp.CPU != nil && c.sp.Elapsed.Mean > 0 {
-			p += fmt.Sprintf(" (%.0f%% waited)", 100*c.sp.Wait.Mean/c.sp.Elapsed.Mean)
-		}
-		parts = append(parts, p)
-	}
-	return "rebuild " + strings.Join(parts, ", ")
-}
-
 // Section is the rebuild step's part of the report: per target and cache
 // state, the mean of the rebuilds with their spread, the server's CPU
 // time, the time waited and the server's own reads, and the ratio of cold
@@ -163,7 +144,7 @@ func (s *rebuildStep) Section(ctx context.Context, rc *ReportContext, index int)
 		Right:  []bool{false, true, false, true, false, true, true, true, true, true, true, true, true}}
 	var notes []string
 	for _, u := range rc.inOrder(rc.Units(index)) {
-		sum, err := lastSummary[scenario.RebuildSummary](rc, u.Seq, store.KindRebuild, "rebuild")
+		sum, err := lastSummary(rc, u.Seq, store.KindRebuild, "rebuild", summary.DecodeRebuild)
 		if err != nil {
 			return report.Section{}, err
 		}
@@ -192,8 +173,8 @@ func (s *rebuildStep) Section(ctx context.Context, rc *ReportContext, index int)
 		}
 		for _, c := range []struct {
 			name string
-			sp   *scenario.RebuildSpread
-		}{{scenario.CacheCold, sum.Cold}, {scenario.CacheWarm, sum.Warm}} {
+			sp   *summary.RebuildSpread
+		}{{summary.CacheCold, sum.Cold}, {summary.CacheWarm, sum.Warm}} {
 			if c.sp == nil {
 				continue
 			}
@@ -207,7 +188,7 @@ func (s *rebuildStep) Section(ctx context.Context, rc *ReportContext, index int)
 			}
 			read := meanRead(sum.Phases, c.name)
 			ratio := ""
-			if c.name == scenario.CacheCold && sum.Warm != nil && sum.Warm.Elapsed.Mean > 0 {
+			if c.name == summary.CacheCold && sum.Warm != nil && sum.Warm.Elapsed.Mean > 0 {
 				ratio = strconv.FormatFloat(c.sp.Elapsed.Mean/sum.Warm.Elapsed.Mean, 'f', 2, 64) + "×"
 			}
 			t.Rows = append(t.Rows, []string{u.Target, caps, what, size, c.name, strconv.Itoa(c.sp.Elapsed.N), f(c.sp.Elapsed.Mean),
@@ -222,7 +203,7 @@ func (s *rebuildStep) Section(ctx context.Context, rc *ReportContext, index int)
 
 // meanRead is the server's mean read volume in MB over the finished
 // phases of one cache state; "—" when it was not counted.
-func meanRead(phases []scenario.RebuildPhase, cache string) string {
+func meanRead(phases []summary.RebuildPhase, cache string) string {
 	var total float64
 	n := 0
 	for _, p := range phases {

@@ -46,10 +46,11 @@ steps: [build, rebuild, cpu, profile]
 	if len(events) != 8 {
 		t.Fatalf("events: got %q, want 8 finished steps", events)
 	}
-	for i, want := range []string{"managed rebuild done rebuild cold", "managed cpu done server", "url rebuild done rebuild warm", "url cpu done server"} {
+	for i, want := range [][2]string{{"managed rebuild done ", ": cold "}, {"managed cpu done server", ""}, {"url rebuild done ", ": warm "},
+		{"url cpu done server", ""}} {
 		e := events[[]int{1, 2, 5, 6}[i]]
-		if !strings.HasPrefix(e, want) {
-			t.Errorf("event %q, want it to start with %q", e, want)
+		if !strings.HasPrefix(e, want[0]) || !strings.Contains(e, want[1]) {
+			t.Errorf("event %q, want it to start with %q and say %q", e, want[0], want[1])
 		}
 	}
 	for kind, want := range map[store.Kind]int{store.KindRebuild: 2, store.KindCPU: 2, store.KindRun: 2} {

@@ -74,16 +74,17 @@ func (rc *ReportContext) Runs(seq int, kind store.Kind) []store.Run {
 	return out
 }
 
-// lastSummary decodes the summary of the first finished (ok or partial)
-// run of kind at seq that has one, as Runs orders them; nil when none.
-// what names the run in a decode error ("rebuild").
-func lastSummary[T any](rc *ReportContext, seq int, kind store.Kind, what string) (*T, error) {
+// lastSummary decodes (with the kind's decoder) the summary of the first
+// finished (ok or partial) run of kind at seq that has one, as Runs
+// orders them; nil when none. what names the run in a decode error
+// ("rebuild").
+func lastSummary[T any](rc *ReportContext, seq int, kind store.Kind, what string, decode func([]byte) (T, error)) (*T, error) {
 	for _, r := range rc.Runs(seq, kind) {
 		if (r.Status != store.StatusOK && r.Status != store.StatusPartial) || len(r.Summary) == 0 {
 			continue
 		}
-		var v T
-		if err := json.Unmarshal(r.Summary, &v); err != nil {
+		v, err := decode(r.Summary)
+		if err != nil {
 			return nil, &scenario.StoreError{Op: fmt.Sprintf("decode %s %d", what, r.ID), Err: err}
 		}
 		return &v, nil

@@ -11,8 +11,8 @@ import (
 	"github.com/oltplab/oltplab/internal/fio"
 	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/report"
-	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/yamldoc"
 	"go.yaml.in/yaml/v3"
 )
@@ -196,19 +196,7 @@ func (s *storageStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 		}
 	}()
 	out, err := x.Env.Storage(ctx, b, s.experiment+"/"+x.Target.Spec.Name)
-	oc := Outcome{RunIDs: nonZero(out.RunID)}
-	var parts []string
-	for _, p := range out.Profiles {
-		var ds []string
-		for _, d := range p.Directions {
-			ds = append(ds, fmt.Sprintf("%s %.0f IOPS", d.Direction, d.IOPS))
-		}
-		parts = append(parts, p.Profile+" "+strings.Join(ds, ", "))
-	}
-	if len(parts) > 0 {
-		oc.Headline = strings.Join(parts, "; ")
-	}
-	return oc, err
+	return Outcome{RunIDs: nonZero(out.RunID), Headline: out.Storage.Headline()}, err
 }
 
 // storageSkipped is why a URL target's storage is not measured.
@@ -228,7 +216,7 @@ func (s *storageStep) Section(ctx context.Context, rc *ReportContext, index int)
 	base := map[key]float64{}
 	var notes []string
 	for i, u := range rc.inOrder(rc.Units(index)) {
-		sum, err := lastSummary[scenario.StorageSummary](rc, u.Seq, store.KindStorage, "storage benchmark")
+		sum, err := lastSummary(rc, u.Seq, store.KindStorage, "storage benchmark", summary.DecodeStorage)
 		if err != nil {
 			return report.Section{}, err
 		}

@@ -103,7 +103,7 @@ func Analyze(steps []StepFigures, threshold float64) Verdict {
 			bestPerUser, v.PerUserPeakVUs = pu, s.VUs
 		}
 	}
-	peak := fmt.Sprintf("peak %s NOPM at %d VUs", formatThousands(v.PeakNOPM), v.PeakVUs)
+	peak := fmt.Sprintf("peak %s NOPM at %d VUs", FormatThousands(v.PeakNOPM), v.PeakVUs)
 	if len(ss) == 1 {
 		v.Reason = peak + "; one step only, no knee can be found"
 		return v
@@ -121,7 +121,7 @@ func Analyze(steps []StepFigures, threshold float64) Verdict {
 		if s.NOPM.Mean > 0 && change < -DropThreshold {
 			v.KneeVUs, v.Shape = s.VUs, ShapeFalling
 			v.Reason = fmt.Sprintf("%s; NOPM falls after %d VUs: %s at %d VUs, %s at %d VUs (%s)%s%s",
-				peak, s.VUs, formatThousands(s.NOPM.Mean), s.VUs, formatThousands(t.NOPM.Mean), t.VUs,
+				peak, s.VUs, FormatThousands(s.NOPM.Mean), s.VUs, FormatThousands(t.NOPM.Mean), t.VUs,
 				formatSignedPercent(change), latencyNote(s, t), perUserNote)
 			return v
 		}
@@ -129,7 +129,7 @@ func Analyze(steps []StepFigures, threshold float64) Verdict {
 		if gain < threshold*ref {
 			v.KneeVUs, v.Shape = s.VUs, ShapePlateau
 			v.Reason = fmt.Sprintf("%s; plateau from %d VUs: each user added from %d to %d VUs brought %s NOPM, under %s of the %s NOPM per user at %d VUs%s%s%s",
-				peak, s.VUs, s.VUs, t.VUs, formatThousands(gain), formatPercent(threshold), formatThousands(ref), first.VUs,
+				peak, s.VUs, s.VUs, t.VUs, FormatThousands(gain), formatPercent(threshold), FormatThousands(ref), first.VUs,
 				latencyNote(s, t), laterFall(ss[i+1:], v.PeakNOPM), perUserNote)
 			return v
 		}
@@ -138,7 +138,7 @@ func Analyze(steps []StepFigures, threshold float64) Verdict {
 	gain := (t.NOPM.Mean - s.NOPM.Mean) / float64(t.VUs-s.VUs)
 	v.Shape = ShapeScaling
 	v.Reason = fmt.Sprintf("%s; still scaling, no plateau up to %d VUs: each user added from %d to %d VUs brought %s NOPM, %s of the %s NOPM per user at %d VUs%s",
-		peak, t.VUs, s.VUs, t.VUs, formatThousands(gain), formatPercent(gain/ref), formatThousands(ref), first.VUs, perUserNote)
+		peak, t.VUs, s.VUs, t.VUs, FormatThousands(gain), formatPercent(gain/ref), FormatThousands(ref), first.VUs, perUserNote)
 	return v
 }
 
@@ -166,15 +166,15 @@ func laterFall(rest []StepFigures, peak float64) string {
 	for _, s := range rest {
 		if peak > 0 && s.NOPM.Mean < peak*(1-DropThreshold) {
 			return fmt.Sprintf(", then falls to %s at %d VUs (%s from the peak)",
-				formatThousands(s.NOPM.Mean), s.VUs, formatSignedPercent(s.NOPM.Mean/peak-1))
+				FormatThousands(s.NOPM.Mean), s.VUs, formatSignedPercent(s.NOPM.Mean/peak-1))
 		}
 	}
 	return ""
 }
 
-// formatThousands formats x rounded to an integer with comma thousands
+// FormatThousands formats x rounded to an integer with comma thousands
 // separators: 41200.4 -> "41,200".
-func formatThousands(x float64) string {
+func FormatThousands(x float64) string {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	}

@@ -158,8 +158,8 @@ func TestFormatThousands(t *testing.T) {
 		{0, "0"}, {999.4, "999"}, {999.5, "1,000"}, {41200, "41,200"}, {1234567.8, "1,234,568"}, {-1500, "-1,500"}, {-0.2, "0"},
 	}
 	for _, tt := range tests {
-		if got := formatThousands(tt.in); got != tt.want {
-			t.Errorf("formatThousands(%v) = %q, want %q", tt.in, got, tt.want)
+		if got := FormatThousands(tt.in); got != tt.want {
+			t.Errorf("FormatThousands(%v) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -5,6 +5,8 @@
 // report share, so that every view counts the same runs (superseded runs
 // never count).
 //
-// It may import driver, profile, report, sampler, scenario and store. It
-// must not import cli or experiment.
+// It reads stored summaries through internal/summary alone. It may import
+// driver, profile, report, sampler, store, summary and sysstat. It must not
+// import cli, experiment or scenario (nor anything else that measures:
+// serve links it).
 package results

@@ -3,7 +3,7 @@ package results
 import (
 	"fmt"
 
-	"github.com/oltplab/oltplab/internal/scenario"
+	"github.com/oltplab/oltplab/internal/store"
 )
 
 // RefError is a profile or experiment a user named that cannot be shown:
@@ -25,5 +25,5 @@ func (e *RefError) Unwrap() error { return e.Err }
 
 // storeErr is a failure to read the store.
 func storeErr(op string, err error) error {
-	return &scenario.StoreError{Op: op, Err: err}
+	return &store.OpError{Op: op, Err: err}
 }

@@ -7,14 +7,14 @@ import (
 
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/sampler"
-	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/sysstat"
 )
 
 // hostFigures averages the monitor summaries of a step's complete repeats
 // into the report's per-step host figures; nil when none was sampled.
-func hostFigures(ms []*scenario.MonitorSummary) *report.HostFigures {
+func hostFigures(ms []*summary.Monitor) *report.HostFigures {
 	var n, own float64
 	h := &report.HostFigures{WaitSharePct: map[string]float64{}, AvgWaitMillis: map[string]float64{}}
 	for _, m := range ms {
@@ -136,11 +136,11 @@ func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev 
 			continue // before the measured window
 		}
 		switch {
-		case s.Source == store.SourceWorkload && s.Metric == scenario.MetricTPM:
+		case s.Source == store.SourceWorkload && s.Metric == summary.MetricTPM:
 			point(s.TMillis).TPM = s.Value
-		case s.Source == store.SourceWorkload && s.Metric == scenario.MetricNOPM:
+		case s.Source == store.SourceWorkload && s.Metric == summary.MetricNOPM:
 			point(s.TMillis).NOPM = s.Value
-		case s.Source == store.SourceWorkload && s.Metric == scenario.MetricP99Millis:
+		case s.Source == store.SourceWorkload && s.Metric == summary.MetricP99Millis:
 			point(s.TMillis).P99Millis = s.Value
 		case s.Source == host && s.Metric == sysstat.MetricCPUBusyPct:
 			point(s.TMillis).CPUBusyPct = s.Value

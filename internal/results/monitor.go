@@ -2,15 +2,14 @@ package results
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/oltplab/oltplab/internal/report"
-	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // MonitorByRef finds the monitor result a user named: a number is a
@@ -46,18 +45,15 @@ func Monitor(ctx context.Context, st *store.Store, r store.Run) (report.Monitor,
 	if len(r.Summary) == 0 {
 		return m, nil
 	}
-	var sum struct {
-		Monitor *scenario.MonitorSummary `json:"monitor"`
-		Seconds float64                  `json:"seconds"`
-	}
-	if err := json.Unmarshal(r.Summary, &sum); err != nil {
+	sum, err := summary.DecodeMonitorRun(r.Summary)
+	if err != nil {
 		return m, storeErr(fmt.Sprintf("decode monitor %d", r.ID), err)
 	}
 	m.Seconds = sum.Seconds
 	if sum.Monitor == nil {
 		return m, nil
 	}
-	m.Figures = hostFigures([]*scenario.MonitorSummary{sum.Monitor})
+	m.Figures = hostFigures([]*summary.Monitor{sum.Monitor})
 	dev := ""
 	if m.Figures != nil {
 		dev = m.Figures.DataDevice

@@ -9,8 +9,8 @@ import (
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
-	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // LoadProfile reads the profile a user named (a label or an id) and turns
@@ -56,14 +56,14 @@ func Profile(ctx context.Context, st *store.Store, p store.Profile, includeSuspe
 		step     int
 		repeats  []report.Repeat
 		ids      []int64
-		monitors []*scenario.MonitorSummary
+		monitors []*summary.Monitor
 	}
 	bySteps := map[int]*stepRuns{}
 	for _, r := range runs {
 		if len(r.Summary) == 0 {
 			continue // failed before measuring anything
 		}
-		sum, err := scenario.DecodeRunSummary(r.Summary)
+		sum, err := summary.DecodeRun(r.Summary)
 		if err != nil {
 			return report.Profile{}, storeErr(fmt.Sprintf("decode run %d", r.ID), err)
 		}

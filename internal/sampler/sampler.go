@@ -71,9 +71,13 @@ type Options struct {
 // IOProbe reads cumulative I/O counters by device ("MAJ:MIN").
 type IOProbe func() (map[string]IOCount, error)
 
-// IOCount is cumulative block I/O on one device.
+// IOCount is cumulative block I/O on one device (or, as a rebuild stores
+// its server's, on all of them).
 type IOCount struct {
-	ReadIOs, WriteIOs, ReadBytes, WriteBytes uint64
+	ReadIOs    uint64 `json:"read_ios"`
+	WriteIOs   uint64 `json:"write_ios"`
+	ReadBytes  uint64 `json:"read_bytes"`
+	WriteBytes uint64 `json:"write_bytes"`
 }
 
 // Result is what a Sampler collected.

@@ -16,6 +16,7 @@ import (
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/sysstat"
 )
 
@@ -107,76 +108,18 @@ type BackupInfo struct {
 	Tools *instance.BackupperInfo `json:"tools,omitempty"`
 }
 
-// BackupCycle is one cycle: a backup, and its restore and check when
-// asked. Times are absolute; Env.Backup adds each phase's window on the
-// samples' time axis and what the host did in it.
-type BackupCycle struct {
-	Cycle   int           `json:"cycle"`
-	Backup  BackupPhase   `json:"backup"`
-	Restore *RestorePhase `json:"restore,omitempty"`
-	Check   *CheckPhase   `json:"check,omitempty"`
-	// Failed names the phase that failed ("backup", "restore", "check"),
-	// with Error; empty when the cycle finished.
-	Failed string `json:"failed,omitempty"`
-	Error  string `json:"error,omitempty"`
-}
-
-// Finished reports whether the whole cycle ran.
-func (c BackupCycle) Finished() bool { return c.Failed == "" }
-
-// BackupPhase is the backup of one cycle.
-type BackupPhase struct {
-	Dir     string    `json:"dir"`
-	Kept    bool      `json:"kept,omitempty"`
-	Started time.Time `json:"started"`
-	Ended   time.Time `json:"ended"`
-	Seconds float64   `json:"seconds"`
-	// Bytes is the size of the backup; MBps is Bytes per second of the
-	// backup, in 10^6 bytes.
-	Bytes    int64   `json:"bytes"`
-	MBps     float64 `json:"mb_per_s"`
-	SyncedBy string  `json:"synced_by,omitempty"`
-	// Window and Host are set by Env.Backup.
-	Window *Window              `json:"window,omitempty"`
-	Host   *sampler.StepSummary `json:"host,omitempty"`
-}
-
-// RestorePhase is the restore of one cycle: the engine's steps until
-// the restored database accepts connections.
-type RestorePhase struct {
-	Dir     string    `json:"dir"`
-	Kept    bool      `json:"kept,omitempty"`
-	Started time.Time `json:"started"`
-	Ended   time.Time `json:"ended"`
-	Seconds float64   `json:"seconds"`
-	// Bytes is the size of the restored database directory (or file);
-	// MBps is Bytes per second of the restore, in 10^6 bytes.
-	Bytes  int64                `json:"bytes"`
-	MBps   float64              `json:"mb_per_s"`
-	Steps  []RestoreStep        `json:"steps"`
-	Window *Window              `json:"window,omitempty"`
-	Host   *sampler.StepSummary `json:"host,omitempty"`
-}
-
-// RestoreStep is one step of a restore (prepare, copy, sync, init,
-// pg_restore, checkpoint, start).
-type RestoreStep struct {
-	Name    string    `json:"name"`
-	Started time.Time `json:"started"`
-	Ended   time.Time `json:"ended"`
-	Seconds float64   `json:"seconds"`
-	Window  *Window   `json:"window,omitempty"`
-}
-
-// CheckPhase is the consistency check of the restored database, stored
-// as a run of kind check of its own.
-type CheckPhase struct {
-	RunID   int64     `json:"run_id"`
-	Passed  bool      `json:"passed"`
-	Started time.Time `json:"started"`
-	Ended   time.Time `json:"ended"`
-	Seconds float64   `json:"seconds"`
-	Window  *Window   `json:"window,omitempty"`
+// storedInfo is i as a backup stores it.
+func storedInfo(i BackupInfo) summary.BackupInfo {
+	out := summary.BackupInfo{Method: string(i.Method)}
+	if t := i.Tools; t != nil {
+		out.Tools = &summary.BackupTools{Engine: string(t.Engine), Method: string(t.Method), Jobs: t.Jobs, Tools: t.Tools,
+			Version: t.Version, OSUser: t.OSUser, Placement: t.Placement, RestoreSpec: JSON(t.RestoreSpec)}
+		for _, c := range t.Controls {
+			out.Tools.Controls = append(out.Tools.Controls, summary.Control{Name: c.Name, Requested: c.Requested,
+				Method: c.Method, Where: c.Where, Note: c.Note})
+		}
+	}
+	return out
 }
 
 // BackupError is a cycle that failed: its backup, restore or the check
@@ -337,10 +280,10 @@ func mbps(bytes int64, d time.Duration) float64 {
 // naming the phase; cancellation returns ctx's error. Either way the
 // returned cycle holds what finished, no tool or restored instance is
 // left running and the partial backup is gone.
-func (b *Backups) Cycle(ctx context.Context, n int) (c BackupCycle, err error) {
+func (b *Backups) Cycle(ctx context.Context, n int) (c summary.BackupCycle, err error) {
 	o := b.opts
-	c = BackupCycle{Cycle: n}
-	fail := func(phase string, e error) (BackupCycle, error) {
+	c = summary.BackupCycle{Cycle: n}
+	fail := func(phase string, e error) (summary.BackupCycle, error) {
 		c.Failed, c.Error = phase, b.env.scrub(e.Error())
 		if ctx.Err() != nil {
 			c.Error = "interrupted"
@@ -349,7 +292,7 @@ func (b *Backups) Cycle(ctx context.Context, n int) (c BackupCycle, err error) {
 		return c, &BackupError{Cycle: n, Phase: phase, Err: e}
 	}
 	dir := filepath.Join(o.To, fmt.Sprintf("%s-c%d", b.stem, n))
-	c.Backup = BackupPhase{Dir: dir, Started: time.Now()}
+	c.Backup = summary.BackupPhase{Dir: dir, Started: time.Now()}
 	b.env.note("cycle %d: backup (%s) into %s", n, b.c.info().Method, dir)
 	// Recorded before it exists: what a killed oltplab leaves is removed
 	// later (RemoveLeftovers).
@@ -378,7 +321,7 @@ func (b *Backups) Cycle(ctx context.Context, n int) (c BackupCycle, err error) {
 	}
 
 	into := filepath.Join(o.restoreDir(), fmt.Sprintf("%s-c%d-restored", b.stem, n))
-	c.Restore = &RestorePhase{Dir: into, Started: time.Now(), Kept: o.Keep}
+	c.Restore = &summary.RestorePhase{Dir: into, Started: time.Now(), Kept: o.Keep}
 	b.env.note("cycle %d: restore into %s", n, into)
 	mr := claim.NewMark(claim.KindRestore)
 	if local {
@@ -397,7 +340,7 @@ func (b *Backups) Cycle(ctx context.Context, n int) (c BackupCycle, err error) {
 			}
 		}()
 		for _, s := range r.steps {
-			c.Restore.Steps = append(c.Restore.Steps, RestoreStep{Name: s.Name, Started: s.Started, Ended: s.Ended,
+			c.Restore.Steps = append(c.Restore.Steps, summary.RestoreStep{Name: s.Name, Started: s.Started, Ended: s.Ended,
 				Seconds: s.Ended.Sub(s.Started).Seconds()})
 		}
 	}
@@ -408,7 +351,7 @@ func (b *Backups) Cycle(ctx context.Context, n int) (c BackupCycle, err error) {
 	c.Restore.MBps = mbps(r.bytes, c.Restore.Ended.Sub(c.Restore.Started))
 	b.env.note("cycle %d: restored %s in %.1f s (%.1f MB/s); checking it", n, decimalBytes(r.bytes), c.Restore.Seconds, c.Restore.MBps)
 
-	c.Check = &CheckPhase{Started: time.Now()}
+	c.Check = &summary.CheckPhase{Started: time.Now()}
 	out, err := b.checkRestored(ctx, r.target)
 	c.Check.Ended = time.Now()
 	c.Check.Seconds = c.Check.Ended.Sub(c.Check.Started).Seconds()
@@ -589,31 +532,7 @@ func decimalBytes(n int64) string {
 type BackupOutcome struct {
 	RunID  int64        `json:"run_id"`
 	Status store.Status `json:"status"`
-	BackupSummary
-}
-
-// BackupSummary is what a backup scenario stores as its summary.
-type BackupSummary struct {
-	Source     string     `json:"source"`
-	Info       BackupInfo `json:"info"`
-	To         string     `json:"to"`
-	RestoreDir string     `json:"restore_dir,omitempty"`
-	// Devices are the storage under the source, To and RestoreDir.
-	Devices     map[string]sysstat.Device `json:"devices,omitempty"`
-	Cycles      []BackupCycle             `json:"cycles"`
-	Stats       BackupStats               `json:"stats"`
-	Interrupted bool                      `json:"interrupted,omitempty"`
-	Monitor     MonitorSummary            `json:"monitor"`
-}
-
-// BackupStats are the spread of the finished cycles' figures.
-type BackupStats struct {
-	BackupSeconds  profile.Summary `json:"backup_seconds"`
-	BackupMBps     profile.Summary `json:"backup_mb_per_s"`
-	RestoreSeconds profile.Summary `json:"restore_seconds,omitzero"`
-	RestoreMBps    profile.Summary `json:"restore_mb_per_s,omitzero"`
-	ChecksPassed   int             `json:"checks_passed"`
-	ChecksFailed   int             `json:"checks_failed"`
+	summary.Backup
 }
 
 // Backup runs the backup scenario: o.Cycles cycles of Backups.Cycle
@@ -642,7 +561,7 @@ func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (Ba
 		}
 	}()
 	rc := e.GatherContext(ctx, src.DB, src.Target, &meta)
-	sum := BackupSummary{Source: src.Target.String(), Info: bs.Info(), To: o.To, Devices: map[string]sysstat.Device{}}
+	sum := summary.Backup{Source: src.Target.String(), Info: storedInfo(bs.Info()), To: o.To, Devices: map[string]sysstat.Device{}}
 	dirs := map[string]string{"backup": o.To}
 	if o.Restore {
 		sum.RestoreDir = o.restoreDir()
@@ -720,21 +639,15 @@ func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (Ba
 			finished++
 		}
 	}
-	status, errText := store.StatusOK, ""
+	status := summary.Status(summary.Facts{Measured: finished > 0, Failed: runErr != nil})
+	errText := ""
 	switch {
-	case runErr == nil:
-	case finished > 0:
-		status, errText = store.StatusPartial, e.scrub(runErr.Error())
-	default:
-		status, errText = store.StatusFailed, e.scrub(runErr.Error())
-	}
-	if sum.Interrupted {
+	case sum.Interrupted:
 		errText = "interrupted"
-		if finished == 0 {
-			status = store.StatusPartial
-		}
+	case runErr != nil:
+		errText = e.scrub(runErr.Error())
 	}
-	out := BackupOutcome{RunID: id, Status: status, BackupSummary: sum}
+	out := BackupOutcome{RunID: id, Status: status, Backup: sum}
 	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(sum), Error: errText, Samples: samples}); err != nil {
 		return out, err
 	}
@@ -747,12 +660,13 @@ func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (Ba
 
 // placeCycle turns a cycle's absolute times into windows on the samples'
 // time axis (ms since t0) and summarises what the host did in each.
-func placeCycle(c *BackupCycle, t0 time.Time, samples []store.Sample) {
-	win := func(from, to time.Time) *Window {
-		return &Window{FromMillis: from.Sub(t0).Milliseconds(), ToMillis: to.Sub(t0).Milliseconds()}
+func placeCycle(c *summary.BackupCycle, t0 time.Time, samples []store.Sample) {
+	win := func(from, to time.Time) *summary.Span {
+		w := summary.SpanOf(t0, from, to)
+		return &w
 	}
-	host := func(w *Window) *sampler.StepSummary {
-		h := sampler.Summarize(samples, time.Duration(w.FromMillis)*time.Millisecond, time.Duration(w.ToMillis)*time.Millisecond)
+	host := func(w *summary.Span) *sampler.StepSummary {
+		h := sampler.Summarize(samples, w.From(), w.To())
 		return &h
 	}
 	c.Backup.Window = win(c.Backup.Started, c.Backup.Ended)
@@ -769,8 +683,8 @@ func placeCycle(c *BackupCycle, t0 time.Time, samples []store.Sample) {
 	}
 }
 
-func backupStats(cycles []BackupCycle) BackupStats {
-	var st BackupStats
+func backupStats(cycles []summary.BackupCycle) summary.BackupStats {
+	var st summary.BackupStats
 	var bs, bm, rs, rm []float64
 	for _, c := range cycles {
 		if c.Failed == "backup" {

@@ -22,6 +22,7 @@ import (
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 func serversRequired() bool {
@@ -122,7 +123,7 @@ func assertCycles(t *testing.T, env *scenario.Env, out scenario.BackupOutcome, c
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stored scenario.BackupSummary
+	var stored summary.Backup
 	if err := json.Unmarshal(run.Summary, &stored); err != nil {
 		t.Fatalf("stored summary: %v", err)
 	}
@@ -150,7 +151,7 @@ func TestBackupPostgres(t *testing.T) {
 			if err != nil {
 				t.Fatalf("backup: %v", err)
 			}
-			if out.Info.Method != m {
+			if out.Info.Method != string(m) {
 				t.Errorf("method: got %s, want %s", out.Info.Method, m)
 			}
 			assertCycles(t, env, out, 1, to, restoreDir)
@@ -245,7 +246,7 @@ func TestBackupMariaDB(t *testing.T) {
 	if err != nil {
 		t.Fatalf("backup: %v", err)
 	}
-	if out.Info.Method != instance.MariaBackup || out.Info.Tools == nil || out.Cycles[0].Backup.SyncedBy == "the tool" {
+	if out.Info.Method != string(instance.MariaBackup) || out.Info.Tools == nil || out.Cycles[0].Backup.SyncedBy == "the tool" {
 		t.Errorf("info: %+v, synced by %q; want mariadb-backup, synced by oltplab", out.Info, out.Cycles[0].Backup.SyncedBy)
 	}
 	assertCycles(t, env, out, 1, to)
@@ -259,7 +260,7 @@ func TestBackupSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatalf("backup: %v", err)
 	}
-	if out.Info.Method != instance.Online {
+	if out.Info.Method != string(instance.Online) {
 		t.Errorf("method: got %s, want online", out.Info.Method)
 	}
 	assertCycles(t, env, out, 2, to)

@@ -9,6 +9,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/sysstat"
 )
 
@@ -51,14 +52,17 @@ func (e *Env) Build(ctx context.Context, db dialect.Database, tg dialect.Target,
 	}
 	res, berr := load.Build(ctx, db, o, progress)
 
-	status, errText := store.StatusOK, ""
-	var summary json.RawMessage
+	// A build that did not finish stores no summary: what it loaded is
+	// not a database to measure.
+	status := summary.Status(summary.Facts{Failed: berr != nil})
+	var stored json.RawMessage
+	errText := ""
 	if berr != nil {
-		status, errText = store.StatusFailed, e.scrub(berr.Error())
+		errText = e.scrub(berr.Error())
 	} else {
-		summary = JSON(res)
+		stored = JSON(BuildSummary(res))
 	}
-	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: summary, Error: errText}); err != nil {
+	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: stored, Error: errText}); err != nil {
 		return id, res, errors.Join(berr, err)
 	}
 	if berr != nil {
@@ -68,4 +72,12 @@ func (e *Env) Build(ctx context.Context, db dialect.Database, tg dialect.Target,
 		return id, res, fmt.Errorf("build: %w", berr)
 	}
 	return id, res, nil
+}
+
+// BuildSummary is a build's result as it is stored.
+func BuildSummary(r load.Result) summary.Build {
+	return summary.Build{Dialect: r.Dialect, Warehouses: r.Warehouses, Workers: r.Workers, Seed: r.Seed,
+		LoadConstants: r.LoadConstants, Procedures: r.Procedures, BuiltAt: r.BuiltAt, Rows: r.Rows, TotalRows: r.TotalRows,
+		LoadSeconds: r.LoadSeconds, IndexSeconds: r.IndexSeconds, ProceduresSeconds: r.ProceduresSeconds,
+		AnalyzeSeconds: r.AnalyzeSeconds, TotalSeconds: r.TotalSeconds, RowsPerSec: r.RowsPerSec}
 }

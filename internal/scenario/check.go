@@ -8,17 +8,16 @@ import (
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
-// CheckOutcome is what a consistency check stores and returns.
+// CheckOutcome is a stored consistency check: its summary and where it
+// is.
 type CheckOutcome struct {
-	RunID      int64              `json:"-"`
-	Warehouses int                `json:"-"`
-	AfterBuild bool               `json:"after_build"`
-	Passed     bool               `json:"passed"`
-	Conditions []tpcc.CheckResult `json:"conditions"`
-	Seconds    float64            `json:"seconds"`
+	RunID      int64 `json:"-"`
+	Warehouses int   `json:"-"`
+	summary.Check
 }
 
 // Check evaluates every consistency condition of clause 3.3.2, each in one
@@ -40,11 +39,13 @@ func (e *Env) Check(ctx context.Context, db dialect.Database, tg dialect.Target)
 	out, cerr := runConditions(ctx, db, meta)
 	out.RunID, out.Warehouses = id, meta.Warehouses
 	out.Seconds = time.Since(start).Seconds()
-	status, errText := store.StatusOK, ""
+	// Failed conditions are a verdict, not a failure of the check.
+	status := summary.Status(summary.Facts{Measured: cerr == nil, Failed: cerr != nil})
+	errText := ""
 	if cerr != nil {
-		status, errText = store.StatusFailed, e.scrub(cerr.Error())
+		errText = e.scrub(cerr.Error())
 	}
-	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(out), Error: errText}); err != nil {
+	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(out.Check), Error: errText}); err != nil {
 		return out, errors.Join(cerr, err)
 	}
 	if cerr != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/sysstat"
 )
 
@@ -57,48 +58,7 @@ func (o CPUOptions) Validate() error {
 type CPUOutcome struct {
 	RunID  int64        `json:"run_id"`
 	Status store.Status `json:"status"`
-	CPUSummary
-}
-
-// CPUSummary is what a calibration stores as its summary.
-type CPUSummary struct {
-	// Work describes the loop, the same in the server and the client.
-	Work string `json:"work"`
-	// Server is the loop inside the database server (nil without a
-	// database); Client the loop in oltplab, on the host oltplab runs on.
-	Server      *CPUSide       `json:"server,omitempty"`
-	Client      CPUSide        `json:"client"`
-	Interrupted bool           `json:"interrupted,omitempty"`
-	Monitor     MonitorSummary `json:"monitor"`
-}
-
-// CPUSide is the loop run several times in one place.
-type CPUSide struct {
-	Method     string   `json:"method"`
-	Iterations int64    `json:"iterations"`
-	Runs       []CPURun `json:"runs"`
-	// Rate is the spread of iterations per second (wall clock) over the
-	// runs; CPURate of iterations per CPU second of the thread that ran
-	// the loop, where that is known (the client): on a busy host it
-	// stays what the processor does while Rate falls.
-	Rate    profile.Summary  `json:"rate"`
-	CPURate *profile.Summary `json:"cpu_rate,omitempty"`
-	// CPUSource says whose CPU time CPURate divides by ("" when there
-	// is none).
-	CPUSource string `json:"cpu_source,omitempty"`
-}
-
-// CPURun is one timed run of the loop.
-type CPURun struct {
-	Repeat     int      `json:"repeat"`
-	Seconds    float64  `json:"seconds"`
-	CPUSeconds *float64 `json:"cpu_seconds,omitempty"`
-	Rate       float64  `json:"rate"`
-	// X and S are the loop's checksum, checked against
-	// dialect.CalibrationWork.
-	X      int64  `json:"x"`
-	S      string `json:"s"`
-	Window Window `json:"window"`
+	summary.CPU
 }
 
 // calibrationWork describes dialect.CalibrationWork in results.
@@ -147,14 +107,14 @@ func (e *Env) CPU(ctx context.Context, db dialect.Database, tg dialect.Target, o
 	if err != nil {
 		return CPUOutcome{}, storeErr("record the CPU calibration", err)
 	}
-	sum := CPUSummary{Work: calibrationWork,
-		Client: CPUSide{Method: "Go loop on one locked OS thread, timed by oltplab's clock",
+	sum := summary.CPU{Work: calibrationWork,
+		Client: summary.CPUSide{Method: "Go loop on one locked OS thread, timed by oltplab's clock",
 			CPUSource: "the thread's CPU time, clock_gettime(CLOCK_THREAD_CPUTIME_ID)", Iterations: o.ClientIterations}}
 	var wantX int64
 	var wantS string
 	var serverCPU cpuClock
 	if cal != nil {
-		sum.Server = &CPUSide{Iterations: o.ServerIterations}
+		sum.Server = &summary.CPUSide{Iterations: o.ServerIterations}
 		var t cpuTimer
 		if o.Server != nil {
 			t = o.Server
@@ -205,15 +165,15 @@ func (e *Env) CPU(ctx context.Context, db dialect.Database, tg dialect.Target, o
 				break
 			}
 			sum.Server.Method = c.Method
-			run := CPURun{Repeat: rep, Seconds: c.Seconds, CPUSeconds: cpuSeconds, Rate: c.Rate(), X: c.X, S: c.S,
-				Window: Window{FromMillis: start.Sub(t0).Milliseconds(), ToMillis: end.Sub(t0).Milliseconds()}}
+			run := summary.CPURun{Repeat: rep, Seconds: c.Seconds, CPUSeconds: cpuSeconds, Rate: c.Rate(), X: c.X, S: c.S,
+				Window: summary.SpanOf(t0, start, end)}
 			sum.Server.Runs = append(sum.Server.Runs, run)
-			e.note("  server: %.3f s, %s rounds/s%s", c.Seconds, formatRate(c.Rate()), perCPUSecond(run))
+			e.note("  server: %.3f s, %s rounds/s%s", c.Seconds, summary.FormatRate(c.Rate()), perCPUSecond(run))
 		}
 		run := clientLoop(o.ClientIterations, t0)
 		run.Repeat = rep
 		sum.Client.Runs = append(sum.Client.Runs, run)
-		e.note("  client: %.3f s, %s rounds/s%s", run.Seconds, formatRate(run.Rate), perCPUSecond(run))
+		e.note("  client: %.3f s, %s rounds/s%s", run.Seconds, summary.FormatRate(run.Rate), perCPUSecond(run))
 	}
 	m, samples := StopSampling(s, time.Since(t0), rc.Placement)
 	sum.Monitor = m
@@ -223,17 +183,15 @@ func (e *Env) CPU(ctx context.Context, db dialect.Database, tg dialect.Target, o
 		sum.Server.Rate, sum.Server.CPURate = rateSpread(sum.Server.Runs)
 	}
 
-	status, errText := store.StatusOK, ""
+	status := summary.Status(summary.Facts{Measured: len(sum.Client.Runs) > 0, Failed: runErr != nil})
+	errText := ""
 	if runErr != nil {
-		status, errText = store.StatusFailed, e.scrub(runErr.Error())
+		errText = e.scrub(runErr.Error())
 		if sum.Interrupted {
 			errText = "interrupted"
 		}
-		if len(sum.Client.Runs) > 0 {
-			status = store.StatusPartial
-		}
 	}
-	out := CPUOutcome{RunID: id, Status: status, CPUSummary: sum}
+	out := CPUOutcome{RunID: id, Status: status, CPU: sum}
 	// What was measured is kept whatever the store does (Env.complete).
 	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(sum), Error: errText, Samples: samples}); err != nil {
 		return out, err
@@ -246,7 +204,7 @@ func (e *Env) CPU(ctx context.Context, db dialect.Database, tg dialect.Target, o
 
 // clientLoop runs dialect.CalibrationWork on one locked OS thread, timed
 // by the wall clock and by the thread's CPU time.
-func clientLoop(n int64, t0 time.Time) CPURun {
+func clientLoop(n int64, t0 time.Time) summary.CPURun {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	cpu0, cpuOK := sysstat.ThreadCPUTime()
@@ -254,8 +212,7 @@ func clientLoop(n int64, t0 time.Time) CPURun {
 	x, s := dialect.CalibrationWork(n)
 	end := time.Now()
 	cpu1, _ := sysstat.ThreadCPUTime()
-	r := CPURun{Seconds: end.Sub(start).Seconds(), X: x, S: s,
-		Window: Window{FromMillis: start.Sub(t0).Milliseconds(), ToMillis: end.Sub(t0).Milliseconds()}}
+	r := summary.CPURun{Seconds: end.Sub(start).Seconds(), X: x, S: s, Window: summary.SpanOf(t0, start, end)}
 	if r.Seconds > 0 {
 		r.Rate = float64(n) / r.Seconds
 	}
@@ -268,16 +225,16 @@ func clientLoop(n int64, t0 time.Time) CPURun {
 
 // perCPUSecond prints a run's rounds per CPU second, when its CPU time
 // is known.
-func perCPUSecond(r CPURun) string {
+func perCPUSecond(r summary.CPURun) string {
 	if r.CPUSeconds == nil || *r.CPUSeconds <= 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (%s rounds per CPU s)", formatRate(r.Rate*r.Seconds / *r.CPUSeconds))
+	return fmt.Sprintf(" (%s rounds per CPU s)", summary.FormatRate(r.Rate*r.Seconds / *r.CPUSeconds))
 }
 
 // rateSpread is the spread of the runs' rates, and of their rates per CPU
 // second when every run has its CPU time.
-func rateSpread(runs []CPURun) (profile.Summary, *profile.Summary) {
+func rateSpread(runs []summary.CPURun) (profile.Summary, *profile.Summary) {
 	var rates, cpuRates []float64
 	for _, r := range runs {
 		rates = append(rates, r.Rate)
@@ -291,17 +248,6 @@ func rateSpread(runs []CPURun) (profile.Summary, *profile.Summary) {
 	}
 	c := profile.Summarize(cpuRates)
 	return s, &c
-}
-
-// formatRate prints rounds per second in millions or thousands.
-func formatRate(r float64) string {
-	switch {
-	case r >= 1e6:
-		return fmt.Sprintf("%.2f M", r/1e6)
-	case r >= 1e3:
-		return fmt.Sprintf("%.1f k", r/1e3)
-	}
-	return fmt.Sprintf("%.0f", r)
 }
 
 // Calibration is the newest CPU calibration of a host, carried in the
@@ -345,8 +291,11 @@ func (e *Env) latestCalibration(ctx context.Context, h sysstat.Host) (*Calibrati
 		var rc struct {
 			Host sysstat.Host `json:"host"`
 		}
-		var sum CPUSummary
-		if json.Unmarshal(r.Context, &rc) != nil || json.Unmarshal(r.Summary, &sum) != nil {
+		if json.Unmarshal(r.Context, &rc) != nil {
+			continue
+		}
+		sum, err := summary.DecodeCPU(r.Summary)
+		if err != nil {
 			continue
 		}
 		if rc.Host.Hostname != h.Hostname || rc.Host.CPUModel != h.CPUModel || len(sum.Client.Runs) == 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // TestCPU: the calibration runs the fixed loop in the server and the
@@ -39,7 +40,7 @@ func TestCPU(t *testing.T) {
 	wantX, wantS := dialect.CalibrationWork(client)
 	for _, side := range []struct {
 		name       string
-		s          scenario.CPUSide
+		s          summary.CPUSide
 		iterations int64
 	}{{"server", *out.Server, server}, {"client", out.Client, client}} {
 		if side.s.Iterations != side.iterations || len(side.s.Runs) != 3 || side.s.Rate.N != 3 || side.s.Rate.Mean <= 0 || side.s.Method == "" {

@@ -28,8 +28,13 @@
 // (leftover.go), so that RemoveLeftovers can remove what a killed oltplab
 // left.
 //
+// What it stores as a result's summary is a type of internal/summary, with
+// the status summary.Status gives it; where a summary holds a type of fio,
+// instance or load, scenario converts it to the stored form summary
+// declares (TestStoredForms keeps the two alike).
+//
 // It may import claim, dialect, driver, fio, instance (backups with the
 // engines' own tools, restores into managed instances, a managed server to
-// restart), load, profile, sampler, store, sysstat and tpcc. It must not
-// import cli, experiment or report.
+// restart), load, profile, sampler, store, summary, sysstat and tpcc. It
+// must not import cli, experiment or report.
 package scenario

@@ -14,6 +14,7 @@ import (
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // Env is what every scenario shares: the results store it records into, a
@@ -146,19 +147,14 @@ type RunStored struct {
 	ProfileID int64
 	Status    store.Status
 	Result    *driver.Result
-	Monitor   *MonitorSummary
+	Monitor   *summary.Monitor
 	StorePath string
 }
 
 // StoreError is a failure to record in the results store: the measurement
-// may be fine, the store is not.
-type StoreError struct {
-	Op  string // what was being recorded, e.g. "record the run"
-	Err error
-}
-
-func (e *StoreError) Error() string { return e.Op + ": " + e.Err.Error() }
-func (e *StoreError) Unwrap() error { return e.Err }
+// may be fine, the store is not. It is the store's own OpError, under the
+// name the scenarios' callers know.
+type StoreError = store.OpError
 
 func storeErr(op string, err error) error {
 	if err == nil {

@@ -6,13 +6,14 @@ import (
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // MonitorOutcome is what a monitor stored.
 type MonitorOutcome struct {
 	RunID   int64
 	Status  store.Status
-	Summary MonitorSummary
+	Summary summary.Monitor
 	Samples int
 }
 
@@ -47,12 +48,11 @@ func (e *Env) Monitor(ctx context.Context, db dialect.Database, tg dialect.Targe
 	timer.Stop()
 	m, samples := StopSampling(s, time.Since(start), rc.Placement)
 	fctx := context.WithoutCancel(ctx)
-	out := MonitorOutcome{RunID: id, Status: store.StatusOK, Summary: m, Samples: len(samples)}
-	if ctx.Err() != nil {
-		out.Status = store.StatusPartial
-	}
+	// A monitor measures from its start; stopped early, it measured less.
+	out := MonitorOutcome{RunID: id, Status: summary.Status(summary.Facts{Measured: true, Incomplete: ctx.Err() != nil}),
+		Summary: m, Samples: len(samples)}
 	if err := e.complete(fctx, id, store.Outcome{Status: out.Status, Samples: samples,
-		Summary: JSON(map[string]any{"monitor": m, "seconds": time.Since(start).Seconds()})}); err != nil {
+		Summary: JSON(summary.MonitorRun{Monitor: &m, Seconds: time.Since(start).Seconds()})}); err != nil {
 		return out, err
 	}
 	return out, ctx.Err()

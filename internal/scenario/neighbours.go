@@ -3,7 +3,6 @@ package scenario
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -17,6 +16,7 @@ import (
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // NoiseCycle runs cycle n (from 1) of a noisy neighbour's work (a
@@ -84,143 +84,6 @@ func (o NeighboursOptions) Validate() error {
 	return d.Validate()
 }
 
-// Phase names.
-const (
-	PhaseBaseline = "baseline"
-	PhaseNoisy    = "noisy"
-)
-
-// NeighboursSummary is what a noisy-neighbour scenario stores as its
-// summary. Times on the samples' axis are milliseconds since the
-// scenario started.
-type NeighboursSummary struct {
-	Noise    string   `json:"noise"`
-	Noisy    []string `json:"noisy"`
-	Victims  []string `json:"victims"`
-	Cycles   int      `json:"cycles"`
-	Interval float64  `json:"interval_seconds"`
-	// Device is the block device the instances' data share (the one
-	// under most of them), sampled second by second; Shared says every
-	// instance's data is on it.
-	Device string `json:"device"`
-	Shared bool   `json:"shared"`
-	// DeviceRoles maps each sampled device to the directories on it
-	// ("data:n1", "noise:n3").
-	DeviceRoles map[string][]string `json:"device_roles,omitempty"`
-	Phases      []NeighbourPhase    `json:"phases"`
-	Instances   []InstancePhase     `json:"instances"`
-	Losses      []VictimLoss        `json:"losses"`
-	// WhileNoisy are the victims' rates while the noise ran against
-	// between its cycles, within the noisy phase.
-	WhileNoisy []WhileNoisy       `json:"while_noisy"`
-	NoiseRuns  []NoiseCycleResult `json:"noise_cycles"`
-	// NoiseSeconds summarises the noise cycles' durations.
-	NoiseSeconds profile.Summary `json:"noise_seconds"`
-	Interrupted  bool            `json:"interrupted,omitempty"`
-	Monitor      MonitorSummary  `json:"monitor"`
-	// CI says how the confidence intervals were made.
-	CI string `json:"ci"`
-}
-
-// NeighbourPhase is one phase: its synchronised window and what the
-// shared device did in it.
-type NeighbourPhase struct {
-	Name      string                 `json:"name"`
-	WindowRun int64                  `json:"window_run_id"`
-	Window    Window                 `json:"window"`
-	Targets   []string               `json:"targets"`
-	SkewMs    float64                `json:"max_skew_ms"`
-	SkewOver  bool                   `json:"skew_exceeded"`
-	Complete  bool                   `json:"complete"`
-	Device    *sampler.DeviceSummary `json:"device,omitempty"`
-	CPU       sampler.CPUSummary     `json:"cpu"`
-}
-
-// InstancePhase is one instance's load in one phase: NOPM and TPM from
-// its database's counters, each with a 95% confidence interval from
-// batch means (see NeighboursSummary.CI).
-type InstancePhase struct {
-	Name   string          `json:"name"`
-	Phase  string          `json:"phase"`
-	Role   string          `json:"role"` // "victim" or "noisy"
-	RunID  int64           `json:"run_id"`
-	Status store.Status    `json:"status"`
-	NOPM   profile.Summary `json:"nopm"`
-	TPM    profile.Summary `json:"tpm"`
-	// Batches is the number of batches behind the intervals and
-	// BatchSeconds their length.
-	Batches      int     `json:"batches"`
-	BatchSeconds float64 `json:"batch_seconds"`
-}
-
-// VictimLoss is one victim's loss against its baseline: 1 − noisy /
-// baseline, in percent, with the interval of the ratio (Fieller).
-type VictimLoss struct {
-	Name        string  `json:"name"`
-	NOPMLossPct float64 `json:"nopm_loss_pct"`
-	NOPMLo      float64 `json:"nopm_loss_lo_pct"`
-	NOPMHi      float64 `json:"nopm_loss_hi_pct"`
-	TPMLossPct  float64 `json:"tpm_loss_pct"`
-	TPMLo       float64 `json:"tpm_loss_lo_pct"`
-	TPMHi       float64 `json:"tpm_loss_hi_pct"`
-	// HasCI: both phases had two batches or more and the interval is
-	// bounded (Unbounded: it is not, the batches vary too much for their
-	// number); TooFew: a side had fewer than profile.MinRepeats batches,
-	// too few to conclude; Significant: it excludes no loss, on enough
-	// batches.
-	HasCI       bool `json:"has_ci"`
-	Unbounded   bool `json:"unbounded,omitempty"`
-	TooFew      bool `json:"too_few,omitempty"`
-	Significant bool `json:"significant"`
-	// Suspect: a phase's run of the victim is suspect (its database
-	// figures disagreed with the driver's own counts); the loss is shown
-	// but left out of headlines unless suspect runs are included.
-	Suspect bool `json:"suspect,omitempty"`
-}
-
-// WhileNoisy is one victim in the noisy phase: its rates while a noise
-// cycle ran against between cycles, cycle by cycle (the driver's
-// per-second counts), and the loss while the noise runs, 1 − during /
-// between in percent, with Fieller's interval over the cycles. Unlike
-// the loss against the baseline it compares seconds with the same
-// instances loaded: the noisy instances' own load, stopped in the noisy
-// phase, does not count in it.
-type WhileNoisy struct {
-	Name        string          `json:"name"`
-	NOPMDuring  profile.Summary `json:"nopm_during"`
-	NOPMBetween profile.Summary `json:"nopm_between"`
-	TPMDuring   profile.Summary `json:"tpm_during"`
-	TPMBetween  profile.Summary `json:"tpm_between"`
-	NOPMLossPct float64         `json:"nopm_loss_pct"`
-	NOPMLo      float64         `json:"nopm_loss_lo_pct"`
-	NOPMHi      float64         `json:"nopm_loss_hi_pct"`
-	TPMLossPct  float64         `json:"tpm_loss_pct"`
-	TPMLo       float64         `json:"tpm_loss_lo_pct"`
-	TPMHi       float64         `json:"tpm_loss_hi_pct"`
-	HasCI       bool            `json:"has_ci"`
-	Unbounded   bool            `json:"unbounded,omitempty"`
-	TooFew      bool            `json:"too_few,omitempty"`
-	Significant bool            `json:"significant"`
-}
-
-// NoiseCycleResult is one noise cycle of one noisy instance.
-type NoiseCycleResult struct {
-	Target  string    `json:"target"`
-	Cycle   int       `json:"cycle"`
-	Due     time.Time `json:"due"`
-	Started time.Time `json:"started"`
-	Ended   time.Time `json:"ended"`
-	Seconds float64   `json:"seconds"`
-	Bytes   int64     `json:"bytes"`
-	MBps    float64   `json:"mb_per_s"`
-	Window  Window    `json:"window"`
-	// InWindow: the cycle ended within the victims' measured window.
-	InWindow bool                   `json:"in_window"`
-	Device   *sampler.DeviceSummary `json:"device,omitempty"`
-	Error    string                 `json:"error,omitempty"`
-	Detail   json.RawMessage        `json:"detail,omitempty"`
-}
-
 // NeighboursOutcome is a stored noisy-neighbour scenario.
 type NeighboursOutcome struct {
 	RunID  int64        `json:"run_id"`
@@ -228,7 +91,7 @@ type NeighboursOutcome struct {
 	// Runs are every run it stored: its own, its windows' and the
 	// instances'.
 	Runs []int64 `json:"runs"`
-	NeighboursSummary
+	summary.Neighbours
 }
 
 // batchNote says how the intervals are made, stored with the summary.
@@ -256,7 +119,7 @@ func (e *Env) Neighbours(ctx context.Context, ns []Neighbour, o NeighboursOption
 	var all, victims []ParallelTarget
 	noise := map[string]NoiseCycle{}
 	dirs := map[string]string{}
-	sum := NeighboursSummary{Noise: o.Noise, Cycles: o.Cycles, Interval: o.Interval.Seconds(), CI: batchNote}
+	sum := summary.Neighbours{Noise: o.Noise, Cycles: o.Cycles, Interval: o.Interval.Seconds(), CI: batchNote}
 	for _, n := range ns {
 		all = append(all, n.ParallelTarget)
 		if n.Noise != nil {
@@ -293,14 +156,14 @@ func (e *Env) Neighbours(ctx context.Context, ns []Neighbour, o NeighboursOption
 
 	t0 := time.Now()
 	smp := sampler.Start(ctx, sampler.Options{Start: t0, Interval: time.Second, Dirs: dirs, Logger: e.logger()})
-	var windows []ParallelWindow
+	var windows []summary.ParallelWindow
 	var runErr error
 
 	// Baseline: every instance runs the load.
 	e.note("baseline: %d instance(s) run the load, %s measured", len(all), o.Baseline)
 	bd := o.Driver
 	bd.Duration = o.Baseline
-	w, err := e.Window(ctx, all, WindowOptions{Label: o.Label + "/" + PhaseBaseline, Phase: PhaseBaseline, Repeat: 1,
+	w, err := e.Window(ctx, all, WindowOptions{Label: o.Label + "/" + summary.PhaseBaseline, Phase: summary.PhaseBaseline, Repeat: 1,
 		Driver: bd, SkewTolerance: o.SkewTolerance})
 	if w.RunID != 0 {
 		windows = append(windows, w)
@@ -309,13 +172,13 @@ func (e *Env) Neighbours(ctx context.Context, ns []Neighbour, o NeighboursOption
 
 	// Noisy: the noisy instances' cycles beside the victims' load.
 	var mu sync.Mutex
-	var cycles []NoiseCycleResult
+	var cycles []summary.NoiseCycleResult
 	if runErr == nil && ctx.Err() == nil {
 		e.note("noisy: %s on %v, %d cycle(s) every %s, while %d instance(s) run the load", o.Noise, sum.Noisy, o.Cycles, o.Interval, len(victims))
 		nd := o.Driver
 		nd.Duration = time.Duration(o.Cycles) * o.Interval
 		nd.Seed += uint64(len(all))
-		w, err := e.Window(ctx, victims, WindowOptions{Label: o.Label + "/" + PhaseNoisy, Phase: PhaseNoisy, Repeat: 1,
+		w, err := e.Window(ctx, victims, WindowOptions{Label: o.Label + "/" + summary.PhaseNoisy, Phase: summary.PhaseNoisy, Repeat: 1,
 			Driver: nd, SkewTolerance: o.SkewTolerance,
 			Beside: func(ctx context.Context, start, end time.Time) error {
 				var g sync.WaitGroup
@@ -328,7 +191,7 @@ func (e *Env) Neighbours(ctx context.Context, ns []Neighbour, o NeighboursOption
 								return
 							}
 							r, err := noise[name](ctx, c)
-							cr := NoiseCycleResult{Target: name, Cycle: c, Due: due, Started: r.Started, Ended: r.Ended,
+							cr := summary.NoiseCycleResult{Target: name, Cycle: c, Due: due, Started: r.Started, Ended: r.Ended,
 								Bytes: r.Bytes, InWindow: !r.Ended.IsZero() && !r.Ended.After(end)}
 							if !r.Started.IsZero() && !r.Ended.IsZero() {
 								cr.Seconds = r.Ended.Sub(r.Started).Seconds()
@@ -365,31 +228,28 @@ func (e *Env) Neighbours(ctx context.Context, ns []Neighbour, o NeighboursOption
 	m, samples := StopSampling(smp, time.Since(t0), rc.Placement)
 	sum.Monitor = m
 	sum.Interrupted = ctx.Err() != nil
-	slices.SortFunc(cycles, func(a, b NoiseCycleResult) int {
+	slices.SortFunc(cycles, func(a, b summary.NoiseCycleResult) int {
 		return cmp.Or(a.Due.Compare(b.Due), cmp.Compare(a.Target, b.Target))
 	})
-	sum.settle(t0, windows, cycles, samples, o)
+	settleNeighbours(&sum, t0, windows, cycles, samples, o)
 
 	for _, w := range windows {
 		out.Runs = append(out.Runs, w.Runs()...)
-	}
-	status, errText := store.StatusOK, ""
-	switch {
-	case runErr != nil && len(windows) == 0:
-		status, errText = store.StatusFailed, e.scrub(runErr.Error())
-	case runErr != nil:
-		status, errText = store.StatusPartial, e.scrub(runErr.Error())
-	case sum.Interrupted || len(windows) < 2:
-		status, errText = store.StatusPartial, "interrupted"
 	}
 	var suspect SuspectError
 	for _, w := range windows {
 		suspect.add(w, o.Driver.VUs)
 	}
-	if status == store.StatusOK && len(suspect.Runs) > 0 {
-		status = store.StatusSuspect
+	status := summary.Status(summary.Facts{Measured: len(windows) > 0, Failed: runErr != nil,
+		Incomplete: sum.Interrupted || len(windows) < 2, Suspect: len(suspect.Runs) > 0})
+	errText := ""
+	switch {
+	case runErr != nil:
+		errText = e.scrub(runErr.Error())
+	case sum.Interrupted || len(windows) < 2:
+		errText = "interrupted"
 	}
-	out.Status, out.NeighboursSummary = status, sum
+	out.Status, out.Neighbours = status, sum
 	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(sum), Error: errText, Samples: samples}); err != nil {
 		return out, errors.Join(runErr, err)
 	}
@@ -418,16 +278,15 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
-// settle fills the summary from the windows, the noise cycles and the
+// settleNeighbours fills the summary from the windows, the noise cycles and the
 // samples (their time axis starting at t0).
-func (s *NeighboursSummary) settle(t0 time.Time, windows []ParallelWindow, cycles []NoiseCycleResult, samples []store.Sample, o NeighboursOptions) {
+func settleNeighbours(s *summary.Neighbours, t0 time.Time, windows []summary.ParallelWindow, cycles []summary.NoiseCycleResult,
+	samples []store.Sample, o NeighboursOptions) {
 	s.DeviceRoles = s.Monitor.DeviceRoles
 	s.Device, s.Shared = sharedDevice(s.DeviceRoles, len(s.Noisy)+len(s.Victims))
-	onAxis := func(from, to time.Time) Window {
-		return Window{FromMillis: from.Sub(t0).Milliseconds(), ToMillis: to.Sub(t0).Milliseconds()}
-	}
-	device := func(w Window) (*sampler.DeviceSummary, sampler.CPUSummary) {
-		h := sampler.Summarize(samples, time.Duration(w.FromMillis)*time.Millisecond, time.Duration(w.ToMillis)*time.Millisecond)
+	onAxis := func(from, to time.Time) summary.Span { return summary.SpanOf(t0, from, to) }
+	device := func(w summary.Span) (*sampler.DeviceSummary, sampler.CPUSummary) {
+		h := sampler.Summarize(samples, w.From(), w.To())
 		for _, d := range h.Devices {
 			if d.Device == s.Device {
 				return &d, h.CPU
@@ -438,7 +297,7 @@ func (s *NeighboursSummary) settle(t0 time.Time, windows []ParallelWindow, cycle
 	// One batch per noise cycle; at least two, for an interval.
 	batches := max(o.Cycles, 2)
 	for _, w := range windows {
-		ph := NeighbourPhase{Name: w.Phase, WindowRun: w.RunID, SkewMs: w.MaxSkewMillis, SkewOver: w.SkewExceeded, Complete: w.Complete}
+		ph := summary.NeighbourPhase{Name: w.Phase, WindowRun: w.RunID, SkewMs: w.MaxSkewMillis, SkewOver: w.SkewExceeded, Complete: w.Complete}
 		if !w.PlannedStart.IsZero() {
 			ph.Window = onAxis(w.PlannedStart, w.PlannedEnd)
 			ph.Device, ph.CPU = device(ph.Window)
@@ -449,8 +308,8 @@ func (s *NeighboursSummary) settle(t0 time.Time, windows []ParallelWindow, cycle
 			if slices.Contains(s.Noisy, t.Name) {
 				role = "noisy"
 			}
-			ip := InstancePhase{Name: t.Name, Phase: w.Phase, Role: role, RunID: t.RunID, Status: t.Status}
-			if t.Result != nil && (t.Status == store.StatusOK || t.Status == store.StatusSuspect) {
+			ip := summary.InstancePhase{Name: t.Name, Phase: w.Phase, Role: role, RunID: t.RunID, Status: t.Status}
+			if t.Result != nil && t.Whole() {
 				ip.NOPM, ip.TPM, ip.BatchSeconds = batchSummaries(t.Result, batches)
 				ip.Batches = ip.NOPM.N
 			}
@@ -459,8 +318,8 @@ func (s *NeighboursSummary) settle(t0 time.Time, windows []ParallelWindow, cycle
 		s.Phases = append(s.Phases, ph)
 	}
 	for _, v := range s.Victims {
-		base, okB := s.instance(v, PhaseBaseline)
-		noisy, okN := s.instance(v, PhaseNoisy)
+		base, okB := instanceIn(s, v, summary.PhaseBaseline)
+		noisy, okN := instanceIn(s, v, summary.PhaseNoisy)
 		if !okB || !okN || base.NOPM.N == 0 || noisy.NOPM.N == 0 {
 			continue
 		}
@@ -504,7 +363,7 @@ func (s *NeighboursSummary) settle(t0 time.Time, windows []ParallelWindow, cycle
 	}
 	spans = slices.DeleteFunc(spans, func(sp [2]float64) bool { return math.IsNaN(sp[0]) })
 	for _, w := range windows {
-		if w.Phase != PhaseNoisy || w.PlannedStart.IsZero() || len(spans) == 0 {
+		if w.Phase != summary.PhaseNoisy || w.PlannedStart.IsZero() || len(spans) == 0 {
 			continue
 		}
 		end := float64(w.PlannedEnd.Sub(t0).Milliseconds()) / 1000
@@ -518,13 +377,14 @@ func (s *NeighboursSummary) settle(t0 time.Time, windows []ParallelWindow, cycle
 	}
 }
 
-func (s *NeighboursSummary) instance(name, phase string) (InstancePhase, bool) {
+// instanceIn is one instance's load in one phase of s.
+func instanceIn(s *summary.Neighbours, name, phase string) (summary.InstancePhase, bool) {
 	for _, ip := range s.Instances {
 		if ip.Name == name && ip.Phase == phase {
 			return ip, true
 		}
 	}
-	return InstancePhase{}, false
+	return summary.InstancePhase{}, false
 }
 
 // sharedDevice is the device under most instances' data ("data:NAME"
@@ -617,9 +477,9 @@ func lossBetween(after, before profile.Summary) lossOf {
 
 // loss is a victim's loss against its baseline, from the two phases'
 // batch summaries.
-func loss(name string, base, noisy InstancePhase) VictimLoss {
+func loss(name string, base, noisy summary.InstancePhase) summary.VictimLoss {
 	n, t := lossBetween(noisy.NOPM, base.NOPM), lossBetween(noisy.TPM, base.TPM)
-	return VictimLoss{Name: name, NOPMLossPct: n.pct, NOPMLo: n.lo, NOPMHi: n.hi, TPMLossPct: t.pct, TPMLo: t.lo, TPMHi: t.hi,
+	return summary.VictimLoss{Name: name, NOPMLossPct: n.pct, NOPMLo: n.lo, NOPMHi: n.hi, TPMLossPct: t.pct, TPMLo: t.lo, TPMHi: t.hi,
 		HasCI: n.hasCI, Unbounded: n.unbounded, TooFew: n.tooFew, Significant: n.significant}
 }
 
@@ -629,7 +489,7 @@ func loss(name string, base, noisy InstancePhase) VictimLoss {
 // window's end). series is the victim's per-second series, the first
 // second starting at start on the samples' axis (seconds); cycles are
 // the cycles' [from, to] on that axis, in order; end is the window's end.
-func whileNoisy(name string, series []driver.SecondSample, start float64, cycles [][2]float64, end float64) WhileNoisy {
+func whileNoisy(name string, series []driver.SecondSample, start float64, cycles [][2]float64, end float64) summary.WhileNoisy {
 	type acc struct{ no, tx, secs float64 }
 	during := make([]acc, len(cycles))
 	between := make([]acc, len(cycles))
@@ -665,7 +525,7 @@ func whileNoisy(name string, series []driver.SecondSample, start float64, cycles
 		dn, dt = append(dn, d.no*60/d.secs), append(dt, d.tx*60/d.secs)
 		bn, bt = append(bn, b.no*60/b.secs), append(bt, b.tx*60/b.secs)
 	}
-	w := WhileNoisy{Name: name, NOPMDuring: profile.Summarize(dn), NOPMBetween: profile.Summarize(bn),
+	w := summary.WhileNoisy{Name: name, NOPMDuring: profile.Summarize(dn), NOPMBetween: profile.Summarize(bn),
 		TPMDuring: profile.Summarize(dt), TPMBetween: profile.Summarize(bt)}
 	n, t := lossBetween(w.NOPMDuring, w.NOPMBetween), lossBetween(w.TPMDuring, w.TPMBetween)
 	w.NOPMLossPct, w.NOPMLo, w.NOPMHi = n.pct, n.lo, n.hi

@@ -7,6 +7,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // seconds returns a per-second series with the given new orders (and
@@ -101,12 +102,12 @@ func TestSharedDevice(t *testing.T) {
 // ends, whichever is larger; only complete targets count in the totals.
 func TestWindowSettle(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	w := ParallelWindow{SkewToleranceMillis: 5, Targets: []WindowTarget{
+	w := summary.ParallelWindow{SkewToleranceMillis: 5, Targets: []summary.WindowTarget{
 		{Name: "a", Status: store.StatusOK, Start: t0, End: t0.Add(time.Minute), NOPM: 100, TPM: 200},
 		{Name: "b", Status: store.StatusOK, Start: t0.Add(3 * time.Millisecond), End: t0.Add(time.Minute + 7*time.Millisecond), NOPM: 300, TPM: 600},
 		{Name: "c", Status: store.StatusPartial, Start: t0.Add(time.Millisecond), End: t0.Add(30 * time.Second), NOPM: 50, TPM: 90},
 	}}
-	w.settle()
+	settleWindow(&w)
 	if !near(w.StartSkewMillis, 3) || !near(w.EndSkewMillis, 30007) || !near(w.MaxSkewMillis, 30007) || !w.SkewExceeded {
 		t.Errorf("skew: start %v, end %v, max %v, exceeded %v", w.StartSkewMillis, w.EndSkewMillis, w.MaxSkewMillis, w.SkewExceeded)
 	}
@@ -120,12 +121,12 @@ func TestWindowSettle(t *testing.T) {
 // included.
 func TestSuspectWindows(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	window := func(repeat int, bStatus store.Status, bNOPM float64) ParallelWindow {
-		w := ParallelWindow{Repeat: repeat, Targets: []WindowTarget{
+	window := func(repeat int, bStatus store.Status, bNOPM float64) summary.ParallelWindow {
+		w := summary.ParallelWindow{Repeat: repeat, Targets: []summary.WindowTarget{
 			{Name: "a", RunID: int64(2 * repeat), Status: store.StatusOK, Start: t0, End: t0.Add(time.Minute), NOPM: 100, TPM: 200},
 			{Name: "b", RunID: int64(2*repeat + 1), Status: bStatus, Start: t0, End: t0.Add(time.Minute), NOPM: bNOPM, TPM: 2 * bNOPM},
 		}}
-		w.settle()
+		settleWindow(&w)
 		return w
 	}
 	clean, suspect := window(1, store.StatusOK, 300), window(2, store.StatusSuspect, 900)
@@ -137,7 +138,7 @@ func TestSuspectWindows(t *testing.T) {
 		wantN    int
 		wantMean float64
 	}{{false, 1, 400}, {true, 2, (400 + 1000) / 2.0}} {
-		st := SummarizeWindows([]ParallelWindow{clean, suspect}, c.include)
+		st := summary.SummarizeWindows([]summary.ParallelWindow{clean, suspect}, c.include)
 		if st.Complete != 2 || st.Suspect != 1 || st.TotalNOPM.N != c.wantN || !near(st.TotalNOPM.Mean, c.wantMean) {
 			t.Errorf("include suspect %v: complete %d, suspect %d, total NOPM n %d mean %v; want 2, 1, %d, %v",
 				c.include, st.Complete, st.Suspect, st.TotalNOPM.N, st.TotalNOPM.Mean, c.wantN, c.wantMean)
@@ -148,5 +149,29 @@ func TestSuspectWindows(t *testing.T) {
 	e.add(suspect, 2)
 	if e.Total != 4 || len(e.Runs) != 1 || e.orNil() == nil {
 		t.Errorf("suspect error: %d of %d runs, want 1 of 4", len(e.Runs), e.Total)
+	}
+}
+
+// TestWindowTargetStatus: a target's status in its window is the status
+// its run was stored with (summary.RunStatus), failures included: a
+// target whose run failed too often does not count in the window's
+// totals, as its run does not count in a profile.
+func TestWindowTargetStatus(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	e := &Env{}
+	res := func(failures string) *driver.Result {
+		r := &driver.Result{NOPM: 100, TPM: 200, TooManyFailures: failures}
+		r.Window.Start, r.Window.End = t0, t0.Add(time.Minute)
+		return r
+	}
+	w := summary.ParallelWindow{PlannedStart: t0, PlannedEnd: t0.Add(time.Minute)}
+	w.Targets = []summary.WindowTarget{e.windowTarget(w, "a", 1, res(""), nil),
+		e.windowTarget(w, "b", 2, res("90 of 100 transactions failed"), nil)}
+	if got := w.Targets[1].Status; got != store.StatusFailures {
+		t.Errorf("target with too many failures: status %s, want %s (its run's)", got, store.StatusFailures)
+	}
+	settleWindow(&w)
+	if w.Complete || w.TotalNOPM != 100 {
+		t.Errorf("window: complete %v, total NOPM %v; want incomplete, only a's 100", w.Complete, w.TotalNOPM)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -52,69 +54,6 @@ type WindowOptions struct {
 	Beside func(ctx context.Context, start, end time.Time) error
 }
 
-// ParallelWindow is one synchronised window as stored (the summary of
-// its run of kind parallel): every target's run, when each window really
-// started and ended, how far apart they were, and the totals.
-type ParallelWindow struct {
-	RunID  int64  `json:"run_id"`
-	Phase  string `json:"phase,omitempty"`
-	Repeat int    `json:"repeat"`
-	// Released is when the last target had opened its sessions and all
-	// started together; the measured window was planned from
-	// PlannedStart (Released plus the ramp-up) to PlannedEnd.
-	Released     time.Time      `json:"released"`
-	PlannedStart time.Time      `json:"planned_start"`
-	PlannedEnd   time.Time      `json:"planned_end"`
-	Targets      []WindowTarget `json:"targets"`
-	// StartSkewMillis and EndSkewMillis are the spread (latest minus
-	// earliest) of the targets' actual window starts and ends;
-	// MaxSkewMillis the larger. SkewExceeded marks a window whose skew is
-	// above SkewToleranceMillis: its total sums windows that were not the
-	// same interval.
-	StartSkewMillis     float64 `json:"start_skew_ms"`
-	EndSkewMillis       float64 `json:"end_skew_ms"`
-	MaxSkewMillis       float64 `json:"max_skew_ms"`
-	SkewToleranceMillis float64 `json:"skew_tolerance_ms"`
-	SkewExceeded        bool    `json:"skew_exceeded"`
-	// TotalNOPM and TotalTPM sum the targets' figures, each from its own
-	// database's counters; NOPM and TPM are their spread between targets
-	// (min, max, CV). Only targets that measured the whole window count;
-	// Complete says all did. Suspect says a target's database figures
-	// disagreed with the driver's own counts (its run is stored suspect):
-	// the totals then hold a figure that cannot be trusted, and the
-	// window counts in statistics only when suspect runs are included.
-	TotalNOPM float64         `json:"total_nopm"`
-	TotalTPM  float64         `json:"total_tpm"`
-	NOPM      profile.Summary `json:"nopm"`
-	TPM       profile.Summary `json:"tpm"`
-	Complete  bool            `json:"complete"`
-	Suspect   bool            `json:"suspect,omitempty"`
-}
-
-// WindowTarget is one target's run in a synchronised window.
-type WindowTarget struct {
-	Name   string       `json:"name"`
-	RunID  int64        `json:"run_id"`
-	Status store.Status `json:"status"`
-	// Start and End are the target's actual measured window; the offsets
-	// are from the planned one.
-	Start             time.Time `json:"start"`
-	End               time.Time `json:"end"`
-	StartOffsetMillis float64   `json:"start_offset_ms"`
-	EndOffsetMillis   float64   `json:"end_offset_ms"`
-	NOPM              float64   `json:"nopm"`
-	TPM               float64   `json:"tpm"`
-	TPMSource         string    `json:"tpm_source,omitempty"`
-	Error             string    `json:"error,omitempty"`
-	// Suspect holds why the target's database figures disagreed with the
-	// driver's own counts (driver.Result.Suspect); its status is then
-	// suspect.
-	Suspect []string `json:"suspect,omitempty"`
-	// Result is the target's driver result, for callers (not stored
-	// here: its run holds it).
-	Result *driver.Result `json:"-"`
-}
-
 // ErrNoTargets: a scenario over several targets was given none.
 var ErrNoTargets = errors.New("no targets")
 
@@ -127,8 +66,8 @@ var ErrNoTargets = errors.New("no targets")
 // the skew between them and the totals, as a run of kind parallel. The
 // returned error is the first failure (a target that could not start
 // stops the others before they measure); what was measured is stored.
-func (e *Env) Window(ctx context.Context, targets []ParallelTarget, o WindowOptions) (ParallelWindow, error) {
-	w := ParallelWindow{Phase: o.Phase, Repeat: o.Repeat, SkewToleranceMillis: millis(o.SkewTolerance)}
+func (e *Env) Window(ctx context.Context, targets []ParallelTarget, o WindowOptions) (summary.ParallelWindow, error) {
+	w := summary.ParallelWindow{Phase: o.Phase, Repeat: o.Repeat, SkewToleranceMillis: millis(o.SkewTolerance)}
 	if len(targets) == 0 {
 		return w, ErrNoTargets
 	}
@@ -238,32 +177,10 @@ func (e *Env) Window(ctx context.Context, targets []ParallelTarget, o WindowOpti
 	}
 	var errs []error
 	for i, out := range outs {
-		wt := WindowTarget{Name: names[i], RunID: out.id, Status: store.StatusFailed, Result: out.res}
-		if out.err != nil {
-			wt.Error = e.scrub(out.err.Error())
-			if !errors.Is(out.err, driver.ErrBarrierBroken) {
-				errs = append(errs, fmt.Errorf("target %s: %w", names[i], out.err))
-			}
+		if out.err != nil && !errors.Is(out.err, driver.ErrBarrierBroken) {
+			errs = append(errs, fmt.Errorf("target %s: %w", names[i], out.err))
 		}
-		if r := out.res; r != nil {
-			switch {
-			case r.IsSuspect():
-				// As a single run's: wrong figures outrank an incomplete
-				// window (see timedRun).
-				wt.Status, wt.Suspect = store.StatusSuspect, r.Suspect
-			case r.Partial || out.err != nil:
-				wt.Status = store.StatusPartial
-			default:
-				wt.Status = store.StatusOK
-			}
-			wt.Start, wt.End = r.Window.Start, r.Window.End
-			wt.NOPM, wt.TPM, wt.TPMSource = r.NOPM, r.TPM, r.TPMSource
-			if !w.PlannedStart.IsZero() && !wt.Start.IsZero() {
-				wt.StartOffsetMillis = millis(wt.Start.Sub(w.PlannedStart))
-				wt.EndOffsetMillis = millis(wt.End.Sub(w.PlannedEnd))
-			}
-		}
-		w.Targets = append(w.Targets, wt)
+		w.Targets = append(w.Targets, e.windowTarget(w, names[i], out.id, out.res, out.err))
 	}
 	if besideErr != nil {
 		errs = append(errs, besideErr)
@@ -276,23 +193,11 @@ func (e *Env) Window(ctx context.Context, targets []ParallelTarget, o WindowOpti
 			}
 		}
 	}
-	w.settle()
+	settleWindow(&w)
 
-	status := store.StatusOK
-	measured := 0
-	for _, t := range w.Targets {
-		if t.Result != nil {
-			measured++
-		}
-	}
-	switch {
-	case measured == 0:
-		status = store.StatusFailed
-	case !w.Complete || len(errs) > 0:
-		status = store.StatusPartial
-	case w.Suspect:
-		status = store.StatusSuspect
-	}
+	measured := slices.ContainsFunc(w.Targets, func(t summary.WindowTarget) bool { return t.Result != nil })
+	status := summary.Status(summary.Facts{Measured: measured, Failed: !measured || len(errs) > 0,
+		Incomplete: !w.Complete, Suspect: w.Suspect})
 	runErr := errors.Join(errs...)
 	errText := ""
 	if runErr != nil {
@@ -304,15 +209,23 @@ func (e *Env) Window(ctx context.Context, targets []ParallelTarget, o WindowOpti
 	return w, runErr
 }
 
-// Runs are the ids of the window's run and its targets' runs.
-func (w ParallelWindow) Runs() []int64 {
-	ids := []int64{w.RunID}
-	for _, t := range w.Targets {
-		if t.RunID != 0 {
-			ids = append(ids, t.RunID)
+// windowTarget is one target's run in window w: its run id, the result
+// and error timedRun returned, and the status its run was stored with.
+func (e *Env) windowTarget(w summary.ParallelWindow, name string, id int64, res *driver.Result, err error) summary.WindowTarget {
+	t := summary.WindowTarget{Name: name, RunID: id, Status: summary.RunStatus(res, err != nil), Result: res}
+	if err != nil {
+		t.Error = e.scrub(err.Error())
+	}
+	if res != nil {
+		t.Suspect = res.Suspect
+		t.Start, t.End = res.Window.Start, res.Window.End
+		t.NOPM, t.TPM, t.TPMSource = res.NOPM, res.TPM, res.TPMSource
+		if !w.PlannedStart.IsZero() && !t.Start.IsZero() {
+			t.StartOffsetMillis = millis(t.Start.Sub(w.PlannedStart))
+			t.EndOffsetMillis = millis(t.End.Sub(w.PlannedEnd))
 		}
 	}
-	return ids
+	return t
 }
 
 // schemaOf is what a target's runs need of its schema.
@@ -321,14 +234,14 @@ type schemaOf struct {
 	style dialect.Style
 }
 
-// settle computes the skew between the targets' windows, the totals and
+// settleWindow computes the skew between the targets' windows, the totals and
 // the spread from the targets' figures.
-func (w *ParallelWindow) settle() {
+func settleWindow(w *summary.ParallelWindow) {
 	var starts, ends []time.Time
 	var nopm, tpm []float64
 	w.Complete = len(w.Targets) > 0
 	for _, t := range w.Targets {
-		whole := t.Status == store.StatusOK || t.Status == store.StatusSuspect
+		whole := t.Whole()
 		if !whole {
 			w.Complete = false
 		}
@@ -384,17 +297,17 @@ type ParallelOptions struct {
 	Done int
 	// Stored, when set, is called with each window once it is stored; an
 	// error stops the scenario.
-	Stored func(ctx context.Context, w ParallelWindow) error
+	Stored func(ctx context.Context, w summary.ParallelWindow) error
 }
 
 // Parallel measures windows Done+1..Repeat of o over targets (Window);
 // it stops at the first window that fails or is interrupted, and returns
 // the windows it stored.
-func (e *Env) Parallel(ctx context.Context, targets []ParallelTarget, o ParallelOptions) ([]ParallelWindow, error) {
+func (e *Env) Parallel(ctx context.Context, targets []ParallelTarget, o ParallelOptions) ([]summary.ParallelWindow, error) {
 	if o.Repeat < 1 {
 		return nil, fmt.Errorf("repeat must be at least 1, got %d", o.Repeat)
 	}
-	var out []ParallelWindow
+	var out []summary.ParallelWindow
 	var suspect SuspectError
 	for r := o.Done + 1; r <= o.Repeat; r++ {
 		e.note("synchronised window %d/%d over %d target(s), %d virtual user(s) each", r, o.Repeat, len(targets), o.Driver.VUs)
@@ -423,7 +336,7 @@ func (e *Env) Parallel(ctx context.Context, targets []ParallelTarget, o Parallel
 }
 
 // add records the suspect targets of w, and counts its targets' runs.
-func (e *SuspectError) add(w ParallelWindow, vus int) {
+func (e *SuspectError) add(w summary.ParallelWindow, vus int) {
 	for _, t := range w.Targets {
 		if t.RunID == 0 {
 			continue
@@ -443,7 +356,7 @@ func (e *SuspectError) orNil() error {
 	return e
 }
 
-func suspectNote(w ParallelWindow) string {
+func suspectNote(w summary.ParallelWindow) string {
 	if !w.Suspect {
 		return ""
 	}
@@ -456,76 +369,9 @@ func suspectNote(w ParallelWindow) string {
 	return fmt.Sprintf("; SUSPECT: %s's database figures disagree with the driver's own counts", strings.Join(names, ", "))
 }
 
-func skewNote(w ParallelWindow) string {
+func skewNote(w summary.ParallelWindow) string {
 	if !w.SkewExceeded {
 		return ""
 	}
 	return fmt.Sprintf(" (above the tolerance of %.0f ms: marked)", w.SkewToleranceMillis)
-}
-
-// ParallelStats summarise synchronised windows: each target's NOPM and
-// TPM over the complete windows (suspect ones only when asked), the
-// totals' and the largest skew.
-type ParallelStats struct {
-	Targets   []TargetStats   `json:"targets"`
-	TotalNOPM profile.Summary `json:"total_nopm"`
-	TotalTPM  profile.Summary `json:"total_tpm"`
-	// Windows counts the windows given, Complete those every target
-	// measured completely (only they are summarised), Suspect the
-	// complete ones with a suspect target (summarised only when asked),
-	// SkewExceeded those marked for their skew.
-	Windows       int     `json:"windows"`
-	Complete      int     `json:"complete"`
-	Suspect       int     `json:"suspect"`
-	SkewExceeded  int     `json:"skew_exceeded"`
-	MaxSkewMillis float64 `json:"max_skew_ms"`
-}
-
-// TargetStats is one target's figures over windows.
-type TargetStats struct {
-	Name string          `json:"name"`
-	NOPM profile.Summary `json:"nopm"`
-	TPM  profile.Summary `json:"tpm"`
-}
-
-// SummarizeWindows summarises the complete windows of ws, targets in the
-// order of the first window; a window with a suspect target counts only
-// with includeSuspect.
-func SummarizeWindows(ws []ParallelWindow, includeSuspect bool) ParallelStats {
-	st := ParallelStats{Windows: len(ws)}
-	var order []string
-	nopm, tpm := map[string][]float64{}, map[string][]float64{}
-	var totN, totT []float64
-	for _, w := range ws {
-		st.MaxSkewMillis = math.Max(st.MaxSkewMillis, w.MaxSkewMillis)
-		if w.SkewExceeded {
-			st.SkewExceeded++
-		}
-		for _, t := range w.Targets {
-			if _, seen := nopm[t.Name]; !seen {
-				order = append(order, t.Name)
-				nopm[t.Name], tpm[t.Name] = nil, nil
-			}
-		}
-		if !w.Complete {
-			continue
-		}
-		st.Complete++
-		if w.Suspect {
-			st.Suspect++
-			if !includeSuspect {
-				continue
-			}
-		}
-		for _, t := range w.Targets {
-			nopm[t.Name] = append(nopm[t.Name], t.NOPM)
-			tpm[t.Name] = append(tpm[t.Name], t.TPM)
-		}
-		totN, totT = append(totN, w.TotalNOPM), append(totT, w.TotalTPM)
-	}
-	for _, n := range order {
-		st.Targets = append(st.Targets, TargetStats{Name: n, NOPM: profile.Summarize(nopm[n]), TPM: profile.Summarize(tpm[n])})
-	}
-	st.TotalNOPM, st.TotalTPM = profile.Summarize(totN), profile.Summarize(totT)
-	return st
 }

@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -233,17 +233,8 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 	if err := h.finish(fctx); err != nil && runErr == nil {
 		runErr = err
 	}
-	status := store.StatusOK
-	switch {
-	case runErr != nil && !out.Measured:
-		status = store.StatusFailed
-	case runErr != nil || out.Partial || ctx.Err() != nil:
-		status = store.StatusPartial
-	case len(suspect.Runs) > 0:
-		status = store.StatusSuspect
-	case len(failures.Runs) > 0:
-		status = store.StatusFailures
-	}
+	status := summary.Status(summary.Facts{Measured: out.Measured, Failed: runErr != nil,
+		Incomplete: out.Partial || ctx.Err() != nil, Suspect: len(suspect.Runs) > 0, TooManyFailures: len(failures.Runs) > 0})
 	out.Suspect, out.Failures = suspect.Runs, failures.Runs
 	var saved *store.SavedError
 	if errors.As(runErr, &saved) {
@@ -313,39 +304,6 @@ func (e *Env) startProfile(ctx context.Context, o ProfileOptions, params map[str
 	return pid, done, nil
 }
 
-// RunSummary is what a run stores as its summary: the driver's result and,
-// beside it, what the samplers saw in the measured window.
-type RunSummary struct {
-	Version int `json:"summary_version"`
-	*driver.Result
-	Monitor *MonitorSummary `json:"monitor,omitempty"`
-}
-
-// RunSummaryVersion is the version of the run summary format that this
-// oltplab writes. Fields are only ever added, and an old summary decodes
-// into today's types; a change that an older reader would misread (a
-// field renamed, a unit changed) takes the next version, and
-// DecodeRunSummary converts the older ones. Version 0 is the format
-// written before the version was recorded: the same as version 1 without
-// driver.Result.EmbeddedDatabase. testdata/run-summary-v*.json keep one
-// summary of each version, decoded by TestDecodeRunSummary.
-const RunSummaryVersion = 1
-
-// DecodeRunSummary reads a stored run summary of any version up to
-// RunSummaryVersion; a newer one, written by a newer oltplab, is refused
-// rather than misread.
-func DecodeRunSummary(raw []byte) (RunSummary, error) {
-	s := RunSummary{Result: &driver.Result{}}
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return RunSummary{}, err
-	}
-	if s.Version > RunSummaryVersion {
-		return RunSummary{}, fmt.Errorf("run summary of format %d, written by a newer oltplab (this one reads up to %d)",
-			s.Version, RunSummaryVersion)
-	}
-	return s, nil
-}
-
 // timedRun runs one step once and stores it.
 func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Target, meta tpcc.Meta,
 	d driver.Options, rc RunContext, pid int64, slot profile.Slot, label string, prep Preparation) (int64, *driver.Result, error) {
@@ -363,7 +321,7 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 	smp := e.StartSampling(ctx, db, tg, rc, time.Second)
 	d.Recorder = e.Observer.Recorder
 	res, rerr := driver.Run(ctx, db, meta, d, e.Observer.Live)
-	var mon *MonitorSummary
+	var mon *summary.Monitor
 	var hostSamples []store.Sample
 	if res != nil && !res.Window.Start.IsZero() {
 		// Host and database samples share the driver's time axis: t = 0 is
@@ -378,7 +336,7 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 		smp.Stop()
 	}
 
-	status := RunStatus(res, rerr != nil)
+	status := summary.RunStatus(res, rerr != nil)
 	errText := ""
 	if rerr != nil {
 		errText = e.scrub(rerr.Error())
@@ -391,9 +349,9 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 			out.Histograms[k.String()] = h
 		}
 		if len(res.Series) > 0 {
-			out.Samples = append(WorkloadSamples(res), hostSamples...)
+			out.Samples = append(summary.WorkloadSamples(res), hostSamples...)
 		}
-		out.Summary = JSON(RunSummary{Version: RunSummaryVersion, Result: res, Monitor: mon})
+		out.Summary = JSON(summary.Run{Version: summary.RunVersion, Result: res, Monitor: mon})
 		// What was measured is shown first: a store that cannot take it
 		// must not cost the user the result (complete).
 		if e.Observer.RunMeasured != nil {
@@ -410,33 +368,6 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 		return id, res, &RunError{RunID: id, Status: status, Err: rerr}
 	}
 	return id, res, nil
-}
-
-// The workload series of a run (source workload), one sample per second
-// of the measured window: the metric names of the results store.
-const (
-	MetricTPM       = "tpm"
-	MetricNOPM      = "nopm"
-	MetricErrors    = "errors"
-	MetricP50Millis = "p50_ms"
-	MetricP99Millis = "p99_ms"
-)
-
-// WorkloadSamples turns the per-second series into stored samples.
-func WorkloadSamples(res *driver.Result) []store.Sample {
-	out := make([]store.Sample, 0, len(res.Series)*5)
-	for _, s := range res.Series {
-		t := s.T.Milliseconds()
-		add := func(metric string, v float64) {
-			out = append(out, store.Sample{TMillis: t, Source: store.SourceWorkload, Metric: metric, Value: v})
-		}
-		add(MetricTPM, s.TPM)
-		add(MetricNOPM, s.NOPM)
-		add(MetricErrors, float64(s.Errors))
-		add(MetricP50Millis, float64(s.P50Micros)/1000)
-		add(MetricP99Millis, float64(s.P99Micros)/1000)
-	}
-	return out
 }
 
 // ShardError is a --shard that cannot split a profile's steps or the

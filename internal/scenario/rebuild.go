@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/sysstat"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
@@ -38,12 +40,6 @@ type ioCounter interface {
 }
 
 var _ ioCounter = (*instance.Instance)(nil)
-
-// Cache states of a rebuild.
-const (
-	CacheCold = "cold" // right after a cold restart: buffer pool and OS page cache empty
-	CacheWarm = "warm" // right after another rebuild of the same index
-)
 
 // RebuildOptions describe an index rebuild: the largest index of
 // ORDER-LINE (or all of its indexes), after a cold restart and again
@@ -81,69 +77,7 @@ func (o RebuildOptions) Validate() error {
 type RebuildOutcome struct {
 	RunID  int64        `json:"run_id"`
 	Status store.Status `json:"status"`
-	RebuildSummary
-}
-
-// RebuildSummary is what a rebuild stores as its summary.
-type RebuildSummary struct {
-	Table string `json:"table"`
-	// Index is the index rebuilt (the largest of the table); empty when
-	// every index was.
-	Index      string `json:"index,omitempty"`
-	AllIndexes bool   `json:"all_indexes"`
-	// Indexes are the table's indexes with their sizes before the first
-	// rebuild.
-	Indexes []dialect.Index `json:"indexes"`
-	// Rebuild is what ran, and what it rewrote.
-	Rebuild dialect.Rebuild `json:"rebuild"`
-	// CPUSource says whose CPU time ServerCPUSeconds is ("" when it was
-	// not measured).
-	CPUSource string         `json:"cpu_source,omitempty"`
-	Phases    []RebuildPhase `json:"phases"`
-	// Cold and Warm are the spread of the phases of each cache state
-	// over the repeats (nil when there was none).
-	Cold        *RebuildSpread `json:"cold,omitempty"`
-	Warm        *RebuildSpread `json:"warm,omitempty"`
-	Notes       []string       `json:"notes,omitempty"`
-	Interrupted bool           `json:"interrupted,omitempty"`
-	Monitor     MonitorSummary `json:"monitor"`
-}
-
-// RebuildPhase is one timed rebuild.
-type RebuildPhase struct {
-	Repeat int    `json:"repeat"` // from 1
-	Cache  string `json:"cache"`  // CacheCold or CacheWarm
-	// Restart is the cold restart before a cold phase; CacheDropped
-	// whether the OS page cache was dropped in it.
-	Restart      *instance.RestartReport `json:"restart,omitempty"`
-	CacheDropped bool                    `json:"cache_dropped"`
-	// ElapsedSeconds is the rebuild's wall-clock time, by oltplab's
-	// clock around the statements.
-	ElapsedSeconds float64 `json:"elapsed_seconds"`
-	// ServerCPUSeconds is the CPU time the server used meanwhile;
-	// WaitSeconds is ElapsedSeconds minus it: the time the rebuild waited
-	// (I/O, locks) rather than computed. Both nil when not measured.
-	ServerCPUSeconds *float64 `json:"server_cpu_seconds,omitempty"`
-	WaitSeconds      *float64 `json:"wait_seconds,omitempty"`
-	// ServerIO is the block I/O the server's processes issued meanwhile,
-	// all devices together, as its I/O cgroup counted it (nil when it is
-	// not counted).
-	ServerIO *instance.IOCounters `json:"server_io,omitempty"`
-	// SizeAfterBytes is the size of what was rebuilt afterwards (-1 when
-	// unknown).
-	SizeAfterBytes int64 `json:"size_after_bytes"`
-	// Window is the phase on the samples' time axis; Host what the host
-	// sampler saw in it.
-	Window Window              `json:"window"`
-	Host   sampler.StepSummary `json:"host"`
-	Error  string              `json:"error,omitempty"`
-}
-
-// RebuildSpread is the spread of one cache state's phases.
-type RebuildSpread struct {
-	Elapsed profile.Summary  `json:"elapsed_seconds"`
-	CPU     *profile.Summary `json:"server_cpu_seconds,omitempty"`
-	Wait    *profile.Summary `json:"wait_seconds,omitempty"`
+	summary.Rebuild
 }
 
 // Rebuild rebuilds the largest index of ORDER-LINE (or all of its
@@ -172,7 +106,7 @@ func (e *Env) Rebuild(ctx context.Context, db dialect.Database, tg dialect.Targe
 	if len(indexes) == 0 {
 		return RebuildOutcome{}, fmt.Errorf("%s in %s has no index to rebuild: %w", table, tg, ErrIncompleteSchema)
 	}
-	sum := RebuildSummary{Table: table.String(), AllIndexes: o.AllIndexes, Indexes: indexes}
+	sum := summary.Rebuild{Table: table.String(), AllIndexes: o.AllIndexes, Indexes: indexes}
 	if !o.AllIndexes {
 		sum.Index = indexes[0].Name
 	}
@@ -221,24 +155,21 @@ func (e *Env) Rebuild(ctx context.Context, db dialect.Database, tg dialect.Targe
 		w := sum.Phases[i].Window
 		sum.Phases[i].Host = sampler.Summarize(samples, time.Duration(w.FromMillis)*time.Millisecond, time.Duration(w.ToMillis)*time.Millisecond)
 	}
-	sum.Cold, sum.Warm = spreadOf(sum.Phases, CacheCold), spreadOf(sum.Phases, CacheWarm)
+	sum.Cold, sum.Warm = spreadOf(sum.Phases, summary.CacheCold), spreadOf(sum.Phases, summary.CacheWarm)
 	sum.Notes = append(sum.Notes, checkPhases(sum.Phases)...)
 	sum.Monitor = m
 	sum.Interrupted = ctx.Err() != nil
 
-	status, errText := store.StatusOK, ""
+	finished := slices.ContainsFunc(sum.Phases, func(p summary.RebuildPhase) bool { return p.Error == "" })
+	status := summary.Status(summary.Facts{Measured: finished, Failed: runErr != nil})
+	errText := ""
 	if runErr != nil {
-		status, errText = store.StatusFailed, e.scrub(runErr.Error())
+		errText = e.scrub(runErr.Error())
 		if sum.Interrupted {
 			errText = "interrupted"
 		}
-		for _, p := range sum.Phases {
-			if p.Error == "" {
-				status = store.StatusPartial // what finished is measured
-			}
-		}
 	}
-	out := RebuildOutcome{RunID: id, Status: status, RebuildSummary: sum}
+	out := RebuildOutcome{RunID: id, Status: status, Rebuild: sum}
 	// What was measured is kept whatever the store does (Env.complete).
 	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(sum), Error: errText, Samples: samples}); err != nil {
 		return out, err
@@ -278,7 +209,7 @@ func serverCPUClock(srv cpuTimer) (clock cpuClock, source, note string) {
 }
 
 // rebuildCPU chooses whose CPU time a rebuild measures (serverCPUClock).
-func (e *Env) rebuildCPU(srv Server, sum *RebuildSummary) cpuClock {
+func (e *Env) rebuildCPU(srv Server, sum *summary.Rebuild) cpuClock {
 	var t cpuTimer
 	if srv != nil {
 		t = srv
@@ -302,14 +233,14 @@ type rebuilder struct {
 	o     RebuildOptions
 	cpu   cpuClock
 	t0    time.Time
-	sum   *RebuildSummary
+	sum   *summary.Rebuild
 }
 
 func (r *rebuilder) run(ctx context.Context) error {
 	for rep := 1; rep <= r.o.Repeat; rep++ {
-		caches := []string{CacheWarm}
+		caches := []string{summary.CacheWarm}
 		if r.o.Cold {
-			caches = []string{CacheCold, CacheWarm}
+			caches = []string{summary.CacheCold, summary.CacheWarm}
 		}
 		for _, cache := range caches {
 			if err := ctx.Err(); err != nil {
@@ -330,16 +261,16 @@ func (r *rebuilder) run(ctx context.Context) error {
 	return nil
 }
 
-// phase runs one rebuild, after a cold restart for CacheCold.
-func (r *rebuilder) phase(ctx context.Context, rep int, cache string) (RebuildPhase, error) {
-	p := RebuildPhase{Repeat: rep, Cache: cache, SizeAfterBytes: -1}
-	fail := func(err error) (RebuildPhase, error) {
+// phase runs one rebuild, after a cold restart for summary.CacheCold.
+func (r *rebuilder) phase(ctx context.Context, rep int, cache string) (summary.RebuildPhase, error) {
+	p := summary.RebuildPhase{Repeat: rep, Cache: cache, SizeAfterBytes: -1}
+	fail := func(err error) (summary.RebuildPhase, error) {
 		p.Error = r.env.scrub(err.Error())
 		return p, err
 	}
-	if cache == CacheCold {
+	if cache == summary.CacheCold {
 		rr, err := r.o.Server.Restart(ctx, true)
-		p.Restart, p.CacheDropped = &rr, rr.CacheDropped
+		p.Restart, p.CacheDropped = storedRestart(rr), rr.CacheDropped
 		if err != nil {
 			return fail(fmt.Errorf("cold restart: %w", err))
 		}
@@ -371,7 +302,7 @@ func (r *rebuilder) phase(ctx context.Context, rep int, cache string) (RebuildPh
 	end := time.Now()
 	stopProgress()
 	p.ElapsedSeconds = end.Sub(start).Seconds()
-	p.Window = Window{FromMillis: start.Sub(r.t0).Milliseconds(), ToMillis: end.Sub(r.t0).Milliseconds()}
+	p.Window = summary.SpanOf(r.t0, start, end)
 	if err != nil {
 		return fail(fmt.Errorf("rebuild %s: %w", tpcc.OrderLine, err))
 	}
@@ -386,7 +317,7 @@ func (r *rebuilder) phase(ctx context.Context, rep int, cache string) (RebuildPh
 		p.ServerCPUSeconds, p.WaitSeconds = &c, &w
 	}
 	if io1, ok := r.serverIO(); ok && ioOK {
-		p.ServerIO = &instance.IOCounters{ReadIOs: io1.ReadIOs - io0.ReadIOs, WriteIOs: io1.WriteIOs - io0.WriteIOs,
+		p.ServerIO = &sampler.IOCount{ReadIOs: io1.ReadIOs - io0.ReadIOs, WriteIOs: io1.WriteIOs - io0.WriteIOs,
 			ReadBytes: io1.ReadBytes - io0.ReadBytes, WriteBytes: io1.WriteBytes - io0.WriteBytes}
 	}
 	if ixs, err := ir.Indexes(ctx, tpcc.OrderLine); err == nil {
@@ -501,7 +432,7 @@ func formatSize(n int64) string {
 }
 
 // spreadOf summarises the finished phases of one cache state.
-func spreadOf(phases []RebuildPhase, cache string) *RebuildSpread {
+func spreadOf(phases []summary.RebuildPhase, cache string) *summary.RebuildSpread {
 	var elapsed, cpu, wait []float64
 	for _, p := range phases {
 		if p.Cache != cache || p.Error != "" {
@@ -516,7 +447,7 @@ func spreadOf(phases []RebuildPhase, cache string) *RebuildSpread {
 	if len(elapsed) == 0 {
 		return nil
 	}
-	s := &RebuildSpread{Elapsed: profile.Summarize(elapsed)}
+	s := &summary.RebuildSpread{Elapsed: profile.Summarize(elapsed)}
 	if len(cpu) == len(elapsed) {
 		c, w := profile.Summarize(cpu), profile.Summarize(wait)
 		s.CPU, s.Wait = &c, &w
@@ -532,12 +463,12 @@ const busyHostPct = 90
 // measurement: I/O counters that counted nothing (a cgroup v1 I/O count
 // needs a throttle on the device: they are dropped) and a host too busy
 // for waited to mean I/O.
-func checkPhases(phases []RebuildPhase) []string {
+func checkPhases(phases []summary.RebuildPhase) []string {
 	var notes []string
 	uncounted := false
 	var busy, n float64
 	for _, p := range phases {
-		if p.Cache == CacheCold && p.Error == "" && p.ServerIO != nil && p.ServerIO.ReadIOs == 0 && p.ServerIO.WriteIOs == 0 {
+		if p.Cache == summary.CacheCold && p.Error == "" && p.ServerIO != nil && p.ServerIO.ReadIOs == 0 && p.ServerIO.WriteIOs == 0 {
 			uncounted = true
 		}
 		if p.Host.Seconds > 0 {
@@ -555,4 +486,10 @@ func checkPhases(phases []RebuildPhase) []string {
 		notes = append(notes, fmt.Sprintf("the host's CPU was %.0f%% busy during the rebuilds: their waited time includes waiting for a CPU, not only for I/O", busy/n))
 	}
 	return notes
+}
+
+// storedRestart is a restart as a rebuild stores it.
+func storedRestart(r instance.RestartReport) *summary.Restart {
+	return &summary.Restart{At: r.At, Cold: r.Cold, CacheDropped: r.CacheDropped, Note: r.Note,
+		StopSeconds: r.StopSeconds, StartSeconds: r.StartSeconds}
 }

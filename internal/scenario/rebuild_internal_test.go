@@ -6,29 +6,29 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/sampler"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 func TestCheckPhases(t *testing.T) {
 	host := func(busy float64) sampler.StepSummary {
 		return sampler.StepSummary{Seconds: 5, CPU: sampler.CPUSummary{BusyPct: busy}}
 	}
-	counted := &instance.IOCounters{ReadIOs: 180, ReadBytes: 287e6}
+	counted := &sampler.IOCount{ReadIOs: 180, ReadBytes: 287e6}
 	cases := []struct {
 		name      string
-		phases    []RebuildPhase
+		phases    []summary.RebuildPhase
 		wantNotes []string // substrings, in order
 		wantIO    bool     // the I/O figures are kept
 	}{
-		{"quiet host, counted I/O", []RebuildPhase{{Cache: CacheCold, ServerIO: counted, Host: host(40)},
-			{Cache: CacheWarm, ServerIO: &instance.IOCounters{}, Host: host(45)}}, nil, true},
-		{"a cold rebuild that counted no I/O", []RebuildPhase{{Cache: CacheCold, ServerIO: &instance.IOCounters{}, Host: host(30)},
-			{Cache: CacheWarm, ServerIO: &instance.IOCounters{}, Host: host(30)}}, []string{"not counted"}, false},
-		{"busy host", []RebuildPhase{{Cache: CacheWarm, Host: host(99)}, {Cache: CacheWarm, Host: host(95)}}, []string{"97% busy"}, true},
-		{"busy host, nothing counted", []RebuildPhase{{Cache: CacheCold, ServerIO: &instance.IOCounters{}, Host: host(100)}},
+		{"quiet host, counted I/O", []summary.RebuildPhase{{Cache: summary.CacheCold, ServerIO: counted, Host: host(40)},
+			{Cache: summary.CacheWarm, ServerIO: &sampler.IOCount{}, Host: host(45)}}, nil, true},
+		{"a cold rebuild that counted no I/O", []summary.RebuildPhase{{Cache: summary.CacheCold, ServerIO: &sampler.IOCount{}, Host: host(30)},
+			{Cache: summary.CacheWarm, ServerIO: &sampler.IOCount{}, Host: host(30)}}, []string{"not counted"}, false},
+		{"busy host", []summary.RebuildPhase{{Cache: summary.CacheWarm, Host: host(99)}, {Cache: summary.CacheWarm, Host: host(95)}}, []string{"97% busy"}, true},
+		{"busy host, nothing counted", []summary.RebuildPhase{{Cache: summary.CacheCold, ServerIO: &sampler.IOCount{}, Host: host(100)}},
 			[]string{"not counted", "100% busy"}, false},
-		{"no samples", []RebuildPhase{{Cache: CacheWarm}}, nil, true},
+		{"no samples", []summary.RebuildPhase{{Cache: summary.CacheWarm}}, nil, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // serversRequired: CI must not skip the server tests.
@@ -101,7 +102,7 @@ func TestRebuildManaged(t *testing.T) {
 			if out.CPUSource == "" {
 				t.Errorf("no CPU source: a managed instance's CPU time is measured")
 			}
-			if got := len(out.Phases); got != 2 || out.Phases[0].Cache != scenario.CacheCold || out.Phases[1].Cache != scenario.CacheWarm {
+			if got := len(out.Phases); got != 2 || out.Phases[0].Cache != summary.CacheCold || out.Phases[1].Cache != summary.CacheWarm {
 				t.Fatalf("phases: got %+v, want cold then warm", out.Phases)
 			}
 			cold := out.Phases[0]
@@ -122,7 +123,7 @@ func TestRebuildManaged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var stored scenario.RebuildSummary
+			var stored summary.Rebuild
 			if r.Kind != store.KindRebuild || r.Label != "rb" || json.Unmarshal(r.Summary, &stored) != nil || len(stored.Phases) != 2 {
 				t.Errorf("stored run: kind %s label %q summary %s; want a rebuild with two phases", r.Kind, r.Label, r.Summary)
 			}
@@ -150,12 +151,12 @@ func rebuildTarget(t *testing.T, env *scenario.Env, db dialect.Database, tg dial
 	if err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
-	if len(out.Phases) != 2 || out.Phases[0].Cache != scenario.CacheWarm || out.Phases[1].Cache != scenario.CacheWarm {
+	if len(out.Phases) != 2 || out.Phases[0].Cache != summary.CacheWarm || out.Phases[1].Cache != summary.CacheWarm {
 		t.Fatalf("phases: %+v, want two warm ones", out.Phases)
 	}
 	notes := strings.Join(out.Notes, "; ")
 	if !strings.Contains(notes, "cold cache is not possible") || !strings.Contains(notes, "server CPU time is measured on managed instances only") ||
-		out.CPUSource != "" || out.Index != "" || !out.AllIndexes || out.Rebuild.Rewrites == "" {
+		out.CPUSource != "" || out.Index != "" || !out.AllIndexes || out.Rebuild.Rebuild.Rewrites == "" {
 		t.Errorf("notes %q, CPU source %q, index %q, rebuild %+v: want the cold cache and the CPU time said unavailable, every index rebuilt",
 			out.Notes, out.CPUSource, out.Index, out.Rebuild)
 	}

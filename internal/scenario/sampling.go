@@ -10,7 +10,7 @@ import (
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/store"
-	"github.com/oltplab/oltplab/internal/sysstat"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // checkAgent refuses to measure when the database host's agent (Agent)
@@ -24,39 +24,6 @@ func (e *Env) checkAgent(ctx context.Context) error {
 		return fmt.Errorf("--agent: %w", err)
 	}
 	return nil
-}
-
-// MonitorSummary is what the samplers saw during a measured window, stored
-// with the run (under "monitor") and shown by run, results show and report.
-type MonitorSummary struct {
-	sampler.StepSummary
-	// Dirs are the local directories of the database, by role ("data");
-	// with no device of that role in DeviceRoles, that data is on no
-	// block device (tmpfs): the window has no data-device figures.
-	Dirs              map[string]string   `json:"dirs,omitempty"`
-	DeviceRoles       map[string][]string `json:"device_roles,omitempty"`
-	WaitSource        string              `json:"wait_source,omitempty"`
-	SamplerCPUSeconds float64             `json:"sampler_cpu_seconds"`
-	Warnings          []string            `json:"warnings,omitempty"`
-	// SamplerDBStatements counts the statements the samplers ran on the
-	// target database (allowed for when its counters are cross-checked).
-	SamplerDBStatements int64 `json:"sampler_db_statements"`
-	// HostRole says whose host the host figures are (Placement.HostRole):
-	// the database's, or only the load generator's.
-	HostRole string `json:"host_role,omitempty"`
-	// DatabaseHostMeasured is false when the database runs on another
-	// machine than the one sampled.
-	DatabaseHostMeasured bool `json:"database_host_measured"`
-	// DatabaseAddress is the database's host when it is not this machine.
-	DatabaseAddress string `json:"database_address,omitempty"`
-	// DatabaseHost is what `oltplab agent` on the database's host measured
-	// there over the same window (CPU, memory, devices, network), when an
-	// agent was given; Agent is its address, AgentHost describes that
-	// host and AgentRoles marks its devices.
-	DatabaseHost *sampler.StepSummary `json:"database_host,omitempty"`
-	Agent        string               `json:"agent,omitempty"`
-	AgentHost    *sysstat.Host        `json:"agent_host,omitempty"`
-	AgentRoles   map[string][]string  `json:"agent_roles,omitempty"`
 }
 
 // StartSampling starts the host sampler (and the database's, when db is
@@ -84,7 +51,7 @@ func (e *Env) StartSampling(ctx context.Context, db dialect.Database, tg dialect
 // samples, labelled with whose host they measured (p); the samples of the
 // database host's agent, when one streamed, are summarised apart
 // (DatabaseHost).
-func StopSampling(s *sampler.Sampler, window time.Duration, p Placement) (MonitorSummary, []store.Sample) {
+func StopSampling(s *sampler.Sampler, window time.Duration, p Placement) (summary.Monitor, []store.Sample) {
 	r := s.Stop()
 	var here, dbHost []store.Sample
 	for _, x := range r.Samples {
@@ -95,7 +62,7 @@ func StopSampling(s *sampler.Sampler, window time.Duration, p Placement) (Monito
 		}
 		here = append(here, x)
 	}
-	m := MonitorSummary{
+	m := summary.Monitor{
 		HostRole:             p.HostRole(),
 		DatabaseHostMeasured: p.Local,
 		DatabaseAddress:      notLocal(p),

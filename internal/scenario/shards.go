@@ -12,6 +12,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -164,7 +165,9 @@ func (e *Env) MergeShardGroup(ctx context.Context, o ShardGroupOptions) (MergeOu
 		return out, storeErr("record the merged profile", err)
 	}
 	out.ProfileID = pid
-	status := store.StatusOK
+	// The merged profile's status from its runs'; with no slot at all it
+	// measured nothing.
+	facts := summary.Facts{Failed: len(slots) == 0}
 	for i, m := range ms {
 		id, st, err := e.storeMerged(ctx, pid, runs[ref][slots[i]], m.res, m.from)
 		if err != nil {
@@ -172,29 +175,18 @@ func (e *Env) MergeShardGroup(ctx context.Context, o ShardGroupOptions) (MergeOu
 			return out, err
 		}
 		out.Runs, out.Results = append(out.Runs, id), append(out.Results, m.res)
-		status = worse(status, st)
+		facts.Include(st)
 	}
 	for i := range missing {
 		out.Missing = append(out.Missing, i)
 	}
 	sort.Ints(out.Missing)
-	if len(slots) == 0 {
-		status = store.StatusFailed
-	}
+	status := summary.Status(facts)
 	out.Status = status
 	if err := e.Store.FinishProfile(ctx, pid, status); err != nil {
 		return out, storeErr("record the merged profile's result", err)
 	}
 	return out, nil
-}
-
-// worse is the status a profile of runs a and b gets.
-func worse(a, b store.Status) store.Status {
-	rank := map[store.Status]int{store.StatusOK: 0, store.StatusFailures: 1, store.StatusSuspect: 2, store.StatusPartial: 3, store.StatusFailed: 4}
-	if rank[b] > rank[a] {
-		return b
-	}
-	return a
 }
 
 // shardProfiles finds the newest profile of each shard of the group (a
@@ -256,7 +248,7 @@ func (e *Env) shardPart(ctx context.Context, i int, p store.Profile, runs map[[2
 		part.Why = fmt.Sprintf("run %d stored no result (%s)", r.ID, why)
 		return part, nil
 	}
-	s, err := DecodeRunSummary(r.Summary)
+	s, err := summary.DecodeRun(r.Summary)
 	if err != nil {
 		return part, fmt.Errorf("read the result of shard %d (run %d): %w", i, r.ID, err)
 	}
@@ -285,14 +277,14 @@ func (e *Env) storeMerged(ctx context.Context, pid int64, ref store.Run, res *dr
 	if err != nil {
 		return 0, "", storeErr("record a merged run", err)
 	}
-	status := RunStatus(res, false)
-	o := store.Outcome{Status: status, Summary: JSON(RunSummary{Version: RunSummaryVersion, Result: res}),
+	status := summary.RunStatus(res, false)
+	o := store.Outcome{Status: status, Summary: JSON(summary.Run{Version: summary.RunVersion, Result: res}),
 		Histograms: map[string]*hdrhistogram.Histogram{}}
 	for k, h := range res.Histograms() {
 		o.Histograms[k.String()] = h
 	}
 	if len(res.Series) > 0 {
-		o.Samples = WorkloadSamples(res)
+		o.Samples = summary.WorkloadSamples(res)
 	}
 	if err := e.complete(ctx, id, o); err != nil {
 		return id, status, err

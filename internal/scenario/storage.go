@@ -8,6 +8,7 @@ import (
 	"github.com/oltplab/oltplab/internal/fio"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // StorageOutcome is a stored storage benchmark: its summary and where it
@@ -15,42 +16,38 @@ import (
 type StorageOutcome struct {
 	RunID  int64        `json:"run_id"`
 	Status store.Status `json:"status"`
-	StorageSummary
+	summary.Storage
 }
 
-// StorageSummary is what a storage benchmark stores as its summary: the
-// plan's facts, each finished profile with its window on the samples' time
-// axis and what the host did in it, and the whole run's host summary.
-type StorageSummary struct {
-	FioVersion    string           `json:"fio_version"`
-	Dir           string           `json:"dir"`
-	FileSizeBytes int64            `json:"file_size_bytes"`
-	SizeFrom      string           `json:"size_from"`
-	DirectIO      bool             `json:"direct_io"`
-	Notes         []string         `json:"notes,omitempty"`
-	Layout        *Window          `json:"layout,omitempty"`
-	Profiles      []StorageProfile `json:"profiles"`
-	Interrupted   bool             `json:"interrupted,omitempty"`
-	Monitor       MonitorSummary   `json:"monitor"`
-}
+// spanOf is a fio phase on the axis of samples that start at t0.
+func spanOf(t0 time.Time, p fio.Phase) summary.Span { return summary.SpanOf(t0, p.Started, p.Ended) }
 
-// Window is a span of the run's samples' time axis (ms since the run's
-// sampling started), as reports mark it.
-type Window struct {
-	FromMillis int64 `json:"from_ms"`
-	ToMillis   int64 `json:"to_ms"`
-}
-
-func windowOf(t0 time.Time, p fio.Phase) Window {
-	return Window{FromMillis: p.Started.Sub(t0).Milliseconds(), ToMillis: p.Ended.Sub(t0).Milliseconds()}
-}
-
-type StorageProfile struct {
-	fio.ProfileResult
-	Window Window `json:"window"`
-	// Host is what the host sampler saw during the profile (the kernel's
-	// view of the device, next to fio's).
-	Host sampler.StepSummary `json:"host"`
+// storageProfile is a finished profile as stored, with its span on the
+// axis of samples that start at t0 and what the host did in it.
+func storageProfile(t0 time.Time, pr fio.ProfileResult, samples []store.Sample) summary.StorageProfile {
+	w := spanOf(t0, pr.Phase)
+	p := summary.StorageProfile{Profile: pr.Profile, Description: pr.Description, RuntimeSeconds: pr.RuntimeSeconds,
+		Command: pr.Command, Started: pr.Started, Ended: pr.Ended,
+		FioVersion: pr.FioVersion, Jobs: pr.Jobs, UserCPUPct: pr.UserCPUPct, SystemCPUPct: pr.SystemCPUPct,
+		Window: w, Host: sampler.Summarize(samples, w.From(), w.To())}
+	if pr.Options != nil {
+		p.Options = make([]string, len(pr.Options))
+		for i, o := range pr.Options {
+			p.Options[i] = o.String()
+		}
+	}
+	if pr.Directions != nil {
+		p.Directions = make([]summary.StorageDirection, len(pr.Directions))
+		for i, d := range pr.Directions {
+			l := d.CompletionLatency
+			p.Directions[i] = summary.StorageDirection{Direction: d.Direction, IOPS: d.IOPS, BytesPerSec: d.BytesPerSec,
+				MBPerSec: d.MBPerSec, MiBPerSec: d.MiBPerSec, TotalBytes: d.TotalBytes, TotalIOs: d.TotalIOs,
+				RuntimeMillis: d.RuntimeMillis, CompletionLatency: summary.StorageLatency{MeanMillis: l.MeanMillis,
+					MaxMillis: l.MaxMillis, P50Millis: l.P50Millis, P99Millis: l.P99Millis, P999Millis: l.P999Millis,
+					PercentileSource: l.PercentileSource}}
+		}
+	}
+	return p
 }
 
 // Storage runs a prepared storage benchmark as one stored run of kind
@@ -88,27 +85,24 @@ func (e *Env) Storage(ctx context.Context, b *fio.Bench, label string) (StorageO
 	})
 	m, samples := StopSampling(s, time.Since(t0), rc.Placement)
 
-	sum := StorageSummary{FioVersion: plan.FioVersion, Dir: plan.Dir, FileSizeBytes: plan.FileSizeBytes, SizeFrom: plan.SizeFrom,
+	sum := summary.Storage{FioVersion: plan.FioVersion, Dir: plan.Dir, FileSizeBytes: plan.FileSizeBytes, SizeFrom: plan.SizeFrom,
 		DirectIO: plan.DirectIO, Notes: plan.Notes, Interrupted: res.Interrupted, Monitor: m}
 	if res.Layout != nil {
-		w := windowOf(t0, *res.Layout)
+		w := spanOf(t0, *res.Layout)
 		sum.Layout = &w
 	}
 	for _, pr := range res.Profiles {
-		w := windowOf(t0, pr.Phase)
-		sum.Profiles = append(sum.Profiles, StorageProfile{ProfileResult: pr, Window: w,
-			Host: sampler.Summarize(samples, time.Duration(w.FromMillis)*time.Millisecond, time.Duration(w.ToMillis)*time.Millisecond)})
+		sum.Profiles = append(sum.Profiles, storageProfile(t0, pr, samples))
 	}
-	status, errText := store.StatusOK, ""
+	status := summary.Status(summary.Facts{Measured: len(res.Profiles) > 0, Failed: runErr != nil || res.Interrupted})
+	errText := ""
 	switch {
 	case res.Interrupted:
-		status, errText = store.StatusPartial, "interrupted"
-	case runErr != nil && len(res.Profiles) > 0:
-		status, errText = store.StatusPartial, e.scrub(runErr.Error())
+		errText = "interrupted"
 	case runErr != nil:
-		status, errText = store.StatusFailed, e.scrub(runErr.Error())
+		errText = e.scrub(runErr.Error())
 	}
-	out := StorageOutcome{RunID: id, Status: status, StorageSummary: sum}
+	out := StorageOutcome{RunID: id, Status: status, Storage: sum}
 	if err := e.complete(ctx, id, store.Outcome{Status: status, Summary: JSON(sum), Error: errText, Samples: samples}); err != nil {
 		return out, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // storedOutcome reads a stored run back as the outcome it was stored with.
@@ -34,12 +35,12 @@ func TestCheckStored(t *testing.T) {
 	if r.Status != store.StatusOK {
 		t.Fatalf("the run is %s, want ok", r.Status)
 	}
-	if err := scenario.CheckStored(r.Kind, o); err != nil {
+	if err := summary.CheckStored(r.Kind, o); err != nil {
 		t.Fatalf("CheckStored refuses what the run stored: %v", err)
 	}
 
-	edit := func(f func(s *scenario.RunSummary)) store.Outcome {
-		s, err := scenario.DecodeRunSummary(o.Summary)
+	edit := func(f func(s *summary.Run)) store.Outcome {
+		s, err := summary.DecodeRun(o.Summary)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,26 +54,26 @@ func TestCheckStored(t *testing.T) {
 		o    store.Outcome
 		want string
 	}{
-		{"a negative NOPM", edit(func(s *scenario.RunSummary) { s.NOPM = -s.NOPM }), "negative"},
-		{"NOPM two hundred times its count", edit(func(s *scenario.RunSummary) { s.NOPM *= 200 }), "NOPM"},
-		{"a negative count", edit(func(s *scenario.RunSummary) { s.Kinds[0].Completed = -1 }), "negative"},
-		{"failures not flagged", edit(func(s *scenario.RunSummary) {
+		{"a negative NOPM", edit(func(s *summary.Run) { s.NOPM = -s.NOPM }), "negative"},
+		{"NOPM two hundred times its count", edit(func(s *summary.Run) { s.NOPM *= 200 }), "NOPM"},
+		{"a negative count", edit(func(s *summary.Run) { s.Kinds[0].Completed = -1 }), "negative"},
+		{"failures not flagged", edit(func(s *summary.Run) {
 			s.Kinds[0].Failed = map[string]int64{"connection": 100 * s.Kinds[0].Completed}
 		}), "failed"},
-		{"a database count the driver's does not back, not marked suspect", edit(func(s *scenario.RunSummary) {
+		{"a database count the driver's does not back, not marked suspect", edit(func(s *summary.Run) {
 			s.DBNewOrders *= 3
 			s.NOPM *= 3
 		}), "not marked suspect"},
 		{"marked suspect without a reason", func() store.Outcome { e := o; e.Status = store.StatusSuspect; return e }(), "marked suspect"},
 		{"no result, yet ok", store.Outcome{Status: store.StatusOK}, "without a result"},
 	} {
-		err := scenario.CheckStored(store.KindRun, c.o)
+		err := summary.CheckStored(store.KindRun, c.o)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error saying %q", c.name, err, c.want)
 		}
 	}
 	// Other kinds are the store's to check.
-	if err := scenario.CheckStored(store.KindMonitor, store.Outcome{Status: store.StatusOK, Summary: json.RawMessage(`{}`)}); err != nil {
+	if err := summary.CheckStored(store.KindMonitor, store.Outcome{Status: store.StatusOK, Summary: json.RawMessage(`{}`)}); err != nil {
 		t.Errorf("a monitor run: %v", err)
 	}
 }

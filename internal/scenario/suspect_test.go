@@ -17,6 +17,7 @@ import (
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
 )
 
 // builtEnv builds one warehouse on target and returns an Env recording
@@ -188,11 +189,11 @@ func assertSuspect(t *testing.T, env *scenario.Env, out scenario.ProfileOutcome,
 	// Read back from a saved file, the same result passes the rules it
 	// was stored by only as suspect.
 	o := store.Outcome{Status: r.Status, Summary: r.Summary, Error: r.Error, EndedAt: r.EndedAt}
-	if err := scenario.CheckStored(r.Kind, o); err != nil {
+	if err := summary.CheckStored(r.Kind, o); err != nil {
 		t.Errorf("CheckStored refuses the suspect run as stored: %v", err)
 	}
 	o.Status = store.StatusOK
-	if err := scenario.CheckStored(r.Kind, o); err == nil || !strings.Contains(err.Error(), "suspect") {
+	if err := summary.CheckStored(r.Kind, o); err == nil || !strings.Contains(err.Error(), "suspect") {
 		t.Errorf("CheckStored of the suspect run marked ok: got %v, want it refused", err)
 	}
 	for _, want := range reasons {

@@ -1,4 +1,4 @@
-package scenario
+package summary
 
 import (
 	"encoding/json"
@@ -9,10 +9,10 @@ import (
 	"testing"
 )
 
-// TestDecodeRunSummary: a run summary stored by any version of oltplab
+// TestDecodeRun: a run summary stored by any version of oltplab
 // stays readable. testdata/run-summary-v*.json are summaries as stored
 // (a 3-second SQLite run); each is decoded and its figures compared.
-func TestDecodeRunSummary(t *testing.T) {
+func TestDecodeRun(t *testing.T) {
 	cases := []struct {
 		file     string
 		version  int
@@ -27,9 +27,9 @@ func TestDecodeRunSummary(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := DecodeRunSummary(raw)
+			s, err := DecodeRun(raw)
 			if err != nil {
-				t.Fatalf("DecodeRunSummary: %v", err)
+				t.Fatalf("DecodeRun: %v", err)
 			}
 			r := s.Result
 			type figures struct {
@@ -68,35 +68,39 @@ func TestDecodeRunSummary(t *testing.T) {
 	}
 }
 
-// TestRunSummaryRoundTrip: what a run stores today decodes to the same
+// TestRunRoundTrip: what a run stores today decodes to the same
 // values, with today's version.
-func TestRunSummaryRoundTrip(t *testing.T) {
+func TestRunRoundTrip(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("testdata", "run-summary-v1.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := DecodeRunSummary(raw)
+	s, err := DecodeRun(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := DecodeRunSummary(JSON(RunSummary{Version: RunSummaryVersion, Result: s.Result, Monitor: s.Monitor}))
+	raw, err = json.Marshal(Run{Version: RunVersion, Result: s.Result, Monitor: s.Monitor})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.Version != RunSummaryVersion || !reflect.DeepEqual(again.Result, s.Result) || !reflect.DeepEqual(again.Monitor, s.Monitor) {
+	again, err := DecodeRun(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Version != RunVersion || !reflect.DeepEqual(again.Result, s.Result) || !reflect.DeepEqual(again.Monitor, s.Monitor) {
 		t.Errorf("round trip changed the summary:\n got %+v\nwant %+v", again, s)
 	}
 }
 
-// TestDecodeNewerRunSummary: a summary of a format this oltplab does not
+// TestDecodeNewerRun: a summary of a format this oltplab does not
 // know is refused, not misread.
-func TestDecodeNewerRunSummary(t *testing.T) {
-	raw, err := json.Marshal(map[string]any{"summary_version": RunSummaryVersion + 1, "nopm": 1.0})
+func TestDecodeNewerRun(t *testing.T) {
+	raw, err := json.Marshal(map[string]any{"summary_version": RunVersion + 1, "nopm": 1.0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = DecodeRunSummary(raw)
+	_, err = DecodeRun(raw)
 	if err == nil || !strings.Contains(err.Error(), "newer oltplab") {
-		t.Errorf("DecodeRunSummary(version %d) = %v, want an error about a newer oltplab", RunSummaryVersion+1, err)
+		t.Errorf("DecodeRun(version %d) = %v, want an error about a newer oltplab", RunVersion+1, err)
 	}
 }

@@ -1,0 +1,198 @@
+package summary
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/profile"
+	"github.com/oltplab/oltplab/internal/sampler"
+	"github.com/oltplab/oltplab/internal/store"
+)
+
+// Phase names.
+const (
+	PhaseBaseline = "baseline"
+	PhaseNoisy    = "noisy"
+)
+
+// Neighbours is what a noisy-neighbour scenario stores as its
+// summary. Times on the samples' axis are milliseconds since the
+// scenario started.
+type Neighbours struct {
+	Noise    string   `json:"noise"`
+	Noisy    []string `json:"noisy"`
+	Victims  []string `json:"victims"`
+	Cycles   int      `json:"cycles"`
+	Interval float64  `json:"interval_seconds"`
+	// Device is the block device the instances' data share (the one
+	// under most of them), sampled second by second; Shared says every
+	// instance's data is on it.
+	Device string `json:"device"`
+	Shared bool   `json:"shared"`
+	// DeviceRoles maps each sampled device to the directories on it
+	// ("data:n1", "noise:n3").
+	DeviceRoles map[string][]string `json:"device_roles,omitempty"`
+	Phases      []NeighbourPhase    `json:"phases"`
+	Instances   []InstancePhase     `json:"instances"`
+	Losses      []VictimLoss        `json:"losses"`
+	// WhileNoisy are the victims' rates while the noise ran against
+	// between its cycles, within the noisy phase.
+	WhileNoisy []WhileNoisy       `json:"while_noisy"`
+	NoiseRuns  []NoiseCycleResult `json:"noise_cycles"`
+	// NoiseSeconds summarises the noise cycles' durations.
+	NoiseSeconds profile.Summary `json:"noise_seconds"`
+	Interrupted  bool            `json:"interrupted,omitempty"`
+	Monitor      Monitor         `json:"monitor"`
+	// CI says how the confidence intervals were made.
+	CI string `json:"ci"`
+}
+
+// NeighbourPhase is one phase: its synchronised window and what the
+// shared device did in it.
+type NeighbourPhase struct {
+	Name      string                 `json:"name"`
+	WindowRun int64                  `json:"window_run_id"`
+	Window    Span                   `json:"window"`
+	Targets   []string               `json:"targets"`
+	SkewMs    float64                `json:"max_skew_ms"`
+	SkewOver  bool                   `json:"skew_exceeded"`
+	Complete  bool                   `json:"complete"`
+	Device    *sampler.DeviceSummary `json:"device,omitempty"`
+	CPU       sampler.CPUSummary     `json:"cpu"`
+}
+
+// InstancePhase is one instance's load in one phase: NOPM and TPM from
+// its database's counters, each with a 95% confidence interval from
+// batch means (see Neighbours.CI).
+type InstancePhase struct {
+	Name   string          `json:"name"`
+	Phase  string          `json:"phase"`
+	Role   string          `json:"role"` // "victim" or "noisy"
+	RunID  int64           `json:"run_id"`
+	Status store.Status    `json:"status"`
+	NOPM   profile.Summary `json:"nopm"`
+	TPM    profile.Summary `json:"tpm"`
+	// Batches is the number of batches behind the intervals and
+	// BatchSeconds their length.
+	Batches      int     `json:"batches"`
+	BatchSeconds float64 `json:"batch_seconds"`
+}
+
+// VictimLoss is one victim's loss against its baseline: 1 − noisy /
+// baseline, in percent, with the interval of the ratio (Fieller).
+type VictimLoss struct {
+	Name        string  `json:"name"`
+	NOPMLossPct float64 `json:"nopm_loss_pct"`
+	NOPMLo      float64 `json:"nopm_loss_lo_pct"`
+	NOPMHi      float64 `json:"nopm_loss_hi_pct"`
+	TPMLossPct  float64 `json:"tpm_loss_pct"`
+	TPMLo       float64 `json:"tpm_loss_lo_pct"`
+	TPMHi       float64 `json:"tpm_loss_hi_pct"`
+	// HasCI: both phases had two batches or more and the interval is
+	// bounded (Unbounded: it is not, the batches vary too much for their
+	// number); TooFew: a side had fewer than profile.MinRepeats batches,
+	// too few to conclude; Significant: it excludes no loss, on enough
+	// batches.
+	HasCI       bool `json:"has_ci"`
+	Unbounded   bool `json:"unbounded,omitempty"`
+	TooFew      bool `json:"too_few,omitempty"`
+	Significant bool `json:"significant"`
+	// Suspect: a phase's run of the victim is suspect (its database
+	// figures disagreed with the driver's own counts); the loss is shown
+	// but left out of headlines unless suspect runs are included.
+	Suspect bool `json:"suspect,omitempty"`
+}
+
+// WhileNoisy is one victim in the noisy phase: its rates while a noise
+// cycle ran against between cycles, cycle by cycle (the driver's
+// per-second counts), and the loss while the noise runs, 1 − during /
+// between in percent, with Fieller's interval over the cycles. Unlike
+// the loss against the baseline it compares seconds with the same
+// instances loaded: the noisy instances' own load, stopped in the noisy
+// phase, does not count in it.
+type WhileNoisy struct {
+	Name        string          `json:"name"`
+	NOPMDuring  profile.Summary `json:"nopm_during"`
+	NOPMBetween profile.Summary `json:"nopm_between"`
+	TPMDuring   profile.Summary `json:"tpm_during"`
+	TPMBetween  profile.Summary `json:"tpm_between"`
+	NOPMLossPct float64         `json:"nopm_loss_pct"`
+	NOPMLo      float64         `json:"nopm_loss_lo_pct"`
+	NOPMHi      float64         `json:"nopm_loss_hi_pct"`
+	TPMLossPct  float64         `json:"tpm_loss_pct"`
+	TPMLo       float64         `json:"tpm_loss_lo_pct"`
+	TPMHi       float64         `json:"tpm_loss_hi_pct"`
+	HasCI       bool            `json:"has_ci"`
+	Unbounded   bool            `json:"unbounded,omitempty"`
+	TooFew      bool            `json:"too_few,omitempty"`
+	Significant bool            `json:"significant"`
+}
+
+// NoiseCycleResult is one noise cycle of one noisy instance.
+type NoiseCycleResult struct {
+	Target  string    `json:"target"`
+	Cycle   int       `json:"cycle"`
+	Due     time.Time `json:"due"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
+	Seconds float64   `json:"seconds"`
+	Bytes   int64     `json:"bytes"`
+	MBps    float64   `json:"mb_per_s"`
+	Window  Span      `json:"window"`
+	// InWindow: the cycle ended within the victims' measured window.
+	InWindow bool                   `json:"in_window"`
+	Device   *sampler.DeviceSummary `json:"device,omitempty"`
+	Error    string                 `json:"error,omitempty"`
+	Detail   json.RawMessage        `json:"detail,omitempty"`
+}
+
+// Headline sums up a noisy-neighbour scenario in a line: each victim's
+// loss against its baseline and while the noise ran, and the noise's
+// cycles.
+func (s Neighbours) Headline() string {
+	if len(s.Phases) == 0 {
+		return ""
+	}
+	var parts, suspect []string
+	for _, l := range s.Losses {
+		if l.Suspect {
+			suspect = append(suspect, l.Name)
+			continue
+		}
+		p := fmt.Sprintf("%s %s", l.Name, pct(l.NOPMLossPct))
+		if l.HasCI {
+			p += fmt.Sprintf(" (%s to %s)", pct(l.NOPMLo), pct(l.NOPMHi))
+		}
+		parts = append(parts, p)
+	}
+	h := "victims' NOPM loss against the baseline: " + strings.Join(parts, ", ")
+	if len(parts) == 0 {
+		h = "no victim measured in both phases"
+	}
+	if len(suspect) > 0 {
+		h += fmt.Sprintf(" (SUSPECT, left out: %s)", strings.Join(suspect, ", "))
+	}
+	var during []string
+	for _, w := range s.WhileNoisy {
+		p := fmt.Sprintf("%s %s", w.Name, pct(w.NOPMLossPct))
+		if w.HasCI {
+			p += fmt.Sprintf(" (%s to %s)", pct(w.NOPMLo), pct(w.NOPMHi))
+		}
+		during = append(during, p)
+	}
+	if len(during) > 0 {
+		h += "; while backups ran: " + strings.Join(during, ", ")
+	}
+	if n := s.NoiseSeconds.N; n > 0 {
+		h += fmt.Sprintf("; %d backup(s), %.1f s on average", n, s.NoiseSeconds.Mean)
+	}
+	return h
+}
+
+// Sampling is what the host sampler saw over the whole scenario.
+func (s Neighbours) Sampling() *Monitor { return &s.Monitor }
+
+func pct(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) + "%" }
