@@ -264,10 +264,15 @@ steps: [storage]
 	}
 	cmd.Wait()
 	resume := cliCommand(t, dir, "experiment", "resume", "1", "--results", results)
-	// The killed process's file goes before the step's new one appears.
+	// The killed process's file goes, and resume says so, before the
+	// step's new one appears: wait for the new one, so that the line is
+	// written before the interrupt.
 	waitRunning(t, resume, func() bool {
-		_, err := os.Lstat(testFile)
-		return err != nil
+		if _, err := os.Lstat(testFile); err == nil {
+			return false
+		}
+		got, _ := filepath.Glob(filepath.Join(dir, "oltplab-fio-*.dat"))
+		return len(got) > 0 && got[0] != testFile
 	})
 	syscall.Kill(resume.Process.Pid, syscall.SIGINT)
 	resume.Wait()
