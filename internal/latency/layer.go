@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -505,4 +506,65 @@ func (l *Layer) unmountAll() error {
 		}
 		return errors.Join(errs...)
 	})
+}
+
+// Description is a layer as it is recorded with every result measured on
+// it: its settings, how it is built and served, and its figures so far,
+// its own cost among them.
+type Description struct {
+	Settings Settings    `json:"settings"`
+	Seed     uint64      `json:"seed"`
+	Backend  string      `json:"backend"`
+	Mounts   []MountInfo `json:"mounts"`
+	PID      int         `json:"pid"`
+	Started  time.Time   `json:"started"`
+	// Connection is how the FUSE connection was set up.
+	Connection map[string]string `json:"connection"`
+	// SinceStart are the layer's figures from its start to the moment
+	// of the description (or its end): per kind the latency the server
+	// saw and the layer's own part of it (own_*: the pass-through and
+	// the device below, beyond the delay drawn), and its CPU time per
+	// operation.
+	SinceStart *Summary `json:"since_start,omitempty"`
+	Note       string   `json:"note,omitempty"`
+}
+
+// Describe describes the layer; its figures so far come from its
+// process (or, after Close, from its last snapshot).
+func (l *Layer) Describe(ctx context.Context) Description {
+	d := Description{Settings: l.settings, Seed: l.seed, Backend: backend(), Mounts: l.mounts, PID: l.pid, Started: l.started,
+		Connection: map[string]string{
+			"mount_namespace": "private: only the instance's processes see the mounts",
+			"writeback_cache": "on: the server's writes are cached in its page cache and written back through the layer",
+			"max_background":  strconv.Itoa(maxBackground),
+			"max_request":     strconv.Itoa(maxWrite) + " bytes",
+			"backing_io":      "O_DIRECT where the backing file system and the request allow, else buffered",
+			"nice":            strconv.Itoa(daemonNice),
+		}}
+	s, err := l.Snapshot(ctx)
+	if err != nil {
+		d.Note = "figures unavailable: " + err.Error()
+		return d
+	}
+	w, err := s.Since(Snapshot{At: l.started})
+	if err != nil {
+		d.Note = "figures unavailable: " + err.Error()
+		return d
+	}
+	sum := w.Summary()
+	d.SinceStart = &sum
+	return d
+}
+
+// backend names the FUSE library and its version.
+func backend() string {
+	v := "(version unknown)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == "github.com/hanwen/go-fuse/v2" {
+				v = m.Version
+			}
+		}
+	}
+	return "FUSE, github.com/hanwen/go-fuse/v2 " + v + ", served by a process of oltplab's own"
 }

@@ -5,6 +5,7 @@ import (
 	"path"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -38,8 +39,11 @@ const resolveBeneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RE
 
 // open opens rel (relative to the backing directory; "" is itself).
 func (b *backing) open(rel string, flags int, mode uint32) (int, error) {
-	if rel == "" {
+	switch {
+	case rel == "":
 		rel = "."
+	case strings.HasPrefix(rel, orphanPath):
+		return -1, unix.ENOENT
 	}
 	for {
 		fd, err := unix.Openat2(b.root, rel, &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Mode: uint64(mode & 0o7777), Resolve: resolveBeneath})
@@ -96,8 +100,27 @@ var (
 	_ fs.NodeStatfser       = (*node)(nil)
 )
 
-// rel is the node's path relative to the backing directory.
-func (n *node) rel() string { return n.Path(n.Root()) }
+// rel is the node's path relative to the backing directory; for a node
+// removed from every directory (a file unlinked while open) it names
+// nothing there: operations on it by path fail with ENOENT, and those on
+// an open file go through its handle.
+func (n *node) rel() string {
+	if n.orphaned() {
+		return orphanPath
+	}
+	return n.Path(n.Root())
+}
+
+// orphanPath stands for the path of a removed node: nothing is looked up.
+const orphanPath = "../.oltplab-latency-removed"
+
+func (n *node) orphaned() bool {
+	if n.EmbeddedInode() == n.Root() {
+		return false
+	}
+	_, parent := n.Parent()
+	return parent == nil
+}
 
 // child is the path of name in the directory n.
 func (n *node) child(name string) string { return path.Join(n.rel(), name) }
@@ -146,19 +169,25 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	h, _ := f.(*file)
 	err := asCaller(ctx, func() error {
-		fd, err := n.b.open(n.rel(), unix.O_PATH|unix.O_NOFOLLOW, 0)
-		if err != nil {
-			return err
+		var fd int
+		if h != nil {
+			// The open file itself, even when unlinked meanwhile.
+			fd = h.fd
+		} else {
+			var err error
+			if fd, err = n.b.open(n.rel(), unix.O_PATH|unix.O_NOFOLLOW, 0); err != nil {
+				return err
+			}
+			defer unix.Close(fd)
 		}
-		defer unix.Close(fd)
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
 			return err
 		}
 		link := st.Mode&unix.S_IFMT == unix.S_IFLNK
-		// A descriptor that can change the file: the open handle's,
-		// else one opened for it (a link is changed through its O_PATH
-		// descriptor only: owner).
+		// Mode, size and times are changed through the descriptor's
+		// /proc link (the file itself, by no path anyone could change);
+		// a symbolic link has only an owner to change.
 		proc := "/proc/self/fd/" + strconv.Itoa(fd)
 		if m, ok := in.GetMode(); ok {
 			if link {
@@ -186,12 +215,7 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 			if link {
 				return unix.EINVAL
 			}
-			if h != nil {
-				err = unix.Ftruncate(h.fd, int64(sz))
-			} else {
-				err = unix.Truncate(proc, int64(sz))
-			}
-			if err != nil {
+			if err := unix.Truncate(proc, int64(sz)); err != nil {
 				return err
 			}
 		}
