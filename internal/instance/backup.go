@@ -300,6 +300,10 @@ func (b *Backupper) capTools(id string, l IOLimit, dirs []string) error {
 		return errorf(KindControl, "backup I/O cap: %v", err)
 	}
 	b.run.pl = cg.placement()
+	if b.src.Instance != nil {
+		// The tools see the source's files as its server does.
+		b.run.pl.layer = b.src.Instance.placement.layer
+	}
 	c := Control{Name: "io_limit", Requested: l.String() + " on " + strings.Join(disks, ", "), Method: method(v2, "blkio throttle"), Where: d}
 	if v2 {
 		c.Method = method(v2, "io.max")
@@ -342,6 +346,7 @@ func (b *Backupper) restoreSpec(o BackupOptions) Spec {
 	s.Name, s.Engine, s.DataDir, s.WALDir = "restore", b.src.Engine, "", ""
 	if !o.IOLimit.IsZero() {
 		s.IOLimit = o.IOLimit // the restores go where the capped backups go
+		s.Latency = nil       // which a latency layer's process would escape
 	}
 	if s.BinDir == "" && b.src.Instance != nil {
 		s.BinDir = b.src.Instance.bins.Dir
