@@ -151,6 +151,10 @@ type BackupperInfo struct {
 	// a group of their own with IOLimit, or none.
 	Placement string    `json:"placement"`
 	Controls  []Control `json:"controls,omitempty"`
+	// WriteCap is the write cap the tools and restores run under (the
+	// source instance's io_limit, or IOLimit), nil without one: whether
+	// it holds for writes through the page cache (see WriteCap).
+	WriteCap *WriteCap `json:"write_cap,omitempty"`
 	// RestoreSpec is the spec restores start instances from.
 	RestoreSpec Spec `json:"restore_spec"`
 }
@@ -210,6 +214,9 @@ func NewBackupper(ctx context.Context, src BackupSource, o BackupOptions, log *s
 	case src.Instance != nil:
 		b.run.acct, b.run.pl = src.Instance.acct, src.Instance.placement
 		b.desc.Placement = "inside managed instance " + src.Instance.spec.InstanceName() + "'s cgroups and CPUs (its caps hold for its backups)"
+		if l := src.Instance.spec.IOLimit; !l.IsZero() {
+			b.desc.WriteCap = writeCapOf(src.Instance.cg, l)
+		}
 	default:
 		b.run.pl = noPlacement
 		b.desc.Placement = "none (no cap)"
@@ -287,7 +294,13 @@ func (b *Backupper) capTools(id string, l IOLimit, dirs []string) error {
 	if err != nil {
 		return errorf(KindControl, "backup I/O cap: %v", err)
 	}
-	cg, why := newCgroup(hs, id, []string{ctlBlkio})
+	want := []string{ctlBlkio}
+	if _, v1 := findV1(hs, ctlBlkio); !v1 {
+		// cgroup v2 charges the writeback of buffered writes to the
+		// group only when it has the memory controller too.
+		want = append(want, ctlMemory)
+	}
+	cg, why := newCgroup(hs, id, want)
 	b.cg = cg
 	d, v2, ok := cg.dir(ctlBlkio)
 	if !ok {
@@ -312,6 +325,7 @@ func (b *Backupper) capTools(id string, l IOLimit, dirs []string) error {
 	}
 	b.desc.Controls = append(b.desc.Controls, c)
 	b.desc.Placement = "a cgroup of the backups' own, " + c.Requested
+	b.desc.WriteCap = writeCapOf(cg, l)
 	return nil
 }
 
@@ -501,6 +515,9 @@ func syncDir(dir string) error {
 // RestoreReport is what a restore did, step by step.
 type RestoreReport struct {
 	Steps []RestoreStep `json:"steps"`
+	// DirectCopy: the copy was oltplab's own, with direct I/O from inside
+	// the write cap's group, so that a cgroup v1 cap held for it.
+	DirectCopy bool `json:"direct_copy,omitempty"`
 	// Bytes and Files are the restored data directory's.
 	Bytes int64 `json:"bytes"`
 	Files int   `json:"files"`
