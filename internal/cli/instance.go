@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -260,7 +261,25 @@ func (a *app) instanceStart(ctx context.Context, args []string) error {
 		return fmt.Errorf("instance %s: stop: %w", name, err)
 	}
 	fmt.Fprintf(a.out(), "instance %s stopped\n", name)
+	if l := inst.Describe().Latency; l != nil && l.SinceStart != nil {
+		printLatencyFigures(a.out(), *l.SinceStart)
+	}
 	return nil
+}
+
+// printLatencyFigures prints what a latency layer measured: per kind of
+// operation the latency the server saw, and the layer's CPU time.
+func printLatencyFigures(w io.Writer, s latency.Summary) {
+	fmt.Fprintf(w, "latency layer, over %.0f s:\n", s.Seconds)
+	for _, k := range latency.Kinds() {
+		f, ok := s.All[k.String()]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(w, "  %-5s  %9d  mean %.3f ms  p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  (delay %.3f ms, layer %.0f µs)\n",
+			k, f.Count, f.MeanMillis, f.P50Millis, f.P99Millis, f.P999Millis, f.DelayMeanMillis, f.OwnMeanMicros)
+	}
+	fmt.Fprintf(w, "  cpu    %.1f s, %.1f µs per operation\n", s.CPUSeconds, s.CPUMicrosPerOp)
 }
 
 func (a *app) printInstance(name string, d instance.Description, target, pwFile string) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -103,6 +104,14 @@ func TestPostgresLatencyCommit(t *testing.T) {
 		t.Errorf("pg_stat_wal counted %d WAL syncs for %d commits", n, commits)
 	} else if avg := (walSyncMillis - walSyncMillis0) / float64(n); avg < float64(delay/time.Millisecond) {
 		t.Errorf("PostgreSQL's own average WAL sync: %.2f ms, below the %s delay", avg, delay)
+	}
+	// What RunInside starts (fio, for the storage step) sees the layer.
+	cmd := exec.Command("grep", "-c", " fuse.oltplab ", "/proc/self/mountinfo")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := inst.RunInside(cmd); err != nil || strings.TrimSpace(out.String()) != "1" {
+		t.Errorf("RunInside: the layer's mounts seen: %q, %v", out.String(), err)
 	}
 	d := inst.Describe()
 	if d.Latency == nil || d.Latency.SinceStart == nil || d.Latency.Settings != s || d.Latency.PID == 0 {

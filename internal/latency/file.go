@@ -238,3 +238,21 @@ func rawPwrite(fd int, b []byte, off int64) (int, error) {
 	}
 	return int(r), nil
 }
+
+// setTimes sets the times in (only times: see node.Setattr) through the
+// open file and fills out.
+func (h *file) setTimes(in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
+	if t, ok := in.GetATime(); ok {
+		ts[0] = unix.NsecToTimespec(t.UnixNano())
+	}
+	if t, ok := in.GetMTime(); ok {
+		ts[1] = unix.NsecToTimespec(t.UnixNano())
+	}
+	if ts[0].Nsec != unix.UTIME_OMIT || ts[1].Nsec != unix.UTIME_OMIT {
+		if err := unix.UtimesNanoAt(h.fd, "", ts, unix.AT_EMPTY_PATH); err != nil {
+			return fs.ToErrno(err)
+		}
+	}
+	return h.Getattr(context.Background(), out)
+}

@@ -163,3 +163,15 @@ func mountedAnywhere(source string) []string {
 	}
 	return out
 }
+
+// takeDirIn is the new directory name in base, taken and marked as a
+// managed instance's directory is.
+func takeDirIn(t testing.TB, base, name string) *claim.Dir {
+	t.Helper()
+	d, err := claim.Take(filepath.Join(base, name), claim.NewMark(claim.KindInstance), claim.TakeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}

@@ -168,6 +168,13 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 
 func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	h, _ := f.(*file)
+	if h != nil && in.Valid&^(fuse.FATTR_MTIME|fuse.FATTR_ATIME|fuse.FATTR_CTIME|fuse.FATTR_FH|fuse.FATTR_LOCKOWNER|fuse.FATTR_MTIME_NOW|fuse.FATTR_ATIME_NOW) == 0 {
+		// The times the kernel keeps itself with the writeback cache,
+		// sent at every fsync after a write: set through the open file
+		// (opened with the caller's permission), in as few system calls
+		// as there can be.
+		return h.setTimes(in, out)
+	}
 	err := asCaller(ctx, func() error {
 		var fd int
 		if h != nil {
