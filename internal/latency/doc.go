@@ -44,12 +44,14 @@
 // asked, fallocate, truncate, rename, hard and symbolic links, shared
 // writable mmap (SQLite's WAL index). Extended attributes are refused
 // (no database here uses them); POSIX locks are kept by the kernel.
-// The layer reads and writes the backing files with O_DIRECT wherever it
-// can (file.go), so that no page cache sits below it: the server's page
-// cache is the mount's, in its own cgroup, and what misses it costs the
-// real device plus the delay. The delay is added to what the device
-// below takes, as dm-delay does; a tier with zero delays is the fair
-// baseline, the layer's own cost included.
+// The layer reads the backing files with O_DIRECT wherever it can, and
+// writes them as the server does (file.go): no page cache below it
+// answers a read (the server's page cache is the mount's, in its own
+// cgroup, and what misses it costs the real device plus the delay), and
+// the server's buffered writes reach the device at fsync or in the
+// background, as below a bare directory. The delay is added to what the
+// device below takes, as dm-delay does; a tier with zero delays is the
+// fair baseline, the layer's own cost included.
 //
 // # Safety
 //

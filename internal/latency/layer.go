@@ -538,7 +538,7 @@ func (l *Layer) Describe(ctx context.Context) Description {
 			"writeback_cache": "on: the server's writes are cached in its page cache and written back through the layer",
 			"max_background":  strconv.Itoa(maxBackground),
 			"max_request":     strconv.Itoa(maxWrite) + " bytes",
-			"backing_io":      "O_DIRECT where the backing file system and the request allow, else buffered",
+			"backing_io":      "reads with O_DIRECT where the backing file system and the request allow; writes as the server made them (O_DIRECT or through the page cache)",
 			"nice":            strconv.Itoa(daemonNice),
 		}}
 	s, err := l.Snapshot(ctx)
