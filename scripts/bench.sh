@@ -11,7 +11,10 @@
 # Prints one JSON document on stdout; progress on stderr. Environment:
 # BENCH_WAREHOUSES (10), BENCH_VUS (8), BENCH_RAMPUP (30s),
 # BENCH_DURATION (2m), BENCH_WORKERS (4), BENCH_SOCKETS ("raw plain"),
-# BENCH_TERMINALS (1000,10000), BENCH_TERMINAL_WINDOW (1m).
+# BENCH_TERMINALS (1000,10000), BENCH_TERMINAL_WINDOW (1m). As root with
+# FUSE it also measures the latency layer's overhead at zero delay
+# (scripts/latency-bench.sh, its own environment; BENCH_LATENCY=0 skips
+# it) and adds it as latency_layer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} != inner ]]; then
@@ -66,6 +69,11 @@ OLTPLAB_BENCH_TARGET=$pg_target OLTPLAB_BENCH_TERMINALS=${BENCH_TERMINALS:-1000,
 	go test -run '^$' -bench BenchmarkTerminals -benchtime 1x -timeout 0 ./internal/driver >"$tmp/terminals.txt"
 uptime >"$tmp/uptime-after"
 
+if [[ $(id -u) == 0 && -e /dev/fuse && ${BENCH_LATENCY:-1} != 0 ]]; then
+	echo "bench: the latency layer's overhead at zero delay (scripts/latency-bench.sh)" >&2
+	scripts/latency-bench.sh >"$tmp/latency.json"
+fi
+
 python3 - "$tmp" "$W" "$SOCKETS" <<'PY'
 import json, os, re, sys
 tmp, w, sockets = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
@@ -99,5 +107,7 @@ for line in open(os.path.join(tmp, "terminals.txt")):
 load = lambda f: open(os.path.join(tmp, f)).read().split("load average:")[-1].strip()
 out["tpcc_terminals"] = {"database_warehouses": w, "load_average_before": load("uptime-before"),
                          "load_average_after": load("uptime-after"), "by_terminals": terminals}
+if os.path.exists(os.path.join(tmp, "latency.json")):
+    out["latency_layer"] = json.load(open(os.path.join(tmp, "latency.json")))
 print(json.dumps(out, indent=2))
 PY

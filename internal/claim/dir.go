@@ -409,3 +409,11 @@ func checkName(name string) error {
 	}
 	return nil
 }
+
+// OpenPath returns a new O_PATH descriptor of the directory, for an
+// operation that must act on this very directory whatever its path names
+// meanwhile (a file system mounted over it, a server below it). The
+// caller closes it.
+func (d *Dir) OpenPath() (int, error) {
+	return unix.Openat(d.fd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+}

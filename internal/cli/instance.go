@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/oltplab/oltplab/internal/instance"
+	"github.com/oltplab/oltplab/internal/latency"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
@@ -98,6 +100,28 @@ func (s settingsFlag) Set(v string) error {
 		return fmt.Errorf("want NAME=VALUE, got %q", v)
 	}
 	s[k] = val
+	return nil
+}
+
+// latencyFlag is --latency: latency layer settings (latency.Parse).
+type latencyFlag struct{ s **latency.Settings }
+
+func (f latencyFlag) String() string {
+	if f.s == nil || *f.s == nil {
+		return ""
+	}
+	return (*f.s).String()
+}
+
+// Type names the value for pflag's help.
+func (f latencyFlag) Type() string { return "SETTINGS" }
+
+func (f latencyFlag) Set(v string) error {
+	s, err := latency.Parse(v)
+	if err != nil {
+		return err
+	}
+	*f.s = &s
 	return nil
 }
 
@@ -196,6 +220,10 @@ func (a *app) instanceStart(ctx context.Context, args []string) error {
 	fs := newFlagSet("instance start")
 	specFlags(fs, s, &o.engine, "postgres or mariadb (required)", "the engine", "; required")
 	fs.IntVar(&s.MaxConnections, "max-connections", 0, "client connections oltplab will open, `N` (the largest VU step); the server accepts 10 more (default: the engine's)")
+	fs.Var(latencyFlag{&s.Latency}, "latency", "put --data-dir and --wal-dir on a latency layer that delays each I/O: "+
+		"read=4ms,write=1ms,fsync=6ms,meta=0.5ms; a kind's delay is fixed (4ms), normal 4ms p99 10ms, or lognormal 4ms p99 20ms, "+
+		"optionally with 1% at 50ms (a tail) and jitter 0.5ms or 10%; jitter=J for every kind, on=data or on=wal for one directory; "+
+		"0 is the layer with zero delays (a tier's baseline). As root, with FUSE; not with the I/O caps")
 	synopsis := "instance start --engine postgres|mariadb --data-dir DIR [FLAGS]"
 	if err := a.parseFlags(fs, synopsis, args); err != nil {
 		if errors.Is(err, errHelp) {
@@ -234,7 +262,25 @@ func (a *app) instanceStart(ctx context.Context, args []string) error {
 		return fmt.Errorf("instance %s: stop: %w", name, err)
 	}
 	fmt.Fprintf(a.out(), "instance %s stopped\n", name)
+	if l := inst.Describe().Latency; l != nil && l.SinceStart != nil {
+		printLatencyFigures(a.out(), *l.SinceStart)
+	}
 	return nil
+}
+
+// printLatencyFigures prints what a latency layer measured: per kind of
+// operation the latency the server saw, and the layer's CPU time.
+func printLatencyFigures(w io.Writer, s latency.Summary) {
+	fmt.Fprintf(w, "latency layer, over %.0f s:\n", s.Seconds)
+	for _, k := range latency.Kinds() {
+		f, ok := s.All[k.String()]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(w, "  %-5s  %9d  mean %.3f ms  p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  (delay %.3f ms, layer %.0f µs)\n",
+			k, f.Count, f.MeanMillis, f.P50Millis, f.P99Millis, f.P999Millis, f.DelayMeanMillis, f.OwnMeanMicros)
+	}
+	fmt.Fprintf(w, "  cpu    %.1f s, %.1f µs per operation\n", s.CPUSeconds, s.CPUMicrosPerOp)
 }
 
 func (a *app) printInstance(name string, d instance.Description, target, pwFile string) {
@@ -257,6 +303,9 @@ func (a *app) printInstance(name string, d instance.Description, target, pwFile 
 	}
 	for _, c := range d.Controls {
 		fmt.Fprintf(w, "  %s\n", c)
+	}
+	if l := d.Latency; l != nil {
+		fmt.Fprintf(w, "  latency layer: %s (process %d; mounted for the server's processes only, the data stays in the directories)\n", l.Settings, l.PID)
 	}
 	fmt.Fprintf(w, "Stop with Ctrl-C, SIGTERM or `oltplab instance stop %s`.\n", name)
 }

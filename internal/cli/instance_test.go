@@ -21,6 +21,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/instance"
+	"github.com/oltplab/oltplab/internal/latency"
 )
 
 // asCLIEnv makes the test binary run oltplab's command line (as
@@ -28,6 +29,10 @@ import (
 const asCLIEnv = "OLTPLAB_TEST_AS_CLI"
 
 func TestMain(m *testing.M) {
+	// A managed instance's latency layer is served by this binary again.
+	if latency.IsDaemon() {
+		os.Exit(latency.DaemonMain())
+	}
 	if os.Getenv(asCLIEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := Main(ctx, os.Args[1:], os.Environ(), Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
@@ -134,6 +139,8 @@ func TestInstanceBadInput(t *testing.T) {
 		{"bad size", append(start, "--data-dir", dir, "--memory", "lots"), exitUsage},
 		{"bad setting", append(start, "--data-dir", dir, "--set", "nonsense"), exitUsage},
 		{"managed setting", append(start, "--data-dir", dir, "--set", "port=5432"), exitUsage},
+		{"bad latency", append(start, "--data-dir", dir, "--latency", "read=4"), exitUsage},
+		{"latency with I/O caps", append(start, "--data-dir", dir, "--latency", "read=1ms", "--write-iops", "100"), exitUsage},
 		{"binary missing", append(start, "--data-dir", dir, "--bin-dir", "/nonexistent/bin"), exitBinary},
 		{"directory unusable", append(start, "--data-dir", filepath.Join(file, "data")), exitDirectory},
 		{"cpus beyond the host", append(start, "--data-dir", dir, "--cpus", "0-4096"), exitCPUs},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/oltplab/oltplab/internal/latency"
 	"github.com/oltplab/oltplab/internal/scenario"
 )
 
@@ -19,7 +20,8 @@ type leftoverFlags struct {
 func (l *leftoverFlags) register(fs *pflag.FlagSet, env Env) {
 	fs.BoolVar(&l.on, "leftovers", false, "instead of a baseline copy: remove what oltplab processes of this host that were killed left on disk "+
 		"(a backup cycle's directory, its restored copy, a storage bench's test file), as recorded in the results store, "+
-		"where it still carries oltplab's mark; nothing else, and never through a link")
+		"where it still carries oltplab's mark; nothing else, and never through a link; and unmount a latency layer a killed oltplab "+
+		"left mounted for a process that outlived it")
 	l.results.register(fs, env)
 }
 
@@ -45,7 +47,22 @@ func (a *app) cleanLeftovers(ctx context.Context, l leftoverFlags) error {
 	if err != nil {
 		return err
 	}
-	if len(rs) == 0 {
+	// Latency layers' mounts of killed oltplab processes that a process
+	// which outlived them still holds (they name the oltplab that made
+	// them); the data under them is never touched.
+	mounts, merr := latency.RemoveLeftovers()
+	if merr != nil {
+		a.log.Warn("look for latency layers' leftover mounts", "err", merr)
+	}
+	for _, m := range mounts {
+		if m.Err != nil {
+			failed++
+			fmt.Fprintln(w, m.String())
+			continue
+		}
+		fmt.Fprintln(w, m.String()+": unmounted")
+	}
+	if len(rs) == 0 && len(mounts) == 0 {
 		fmt.Fprintf(w, "nothing to remove: no leftover of a killed oltplab is recorded in %s\n", st.Path())
 	}
 	if failed > 0 {

@@ -157,6 +157,10 @@ type BackupperInfo struct {
 	// a group of their own with IOLimit, or none.
 	Placement string    `json:"placement"`
 	Controls  []Control `json:"controls,omitempty"`
+	// WriteCap is the write cap the tools and restores run under (the
+	// source instance's io_limit, or IOLimit), nil without one: whether
+	// it holds for writes through the page cache (see WriteCap).
+	WriteCap *WriteCap `json:"write_cap,omitempty"`
 	// RestoreSpec is the spec restores start instances from.
 	RestoreSpec Spec `json:"restore_spec"`
 }
@@ -221,6 +225,9 @@ func NewBackupper(ctx context.Context, src BackupSource, o BackupOptions, log *s
 	case src.Instance != nil:
 		b.run.acct, b.run.pl = src.Instance.acct, src.Instance.placement
 		b.desc.Placement = "inside managed instance " + src.Instance.spec.InstanceName() + "'s cgroups and CPUs (its caps hold for its backups)"
+		if l := src.Instance.spec.IOLimit; !l.IsZero() {
+			b.desc.WriteCap = writeCapOf(src.Instance.cg, l)
+		}
 	default:
 		b.run.pl = noPlacement
 		b.desc.Placement = "none (no cap)"
@@ -298,7 +305,13 @@ func (b *Backupper) capTools(id string, l IOLimit, dirs []string) error {
 	if err != nil {
 		return errorf(KindControl, "backup I/O cap: %v", err)
 	}
-	cg, why := newCgroup(hs, id, []string{ctlBlkio})
+	want := []string{ctlBlkio}
+	if _, v1 := findV1(hs, ctlBlkio); !v1 {
+		// cgroup v2 charges the writeback of buffered writes to the
+		// group only when it has the memory controller too.
+		want = append(want, ctlMemory)
+	}
+	cg, why := newCgroup(hs, id, want)
 	b.cg = cg
 	d, v2, ok := cg.dir(ctlBlkio)
 	if !ok {
@@ -311,6 +324,10 @@ func (b *Backupper) capTools(id string, l IOLimit, dirs []string) error {
 		return errorf(KindControl, "backup I/O cap: %v", err)
 	}
 	b.run.pl = cg.placement()
+	if b.src.Instance != nil {
+		// The tools see the source's files as its server does.
+		b.run.pl.layer = b.src.Instance.placement.layer
+	}
 	c := Control{Name: "io_limit", Requested: l.String() + " on " + strings.Join(disks, ", "), Method: method(v2, "blkio throttle"), Where: d}
 	if v2 {
 		c.Method = method(v2, "io.max")
@@ -319,6 +336,7 @@ func (b *Backupper) capTools(id string, l IOLimit, dirs []string) error {
 	}
 	b.desc.Controls = append(b.desc.Controls, c)
 	b.desc.Placement = "a cgroup of the backups' own, " + c.Requested
+	b.desc.WriteCap = writeCapOf(cg, l)
 	return nil
 }
 
@@ -353,6 +371,7 @@ func (b *Backupper) restoreSpec(o BackupOptions) Spec {
 	s.Name, s.Engine, s.DataDir, s.WALDir = "restore", b.src.Engine, "", ""
 	if !o.IOLimit.IsZero() {
 		s.IOLimit = o.IOLimit // the restores go where the capped backups go
+		s.Latency = nil       // which a latency layer's process would escape
 	}
 	if s.BinDir == "" && b.src.Instance != nil {
 		s.BinDir = b.src.Instance.bins.Dir
@@ -507,6 +526,9 @@ func syncDir(dir string) error {
 // RestoreReport is what a restore did, step by step.
 type RestoreReport struct {
 	Steps []RestoreStep `json:"steps"`
+	// DirectCopy: the copy was oltplab's own, with direct I/O from inside
+	// the write cap's group, so that a cgroup v1 cap held for it.
+	DirectCopy bool `json:"direct_copy,omitempty"`
 	// Bytes and Files are the restored data directory's.
 	Bytes int64 `json:"bytes"`
 	Files int   `json:"files"`

@@ -3,9 +3,11 @@ package instance
 import (
 	"context"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/oltplab/oltplab/internal/claim"
 	"github.com/oltplab/oltplab/internal/dialect"
 )
 
@@ -59,5 +61,56 @@ func TestBackupMethodNames(t *testing.T) {
 	_, err := NewBackupper(context.Background(), BackupSource{Engine: Postgres, Target: tg}, BackupOptions{Method: MariaBackup}, nil)
 	if KindOf(err) != KindSpec {
 		t.Errorf("mariadb-backup on postgres: got %v, want a spec error", err)
+	}
+}
+
+// TestCappedRestoreCopiesDirectly: the base backup of a managed
+// PostgreSQL with a cgroup v1 write cap is restored by oltplab's own
+// direct copy inside the cap's group (the cap holds for it), the
+// restored server starts, and the backupper says the cap does not hold
+// for what its tools write through the page cache.
+func TestCappedRestoreCopiesDirectly(t *testing.T) {
+	needEngine(t, Postgres)
+	ctx := context.Background()
+	hs, err := liveHierarchies()
+	if err != nil {
+		t.Skip(err)
+	}
+	if _, ok := findV1(hs, ctlBlkio); !ok {
+		t.Skip("no cgroup v1 blkio")
+	}
+	dir := fromTemplate(t, Postgres, "pg-capped-src")
+	src, err := Start(ctx, Spec{Name: "pg-capped-src", Engine: Postgres, DataDir: dir, Settings: fastSettings,
+		IOLimit: IOLimit{WriteMBps: 200}}, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Stop(ctx)
+	b, err := NewBackupper(ctx, BackupSource{Instance: src, Target: src.Target()}, BackupOptions{Method: BaseBackup}, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	w := b.Info().WriteCap
+	if w == nil || w.HoldsBuffered || w.Method != "cgroup v1 blkio throttle" || w.Limit.WriteMBps != 200 {
+		t.Fatalf("write cap: %+v", w)
+	}
+	bk, err := b.Backup(ctx, filepath.Join(testRoot, "pg-capped-backup"), claim.NewMark(claim.KindBackup))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, rep, err := b.Restore(ctx, bk, filepath.Join(testRoot, "pg-capped-restored"), claim.NewMark(claim.KindRestore))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Stop(ctx)
+	if !rep.DirectCopy {
+		t.Error("the restore copied through the page cache under a v1 write cap")
+	}
+	if rep.Bytes < 10<<20 {
+		t.Errorf("restored %d bytes", rep.Bytes)
+	}
+	if note := w.Note(bk.Bytes, bk.Ended.Sub(bk.Started).Seconds(), false); !strings.Contains(note, "MB/s achieved") {
+		t.Errorf("the backup's note: %q", note)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/oltplab/oltplab/internal/claim"
+	"github.com/oltplab/oltplab/internal/latency"
 	"github.com/oltplab/oltplab/internal/sysstat"
 )
 
@@ -65,6 +66,11 @@ func Check(s Spec) error {
 	}
 	if !eng.server() {
 		return nil
+	}
+	if s.Latency != nil {
+		if err := latency.Check(); err != nil {
+			return errorf(KindControl, "instance %s: latency: %v", s.InstanceName(), err)
+		}
 	}
 	var want []string
 	if !s.IOLimit.IsZero() {

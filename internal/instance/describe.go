@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/latency"
 	"github.com/oltplab/oltplab/internal/sysstat"
 )
 
@@ -33,6 +34,9 @@ type Description struct {
 	Started   time.Time         `json:"started"`
 	Restarts  []RestartReport   `json:"restarts,omitempty"`
 	Notes     []string          `json:"notes,omitempty"`
+	// Latency is the latency layer under the directories (Spec.Latency):
+	// its settings, how it is served, its figures so far and its cost.
+	Latency *latency.Description `json:"latency,omitempty"`
 }
 
 // ServerInfo is the server process of an instance.
@@ -49,7 +53,7 @@ func (i *Instance) Describe() Description {
 	defer i.mu.Unlock()
 	d := Description{ID: i.id, Spec: i.spec, EngineDir: i.engineDir, WALDir: i.engineWALDir,
 		Devices: i.devices, Controls: i.controls, Effective: i.effective, Started: i.started,
-		Restarts: i.restarts, Notes: i.notes, Settings: map[string]string{}}
+		Restarts: i.restarts, Notes: i.notes, Settings: map[string]string{}, Latency: i.describeLatency()}
 	for _, s := range i.settings {
 		d.Settings[s.name] = s.value
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/claim"
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/latency"
 	"github.com/oltplab/oltplab/internal/sysstat"
 )
 
@@ -57,6 +58,7 @@ type Instance struct {
 
 	cg        *cgroup
 	placement placement
+	layer     *latency.Layer // nil without Spec.Latency
 	controls  []Control
 	devices   map[string]sysstat.Device // "data", "wal"
 	notes     []string
@@ -140,6 +142,9 @@ func Start(ctx context.Context, s Spec, log *slog.Logger) (_ *Instance, err erro
 		return nil, err
 	}
 	if err := i.applyControls(throttled); err != nil {
+		return nil, err
+	}
+	if err := i.mountLatency(ctx); err != nil {
 		return nil, err
 	}
 	ok, err := i.eng.initialised(i)
@@ -458,8 +463,9 @@ func (i *Instance) stopServer(ctx context.Context) {
 // cleanup removes the cgroups and the run directory, and releases the
 // instance's directories.
 func (i *Instance) cleanup() error {
+	err := i.closeLatency()
 	i.closeDirs()
-	err := i.cg.remove()
+	err = errors.Join(err, i.cg.remove())
 	if i.runDir != "" {
 		if rerr := os.RemoveAll(i.runDir); rerr != nil {
 			err = errors.Join(err, rerr)

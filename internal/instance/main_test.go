@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/oltplab/oltplab/internal/latency"
 )
 
 // helperEnv makes the test binary a helper process that starts an
@@ -26,6 +28,10 @@ const helperEnv = "OLTPLAB_INSTANCE_TEST_HELPER"
 var testRoot string
 
 func TestMain(m *testing.M) {
+	// A managed instance's latency layer is served by this binary again.
+	if latency.IsDaemon() {
+		os.Exit(latency.DaemonMain())
+	}
 	if dir := os.Getenv(helperEnv); dir != "" {
 		os.Exit(helperMain(dir))
 	}
@@ -43,21 +49,40 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// helperLatencyEnv gives the helper's instance a latency layer with
+// these settings.
+const helperLatencyEnv = "OLTPLAB_INSTANCE_TEST_LATENCY"
+
 // helperInstance is what the helper process prints.
 type helperInstance struct {
 	PID    int    `json:"pid"`
 	Port   int    `json:"port"`
 	ID     string `json:"id"`
 	RunDir string `json:"run_dir"`
+	Layer  int    `json:"layer,omitempty"`  // the latency layer's process
+	Source string `json:"source,omitempty"` // its mount's source
 }
 
 func helperMain(dataDir string) int {
-	inst, err := Start(context.Background(), Spec{Name: "helper", Engine: Postgres, DataDir: dataDir, Settings: fastSettings}, nil)
+	spec := Spec{Name: "helper", Engine: Postgres, DataDir: dataDir, Settings: fastSettings}
+	if v := os.Getenv(helperLatencyEnv); v != "" {
+		s, err := latency.Parse(v)
+		if err != nil {
+			fmt.Println("error:", err)
+			return 1
+		}
+		spec.Latency = &s
+	}
+	inst, err := Start(context.Background(), spec, nil)
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1
 	}
-	_ = json.NewEncoder(os.Stdout).Encode(helperInstance{PID: inst.PID(), Port: inst.Port(), ID: inst.id, RunDir: inst.runDir})
+	h := helperInstance{PID: inst.PID(), Port: inst.Port(), ID: inst.id, RunDir: inst.runDir}
+	if l := inst.Latency(); l != nil {
+		h.Layer, h.Source = l.PID(), l.Mounts()[0].Source
+	}
+	_ = json.NewEncoder(os.Stdout).Encode(h)
 	time.Sleep(time.Hour) // until killed
 	return 0
 }

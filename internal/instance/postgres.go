@@ -189,6 +189,34 @@ var postgresIOSettings = []setting{
 	{"wal_writer_flush_after", "1MB"},
 }
 
+// postgresTimingSettings make the server time its own I/O, so that what
+// it waited for is known from its side too (pg_stat_database
+// blk_read_time and blk_write_time, pg_stat_wal wal_write_time and
+// wal_sync_time, which the wait sampler reads): two clock reads per
+// I/O, cheap with the kernel's vDSO clock. track_wal_io_timing is
+// PostgreSQL 14's.
+func postgresTimingSettings(version string) []setting {
+	s := []setting{{"track_io_timing", "on"}}
+	if v := postgresMajor(version); v == 0 || v >= 14 {
+		s = append(s, setting{"track_wal_io_timing", "on"})
+	}
+	return s
+}
+
+// postgresMajor is the major version in `postgres --version` ("postgres
+// (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)"), 0 when unknown.
+func postgresMajor(version string) int {
+	f := strings.Fields(version)
+	for i, w := range f {
+		if w == "(PostgreSQL)" && i+1 < len(f) {
+			major, _, _ := strings.Cut(f[i+1], ".")
+			n, _ := strconv.Atoi(major)
+			return n
+		}
+	}
+	return 0
+}
+
 func (postgresEngine) ioLimitNote() string {
 	return "WAL fdatasync'ed and data pages pushed out (*_flush_after) by the server's own processes"
 }
@@ -212,6 +240,7 @@ func (postgresEngine) settings(i *Instance) []setting {
 	// Backups (pg_basebackup) need replication connections.
 	s = append(s, setting{"wal_level", "replica"}, setting{"max_wal_senders", "4"})
 	s = append(s, postgresIOSettings...)
+	s = append(s, postgresTimingSettings(i.bins.Version)...)
 	return withSpecSettings(s, i.spec.Settings)
 }
 
@@ -319,9 +348,10 @@ func (postgresEngine) ready(ctx context.Context, i *Instance) (map[string]string
 func readSettings(ctx context.Context, conn *pgx.Conn) (map[string]string, error) {
 	eff := map[string]string{}
 	for _, k := range []string{"server_version", "shared_buffers", "max_connections", "wal_level", "wal_sync_method",
-		"backend_flush_after", "checkpoint_flush_after", "fsync", "synchronous_commit", "data_directory"} {
+		"backend_flush_after", "checkpoint_flush_after", "fsync", "synchronous_commit", "data_directory",
+		"track_io_timing", "track_wal_io_timing"} {
 		var v string
-		if err := conn.QueryRow(ctx, "SELECT current_setting($1)", k).Scan(&v); err != nil {
+		if err := conn.QueryRow(ctx, "SELECT coalesce(current_setting($1, true), '')", k).Scan(&v); err != nil {
 			return nil, fmt.Errorf("read setting %s: %w", k, err)
 		}
 		eff[k] = v

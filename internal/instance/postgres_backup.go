@@ -157,6 +157,10 @@ func (postgresEngine) restore(ctx context.Context, b *Backupper, bk Backup, spec
 	}
 	engineDir := filepath.Join(spec.DataDir, string(Postgres))
 	err = r.step("copy", func() error {
+		if b.copyDirectly() {
+			r.DirectCopy = true
+			return copyDirect(ctx, b.run.pl, b.run.acct, bk.Data, engineDir)
+		}
 		return b.run.run(ctx, "restore: copy the base backup", b.tools["cp"], []string{"-a", "--", bk.Data + "/.", engineDir + "/"})
 	})
 	if err != nil {

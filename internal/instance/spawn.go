@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/oltplab/oltplab/internal/latency"
 )
 
 // child is a process oltplab started. It was forked by a dedicated OS
@@ -28,12 +30,15 @@ type child struct {
 // cgroup v1 groups (their "tasks" files take a thread id) and takes the
 // CPU affinity before it forks, so that the child and everything it forks
 // inherit them, and goes back afterwards. A cgroup v2 group is given to
-// clone3 directly (CLONE_INTO_CGROUP).
+// clone3 directly (CLONE_INTO_CGROUP). With a latency layer the thread
+// also enters the layer's mount namespace, for good: it is never given
+// back (see child), and never the process's main thread.
 type placement struct {
-	join     []string // v1 tasks files to enter before the fork
-	leave    []string // v1 tasks files of the groups to return to after it
-	cgroupFD int      // open v2 cgroup directory, or -1
-	cpus     CPUSet   // affinity, or nil
+	join     []string       // v1 tasks files to enter before the fork
+	leave    []string       // v1 tasks files of the groups to return to after it
+	cgroupFD int            // open v2 cgroup directory, or -1
+	cpus     CPUSet         // affinity, or nil
+	layer    *latency.Layer // the latency layer whose mounts the process sees, or nil
 }
 
 var noPlacement = placement{cgroupFD: -1}
@@ -50,9 +55,7 @@ func startChild(cmd *exec.Cmd, pl placement) (*child, error) {
 	}
 	c := &child{cmd: cmd, done: make(chan struct{})}
 	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		// Deliberately never unlocked: see child.
+	offMainThread(func() {
 		err := pl.enter()
 		if err == nil {
 			err = cmd.Start()
@@ -64,14 +67,39 @@ func startChild(cmd *exec.Cmd, pl placement) (*child, error) {
 		}
 		c.err = cmd.Wait()
 		close(c.done)
-	}()
+	})
 	if err := <-started; err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// enter moves the calling (locked) thread into pl's groups and CPUs.
+// offMainThread runs f in a new goroutine locked to a thread other than
+// the process's main thread, and never unlocked (see child): the main
+// thread cannot end, and it is the one /proc/PID shows, so what f changes
+// of its thread (cgroups, a mount namespace) must not be the main one's.
+func offMainThread(f func()) {
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() == unix.Getpid() {
+			// Locked here, this goroutine keeps the next one off the main
+			// thread; the main thread is given back untouched.
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				runtime.LockOSThread()
+				f()
+			}()
+			<-done
+			runtime.UnlockOSThread()
+			return
+		}
+		f()
+	}()
+}
+
+// enter moves the calling (locked) thread into pl's groups, CPUs and
+// mount namespace.
 func (pl placement) enter() error {
 	tid := strconv.Itoa(unix.Gettid())
 	for _, f := range pl.join {
@@ -86,6 +114,11 @@ func (pl placement) enter() error {
 		}
 		if err := unix.SchedSetaffinity(0, &set); err != nil {
 			return fmt.Errorf("set CPU affinity %s: %w", pl.cpus, err)
+		}
+	}
+	if pl.layer != nil {
+		if err := latency.EnterNamespace(pl.layer.Namespace()); err != nil {
+			return err
 		}
 	}
 	return nil

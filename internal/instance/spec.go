@@ -2,9 +2,12 @@ package instance
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/oltplab/oltplab/internal/latency"
 )
 
 // Engine names the database an instance runs.
@@ -120,6 +123,12 @@ type Spec struct {
 	// BinDir, optional, is where the server binaries are (e.g.
 	// /usr/lib/postgresql/15/bin); found automatically when empty.
 	BinDir string `yaml:"bin_dir,omitempty" json:"bin_dir,omitempty"`
+	// Latency, when set, puts data_dir and wal_dir (or the one its On
+	// names) on a latency layer (internal/latency) with these delays; a
+	// zero value is the layer with zero delays, the baseline of tiers
+	// that differ only in their delays. Server engines only, as root,
+	// not with io_limit. (Not a plan field yet.)
+	Latency *latency.Settings `yaml:"-" json:"latency,omitempty"`
 
 	// login, set by a restore, is how oltplab enters a copy of a cluster
 	// it does not manage (postgres_backup.go); nil: as its own role.
@@ -187,11 +196,18 @@ func (s Spec) Validate(h Host) error {
 		if s.MaxConnections != 0 {
 			extra = append(extra, "max_connections")
 		}
+		if s.Latency != nil {
+			// The layer's process would serve oltplab's own I/O.
+			extra = append(extra, "latency")
+		}
 		if len(extra) > 0 {
 			return errorf(KindSpec, "instance %s: %s embedded in oltplab takes only data_dir and memory, not %s",
 				s.InstanceName(), s.Engine, strings.Join(extra, ", "))
 		}
 		return nil
+	}
+	if err := s.validateLatency(); err != nil {
+		return err
 	}
 	if s.MemoryLimit != 0 && s.MemoryLimit <= s.Memory {
 		return errorf(KindSpec, "instance %s: memory_limit %s must exceed memory %s (the buffer pool lives inside the limit)",
@@ -241,3 +257,35 @@ func (s Spec) Validate(h Host) error {
 }
 
 var settingName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
+
+// validateLatency checks the latency layer's settings against the spec.
+func (s Spec) validateLatency() error {
+	l := s.Latency
+	if l == nil {
+		return nil
+	}
+	if err := l.Validate(); err != nil {
+		return errorf(KindSpec, "instance %s: %v", s.InstanceName(), err)
+	}
+	if !s.IOLimit.IsZero() {
+		return errorf(KindSpec, "instance %s: io_limit and latency together: the server's I/O reaches the disk through the latency layer's process, "+
+			"outside the cgroup io_limit caps; give a tier one or the other", s.InstanceName())
+	}
+	if l.On == latency.WALDir && s.WALDir == "" {
+		return errorf(KindSpec, "instance %s: latency on=wal without a wal_dir", s.InstanceName())
+	}
+	if s.WALDir != "" {
+		d, err1 := filepath.Abs(s.DataDir)
+		w, err2 := filepath.Abs(s.WALDir)
+		if err1 == nil && err2 == nil && (within(w, d) || within(d, w)) {
+			return errorf(KindSpec, "instance %s: with latency, data_dir %s and wal_dir %s must not be inside one another: each gets a layer of its own",
+				s.InstanceName(), s.DataDir, s.WALDir)
+		}
+	}
+	return nil
+}
+
+// within reports whether path p is dir or below it (both clean, absolute).
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}

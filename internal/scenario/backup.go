@@ -166,6 +166,7 @@ type restoredCopy struct {
 	target dialect.Target
 	steps  []instance.RestoreStep
 	bytes  int64
+	direct bool // copied with direct I/O inside the write cap's group
 	stop   func(context.Context) error
 }
 
@@ -315,6 +316,9 @@ func (b *Backups) Cycle(ctx context.Context, n int) (c summary.BackupCycle, err 
 	c.Backup.Bytes, c.Backup.SyncedBy = bytes, syncedBy
 	c.Backup.MBps = mbps(bytes, c.Backup.Ended.Sub(c.Backup.Started))
 	b.env.note("cycle %d: backup of %s in %.1f s (%.1f MB/s)", n, decimalBytes(bytes), c.Backup.Seconds, c.Backup.MBps)
+	if c.Backup.CapNote = b.writeCap().Note(bytes, c.Backup.Seconds, false); c.Backup.CapNote != "" {
+		b.env.note("cycle %d: backup %s", n, c.Backup.CapNote)
+	}
 	c.Backup.Kept = o.Keep
 	if !o.Restore {
 		return c, nil
@@ -350,6 +354,16 @@ func (b *Backups) Cycle(ctx context.Context, n int) (c summary.BackupCycle, err 
 	c.Restore.Bytes = r.bytes
 	c.Restore.MBps = mbps(r.bytes, c.Restore.Ended.Sub(c.Restore.Started))
 	b.env.note("cycle %d: restored %s in %.1f s (%.1f MB/s); checking it", n, decimalBytes(r.bytes), c.Restore.Seconds, c.Restore.MBps)
+	c.Restore.DirectCopy = r.direct
+	copySeconds := c.Restore.Seconds
+	for _, s := range c.Restore.Steps {
+		if s.Name == "copy" {
+			copySeconds = s.Seconds
+		}
+	}
+	if c.Restore.CapNote = b.writeCap().Note(r.bytes, copySeconds, r.direct); c.Restore.CapNote != "" {
+		b.env.note("cycle %d: restore %s", n, c.Restore.CapNote)
+	}
 
 	c.Check = &summary.CheckPhase{Started: time.Now()}
 	out, err := b.checkRestored(ctx, r.target)
@@ -370,6 +384,15 @@ func (b *Backups) checkRestored(ctx context.Context, tg dialect.Target) (CheckOu
 	}
 	defer db.Close()
 	return b.env.Check(ctx, db, tg)
+}
+
+// writeCap is the write cap backups and restores run under, nil for
+// none.
+func (b *Backups) writeCap() *instance.WriteCap {
+	if t := b.c.info().Tools; t != nil {
+		return t.WriteCap
+	}
+	return nil
 }
 
 // release removes a cycle's directory (a backup, a restored copy) where
@@ -420,7 +443,7 @@ func (s *serverCopier) restore(ctx context.Context, dir, into string, m claim.Ma
 	if s.source.URL != nil && s.source.URL.Path != "" && s.source.URL.Path != "/" {
 		tg.URL.Path = s.source.URL.Path
 	}
-	return &restoredCopy{target: tg, steps: rep.Steps, bytes: rep.Bytes, stop: inst.Stop}, nil
+	return &restoredCopy{target: tg, steps: rep.Steps, bytes: rep.Bytes, direct: rep.DirectCopy, stop: inst.Stop}, nil
 }
 
 func (s *serverCopier) close() error { return s.b.Close() }

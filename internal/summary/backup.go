@@ -105,6 +105,10 @@ type BackupPhase struct {
 	Bytes    int64   `json:"bytes"`
 	MBps     float64 `json:"mb_per_s"`
 	SyncedBy string  `json:"synced_by,omitempty"`
+	// CapNote says when a write cap could not hold for the backup (a
+	// cgroup v1 throttle and a tool writing through the page cache),
+	// with the rate reached; empty when it held or there was none.
+	CapNote string `json:"cap_note,omitempty"`
 	// Window and Host are set by scenario.Env.Backup.
 	Window *Span                `json:"window,omitempty"`
 	Host   *sampler.StepSummary `json:"host,omitempty"`
@@ -120,11 +124,16 @@ type RestorePhase struct {
 	Seconds float64   `json:"seconds"`
 	// Bytes is the size of the restored database directory (or file);
 	// MBps is Bytes per second of the restore, in 10^6 bytes.
-	Bytes  int64                `json:"bytes"`
-	MBps   float64              `json:"mb_per_s"`
-	Steps  []RestoreStep        `json:"steps"`
-	Window *Span                `json:"window,omitempty"`
-	Host   *sampler.StepSummary `json:"host,omitempty"`
+	Bytes int64         `json:"bytes"`
+	MBps  float64       `json:"mb_per_s"`
+	Steps []RestoreStep `json:"steps"`
+	// DirectCopy: the copy was oltplab's own, with direct I/O inside the
+	// write cap's group, so that a cgroup v1 cap held for it. CapNote, as
+	// the backup's, with the copy step's rate.
+	DirectCopy bool                 `json:"direct_copy,omitempty"`
+	CapNote    string               `json:"cap_note,omitempty"`
+	Window     *Span                `json:"window,omitempty"`
+	Host       *sampler.StepSummary `json:"host,omitempty"`
 }
 
 // RestoreStep is one step of a restore (prepare, copy, sync, init,

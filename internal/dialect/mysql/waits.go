@@ -94,9 +94,33 @@ func (d *DB) OpenWaitProbe(ctx context.Context) (dialect.WaitProbe, error) {
 		cerr = c.QueryRowContext(ctx,
 			"SELECT ENABLED FROM performance_schema.setup_consumers WHERE NAME = 'events_waits_current'").Scan(&enabled)
 	}
-	p := &waitProbe{d: d, c: c}
+	p := &waitProbe{d: d, c: c, fileIO: ps == 1}
 	p.sql, p.source = waitSource(ps == 1, enabled, cerr)
+	if p.fileIO {
+		p.source += "; InnoDB file I/O timed by performance_schema.file_summary_by_event_name"
+	}
 	return p, nil
+}
+
+// fileIOSQL reads the server's own timing of InnoDB's file I/O
+// (performance_schema, picoseconds), cumulative since it started.
+const fileIOSQL = `SELECT EVENT_NAME, COUNT_READ, SUM_TIMER_READ, COUNT_WRITE, SUM_TIMER_WRITE, COUNT_MISC, SUM_TIMER_MISC
+FROM performance_schema.file_summary_by_event_name
+WHERE EVENT_NAME IN ('wait/io/file/innodb/innodb_data_file', 'wait/io/file/innodb/innodb_log_file')`
+
+// fileIOCounters adds one row of fileIOSQL to out: counts, and times in
+// milliseconds, of reads, writes and the rest (opens, closes and syncs:
+// "misc"), named after the file kind ("innodb_data_file_reads",
+// "innodb_data_file_read_time_ms").
+func fileIOCounters(out map[string]float64, event string, counts, picos [3]float64) {
+	kind, ok := strings.CutPrefix(event, "wait/io/file/innodb/")
+	if !ok {
+		return
+	}
+	for i, op := range []struct{ count, time string }{{"reads", "read"}, {"writes", "write"}, {"misc_ops", "misc"}} {
+		out[kind+"_"+op.count] = counts[i]
+		out[kind+"_"+op.time+"_time_ms"] = picos[i] / 1e9
+	}
 }
 
 // waitSource chooses the sampling query and says what it can see, from
@@ -127,6 +151,7 @@ type waitProbe struct {
 	c      *sql.Conn
 	sql    string
 	source string
+	fileIO bool // performance_schema is on: read its file I/O timing
 }
 
 func (p *waitProbe) SampleWaits(ctx context.Context) ([]dialect.WaitSample, error) {
@@ -225,13 +250,50 @@ func (p *waitProbe) DBCounters(ctx context.Context) (map[string]float64, error) 
 	if err := rows.Err(); err != nil {
 		return nil, p.d.wrap("read SHOW GLOBAL STATUS", err)
 	}
+	if p.fileIO {
+		if err := p.readFileIO(ctx, out); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
+// readFileIO adds the server's own file I/O timing to out.
+func (p *waitProbe) readFileIO(ctx context.Context, out map[string]float64) error {
+	rows, err := p.c.QueryContext(ctx, fileIOSQL)
+	if err != nil {
+		return p.d.wrap("read performance_schema.file_summary_by_event_name", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var event string
+		var counts, picos [3]float64
+		if err := rows.Scan(&event, &counts[0], &picos[0], &counts[1], &picos[1], &counts[2], &picos[2]); err != nil {
+			return p.d.wrap("read performance_schema.file_summary_by_event_name", err)
+		}
+		fileIOCounters(out, event, counts, picos)
+	}
+	if err := rows.Err(); err != nil {
+		return p.d.wrap("read performance_schema.file_summary_by_event_name", err)
+	}
+	return nil
+}
+
 func (p *waitProbe) AvgWaits() []dialect.AvgWait {
-	return []dialect.AvgWait{
+	w := []dialect.AvgWait{
 		{Label: "row_lock_wait", TimeCounter: "innodb_row_lock_time_ms", CountCounter: "innodb_row_lock_waits"},
 	}
+	if p.fileIO {
+		// InnoDB's data files as the server timed them; its redo log
+		// writes are not instrumented in MariaDB 10.11 (they stay 0).
+		w = append(w,
+			dialect.AvgWait{Label: "data_file_read", TimeCounter: "innodb_data_file_read_time_ms", CountCounter: "innodb_data_file_reads"},
+			dialect.AvgWait{Label: "data_file_write", TimeCounter: "innodb_data_file_write_time_ms", CountCounter: "innodb_data_file_writes"},
+			dialect.AvgWait{Label: "data_file_sync_open_close", TimeCounter: "innodb_data_file_misc_time_ms", CountCounter: "innodb_data_file_misc_ops"},
+			dialect.AvgWait{Label: "log_file_write", TimeCounter: "innodb_log_file_write_time_ms", CountCounter: "innodb_log_file_writes"},
+		)
+	}
+	return w
 }
 
 func (p *waitProbe) WaitSource() string { return p.source }

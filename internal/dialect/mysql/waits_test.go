@@ -56,3 +56,25 @@ func TestWaitSource(t *testing.T) {
 		})
 	}
 }
+
+// TestFileIOCounters: performance_schema's file summary rows become
+// counters by file kind, times from picoseconds to milliseconds; other
+// instruments are left out.
+func TestFileIOCounters(t *testing.T) {
+	out := map[string]float64{}
+	fileIOCounters(out, "wait/io/file/innodb/innodb_data_file", [3]float64{160, 30, 26}, [3]float64{221853292080, 1909671750, 38006889600})
+	fileIOCounters(out, "wait/io/file/sql/binlog", [3]float64{1, 1, 1}, [3]float64{1e9, 1e9, 1e9})
+	want := map[string]float64{
+		"innodb_data_file_reads": 160, "innodb_data_file_read_time_ms": 221.85329208,
+		"innodb_data_file_writes": 30, "innodb_data_file_write_time_ms": 1.90967175,
+		"innodb_data_file_misc_ops": 26, "innodb_data_file_misc_time_ms": 38.0068896,
+	}
+	if len(out) != len(want) {
+		t.Errorf("got %v, want %v", out, want)
+	}
+	for k, v := range want {
+		if got := out[k]; got < v*0.999999 || got > v*1.000001 {
+			t.Errorf("%s: got %v, want %v", k, got, v)
+		}
+	}
+}
