@@ -118,6 +118,9 @@ func storedInfo(i BackupInfo) summary.BackupInfo {
 			out.Tools.Controls = append(out.Tools.Controls, summary.Control{Name: c.Name, Requested: c.Requested,
 				Method: c.Method, Where: c.Where, Note: c.Note})
 		}
+		if t.WriteCap != nil {
+			out.Tools.WriteCap = JSON(t.WriteCap)
+		}
 	}
 	return out
 }

@@ -61,6 +61,10 @@ type BackupTools struct {
 	// a group of their own with an I/O limit, or none.
 	Placement string    `json:"placement"`
 	Controls  []Control `json:"controls,omitempty"`
+	// WriteCap is the write cap the tools and restores ran under and
+	// whether it held for buffered writes, as the instance package
+	// writes it (absent when nothing was capped).
+	WriteCap json.RawMessage `json:"write_cap,omitempty"`
 	// RestoreSpec is the managed instance spec restores start from, as
 	// the instance package writes it.
 	RestoreSpec json.RawMessage `json:"restore_spec"`
