@@ -434,16 +434,27 @@ func (s *tpchSession) conn(ctx context.Context) (*sql.Conn, error) {
 // killing kills the statement running on the session's connection when
 // ctx ends; done, called once the statement returned, says whether it was
 // killed (the connection is then given up).
+//
+// The context's end and the statement's return race: the driver closes
+// the connection as soon as the context ends, and the statement can
+// return before the context has started the kill, which stop then
+// prevents. So a context that ended is a killed statement whatever stop
+// says: the kill is sent then, and the connection given up (used again,
+// it would answer "bad connection" to every later statement).
 func (s *tpchSession) killing(ctx context.Context) (done func() bool) {
 	id := s.id
-	stop := context.AfterFunc(ctx, func() {
+	kill := func() {
 		kctx, cancel := context.WithTimeout(context.Background(), killTimeout)
 		defer cancel()
 		_, _ = s.d.db.ExecContext(kctx, "KILL QUERY ?", id)
-	})
+	}
+	stop := context.AfterFunc(ctx, kill)
 	return func() bool {
 		if stop() {
-			return false
+			if ctx.Err() == nil {
+				return false
+			}
+			go kill()
 		}
 		discard(s.c)
 		s.c = nil
