@@ -127,8 +127,8 @@ func runTPCHBuild(ctx context.Context, a *app, args []string) error {
 		}
 		out := a.out()
 		fmt.Fprintf(out, "built TPC-H SF %s in %s: %d rows in %.1f s\n", res.Scale, tg, res.TotalRows, res.TotalSeconds)
-		fmt.Fprintf(out, "  load %.1f s with %d worker(s), keys and indexes %.1f s, analyze %.1f s; qgen seed %d\n",
-			res.LoadSeconds, res.Workers, res.IndexSeconds, res.AnalyzeSeconds, res.QGenSeed)
+		fmt.Fprintf(out, "  text pool %.1f s, load %.1f s with %d worker(s), keys and indexes %.1f s, analyze %.1f s; qgen seed %d\n",
+			res.TextSeconds, res.LoadSeconds, res.Workers, res.IndexSeconds, res.AnalyzeSeconds, res.QGenSeed)
 		if err != nil {
 			return err
 		}
@@ -309,7 +309,7 @@ func printTPCH(w io.Writer, s summary.TPCH) {
 		streams = append(streams, s.Throughput.Streams...)
 	}
 	sort.SliceStable(streams, func(i, j int) bool { return streams[i].Stream < streams[j].Stream })
-	fmt.Fprintf(w, "TPC-H %s test, SF %s, %s, seed %d: query intervals in seconds (clause 5.3.7.5)\n", s.Test, s.Scale, s.Dialect, s.Seed)
+	fmt.Fprintf(w, "TPC-H %s, SF %s, %s, seed %d: query intervals in seconds (clause 5.3.7.5)\n", s.TestName(), s.Scale, s.Dialect, s.Seed)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "query\t")
 	for _, st := range streams {

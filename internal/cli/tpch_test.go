@@ -53,7 +53,7 @@ func TestTPCHWorkflow(t *testing.T) {
 	}
 
 	r = oltplab(t, env, "results", "show", strings.TrimSpace(jsonNumber(got.RunID)))
-	for _, want := range []string{"tpch, ok", "TPROC-H SF 0.01 power: Power@Size", "not an audited TPC-H result", "geo. mean", "Q22", "RF1", "label    sf001"} {
+	for _, want := range []string{"tpch, ok", "TPROC-H SF 0.01 power test: Power@Size", "not an audited TPC-H result", "geo. mean", "Q22", "RF1", "label    sf001"} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("results show lacks %q:\n%s", want, r.out)
 		}

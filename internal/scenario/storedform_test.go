@@ -10,6 +10,7 @@ import (
 	"github.com/oltplab/oltplab/internal/fio"
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/tpchload"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/summary"
 )
@@ -114,6 +115,9 @@ func TestStoredForms(t *testing.T) {
 
 	res := filled[load.Result](t)
 	sameJSON(t, "build", res, BuildSummary(res))
+
+	hres := filled[tpchload.Result](t)
+	sameJSON(t, "TPC-H build", hres, TPCHBuildSummary(hres))
 
 	info := BackupInfo{Method: instance.BaseBackup, Tools: new(filled[instance.BackupperInfo](t))}
 	sameJSON(t, "backup tools", info, storedInfo(info))

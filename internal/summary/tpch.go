@@ -110,7 +110,19 @@ func (s TPCH) Headline() string {
 	if len(parts) == 0 {
 		return fmt.Sprintf("TPROC-H SF %s: nothing measured", s.Scale)
 	}
-	return fmt.Sprintf("TPROC-H SF %s %s: %s", s.Scale, s.Test, strings.Join(parts, ", "))
+	return fmt.Sprintf("TPROC-H SF %s %s: %s", s.Scale, s.TestName(), strings.Join(parts, ", "))
+}
+
+// TestName names the tests the run ran: "power test", "throughput
+// test", or "performance test" for both (clause 5.3.2).
+func (s TPCH) TestName() string {
+	switch s.Test {
+	case "power", "throughput":
+		return s.Test + " test"
+	case "both":
+		return "performance test"
+	}
+	return s.Test
 }
 
 // firstReason is the first thing an absent figure's reason names.
