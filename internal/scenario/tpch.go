@@ -150,7 +150,7 @@ func (e *Env) TPCH(ctx context.Context, db dialect.Database, tg dialect.Target, 
 	if err != nil {
 		return TPCHOutcome{}, storeErr("record the TPC-H tests", err)
 	}
-	e.note("TPC-H %s test on %s at SF %s (seed %d%s)", o.Test, tg, m.Scale, seed, streamsNote(o))
+	e.note("TPC-H %s on %s at SF %s (seed %d%s)", summary.TPCH{Test: string(o.Test)}.TestName(), tg, m.Scale, seed, streamsNote(o))
 	t0 := time.Now()
 	o.Origin = t0
 	smp := e.StartSampling(ctx, db, tg, rc, time.Second)
