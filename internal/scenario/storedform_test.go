@@ -10,9 +10,9 @@ import (
 	"github.com/oltplab/oltplab/internal/fio"
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/load"
-	"github.com/oltplab/oltplab/internal/tpchload"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/summary"
+	"github.com/oltplab/oltplab/internal/tpchload"
 )
 
 // filled returns a T with every exported field, at any depth, set to a
