@@ -108,10 +108,11 @@ func (s *tpchStep) Connections(*plan.Plan) int {
 	return max(s.Streams+2, s.Workers+2, 4)
 }
 
-// tpchSecondsPerSF is a build and one performance test per unit of scale
-// factor on the 2-core test machine, rounded up (SF 0.1 builds in about
-// 15 s on PostgreSQL and runs its tests in about as much).
-const tpchSecondsPerSF = 600
+// tpchSecondsPerSF is a build and one query stream per unit of scale
+// factor on the 2-core test machine under load, rounded up: at SF 0.1 a
+// PostgreSQL build took 40–56 s and a performance test with 2 streams
+// 35–56 s (examples/tpch-tiers.yaml).
+const tpchSecondsPerSF = 300
 
 func (s *tpchStep) Estimate(*plan.Plan, *plan.TargetSpec) time.Duration {
 	streams := 1
