@@ -66,7 +66,7 @@ func (t *Test) UnmarshalText(b []byte) error {
 // MarshalText writes a Test.
 func (t Test) MarshalText() ([]byte, error) { return []byte(t), nil }
 
-// Power reports whether the test includes the power test.
+// HasPower reports whether the test includes the power test.
 func (t Test) HasPower() bool { return t == Power || t == Both }
 
 // HasThroughput reports whether the test includes the throughput test.
