@@ -15,6 +15,12 @@
 # FUSE it also measures the latency layer's overhead at zero delay
 # (scripts/latency-bench.sh, its own environment; BENCH_LATENCY=0 skips
 # it) and adds it as latency_layer.
+# The analytic workload (tpch): dbgen-equivalent generation per core
+# (BenchmarkGenerate/all: MB/s of flat-file text, no database), the TPC-H
+# build of BENCH_TPCH_SF (1) on PostgreSQL against loading the same rows
+# with COPY from files (BenchmarkTPCHBuild: the limit), and `oltplab tpch
+# build` at that scale on each of BENCH_TPCH_DIALECTS ("postgres mysql").
+# BENCH_TPCC=0 skips the TPC-C part, BENCH_TPCH=0 the TPC-H one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} != inner ]]; then
@@ -42,7 +48,9 @@ subprocess.run(["mariadb", "--no-defaults", "-h", u.hostname, "-P", str(u.port),
                 "-p" + u.password, "-e", "CREATE DATABASE bench"], check=True)
 PY
 
-for name in postgres mysql; do
+tpcc_names="postgres mysql"
+[[ ${BENCH_TPCC:-1} == 0 ]] && tpcc_names=""
+for name in $tpcc_names; do
 	target=$pg_target
 	[[ $name == mysql ]] && target=$my_target
 	echo "bench: $name: build $W warehouses with $WORKERS workers" >&2
@@ -62,23 +70,51 @@ for name in postgres mysql; do
 	$bin check --target "$target" --json >"$tmp/$name-check.json" || true
 done
 
-echo "bench: postgres: tpc-c terminals ${BENCH_TERMINALS:-1000,10000}, ${BENCH_TERMINAL_WINDOW:-1m} measured each" >&2
-uptime >"$tmp/uptime-before"
-OLTPLAB_BENCH_TARGET=$pg_target OLTPLAB_BENCH_TERMINALS=${BENCH_TERMINALS:-1000,10000} \
-	OLTPLAB_BENCH_WINDOW=${BENCH_TERMINAL_WINDOW:-1m} \
-	go test -run '^$' -bench BenchmarkTerminals -benchtime 1x -timeout 0 ./internal/driver >"$tmp/terminals.txt"
-uptime >"$tmp/uptime-after"
+if [[ ${BENCH_TPCC:-1} != 0 ]]; then
+	echo "bench: postgres: tpc-c terminals ${BENCH_TERMINALS:-1000,10000}, ${BENCH_TERMINAL_WINDOW:-1m} measured each" >&2
+	uptime >"$tmp/uptime-before"
+	OLTPLAB_BENCH_TARGET=$pg_target OLTPLAB_BENCH_TERMINALS=${BENCH_TERMINALS:-1000,10000} \
+		OLTPLAB_BENCH_WINDOW=${BENCH_TERMINAL_WINDOW:-1m} \
+		go test -run '^$' -bench BenchmarkTerminals -benchtime 1x -timeout 0 ./internal/driver >"$tmp/terminals.txt"
+	uptime >"$tmp/uptime-after"
+fi
+
+H=${BENCH_TPCH_SF:-1}
+if [[ ${BENCH_TPCH:-1} != 0 ]]; then
+	echo "bench: tpch: generation rate per core (BenchmarkGenerate/all, no database)" >&2
+	go test -run '^$' -bench 'Generate/all$' -benchtime 3x ./internal/tpch >"$tmp/tpch-generate.txt"
+	echo "bench: tpch: SF $H build on postgres against COPY from files (BenchmarkTPCHBuild)" >&2
+	OLTPLAB_BENCH_TPCH_SF=$H OLTPLAB_BENCH_TPCH_WORKERS=${BENCH_WORKERS:-4} \
+		go test -run '^$' -bench TPCHBuild -benchtime 1x -timeout 0 ./internal/dialect/postgres >"$tmp/tpch-pgbuild.txt"
+	psql "$OLTPLAB_TEST_POSTGRES" -qc "CREATE DATABASE bench_tpch" >/dev/null
+	python3 - "$OLTPLAB_TEST_MYSQL" <<'PY'
+import sys, subprocess, urllib.parse
+u = urllib.parse.urlparse(sys.argv[1])
+subprocess.run(["mariadb", "--no-defaults", "-h", u.hostname, "-P", str(u.port), "-u", u.username,
+                "-p" + u.password, "-e", "CREATE DATABASE bench_tpch"], check=True)
+PY
+	for name in ${BENCH_TPCH_DIALECTS:-postgres mysql}; do
+		case $name in
+		postgres) target="${OLTPLAB_TEST_POSTGRES%/postgres*}/bench_tpch?sslmode=disable" ;;
+		mysql) target="${OLTPLAB_TEST_MYSQL%/}/bench_tpch" ;;
+		sqlite) target="sqlite:$tmp/tpch.db" ;;
+		*) echo "bench: BENCH_TPCH_DIALECTS: unknown dialect $name" >&2; exit 2 ;;
+		esac
+		echo "bench: tpch: $name: oltplab tpch build --scale $H --workers ${BENCH_WORKERS:-4}" >&2
+		$bin tpch build --target "$target" --scale "$H" --workers "${BENCH_WORKERS:-4}" --json >"$tmp/tpch-build-$name.json"
+	done
+fi
 
 if [[ $(id -u) == 0 && -e /dev/fuse && ${BENCH_LATENCY:-1} != 0 ]]; then
 	echo "bench: the latency layer's overhead at zero delay (scripts/latency-bench.sh)" >&2
 	scripts/latency-bench.sh >"$tmp/latency.json"
 fi
 
-python3 - "$tmp" "$W" "$SOCKETS" <<'PY'
-import json, os, re, sys
-tmp, w, sockets = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
-out = {"warehouses": w}
-for name in ("postgres", "mysql"):
+python3 - "$tmp" "$W" "$SOCKETS" "$tpcc_names" "$H" <<'PY'
+import glob, json, os, re, sys
+tmp, w, sockets, tpcc_names, sf = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split(), sys.argv[5]
+out = {"warehouses": w} if tpcc_names else {}
+for name in tpcc_names:
     b = json.load(open(os.path.join(tmp, f"{name}-build.json")))["result"]
     d = {"build": {"seconds": round(b["total_seconds"], 1), "load_seconds": round(b["load_seconds"], 1),
                    "index_seconds": round(b["index_seconds"], 1), "rows": b["total_rows"],
@@ -98,15 +134,41 @@ for name in ("postgres", "mysql"):
     c = json.load(open(os.path.join(tmp, f"{name}-check.json")))["result"]
     d["check_after_runs_passed"] = c["passed"]
     out[name] = d
-terminals = {}
-for line in open(os.path.join(tmp, "terminals.txt")):
-    m = re.match(r"BenchmarkTerminals/terminals=(\d+)\S*\s+\d+\s+\d+ ns/op\s+(.*)", line)
-    if m:
-        f = m.group(2).split()
-        terminals[m.group(1)] = {unit: float(v) for v, unit in zip(f[0::2], f[1::2])}
-load = lambda f: open(os.path.join(tmp, f)).read().split("load average:")[-1].strip()
-out["tpcc_terminals"] = {"database_warehouses": w, "load_average_before": load("uptime-before"),
-                         "load_average_after": load("uptime-after"), "by_terminals": terminals}
+def bench_metrics(path, name):
+    """The metrics of a Go benchmark line: {unit: value}."""
+    for line in open(path):
+        m = re.match(r"Benchmark" + name + r"\S*\s+\d+\s+\d+ ns/op\s+(.*)", line)
+        if m:
+            f = m.group(1).split()
+            return {unit: float(v) for v, unit in zip(f[0::2], f[1::2])}
+    return {}
+if os.path.exists(os.path.join(tmp, "terminals.txt")):
+    terminals = {}
+    for line in open(os.path.join(tmp, "terminals.txt")):
+        m = re.match(r"BenchmarkTerminals/terminals=(\d+)\S*\s+\d+\s+\d+ ns/op\s+(.*)", line)
+        if m:
+            f = m.group(2).split()
+            terminals[m.group(1)] = {unit: float(v) for v, unit in zip(f[0::2], f[1::2])}
+    load = lambda f: open(os.path.join(tmp, f)).read().split("load average:")[-1].strip()
+    out["tpcc_terminals"] = {"database_warehouses": w, "load_average_before": load("uptime-before"),
+                             "load_average_after": load("uptime-after"), "by_terminals": terminals}
+if os.path.exists(os.path.join(tmp, "tpch-generate.txt")):
+    g = bench_metrics(os.path.join(tmp, "tpch-generate.txt"), "Generate/all")
+    p = bench_metrics(os.path.join(tmp, "tpch-pgbuild.txt"), "TPCHBuild")
+    h = {"scale": sf,
+         "generate_per_core": {"mb_per_s": g.get("MB/s"), "mb_per_cpu_s": g.get("MB/cpu-s"),
+                               "note": "dbgen flat-file text of the SF 0.1 population mix, no database"},
+         "postgres_vs_copy_from_files": {"files_load_s": p.get("files-load-s"), "oltplab_load_s": p.get("oltplab-load-s"),
+                                         "load_x": p.get("load-x"), "files_total_s": p.get("files-total-s"),
+                                         "oltplab_total_s": p.get("oltplab-total-s"), "total_x": p.get("total-x"),
+                                         "goal": "oltplab within 1.3x of COPY from files"},
+         "builds": {}}
+    for path in sorted(glob.glob(os.path.join(tmp, "tpch-build-*.json"))):
+        b = json.load(open(path))["result"]
+        h["builds"][b["dialect"]] = {"seconds": round(b["total_seconds"], 1), "text_pool_seconds": round(b["text_seconds"], 1), "load_seconds": round(b["load_seconds"], 1),
+                                     "index_seconds": round(b["index_seconds"], 1), "analyze_seconds": round(b["analyze_seconds"], 1),
+                                     "rows": b["total_rows"], "workers": b["workers"]}
+    out["tpch"] = h
 if os.path.exists(os.path.join(tmp, "latency.json")):
     out["latency_layer"] = json.load(open(os.path.join(tmp, "latency.json")))
 print(json.dumps(out, indent=2))

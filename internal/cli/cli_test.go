@@ -183,7 +183,8 @@ func TestHelp(t *testing.T) {
 	cmds = append(cmds, []string{"results", "list"}, []string{"results", "show"}, []string{"results", "export"}, []string{"results", "import"}, []string{"results", "merge"},
 		[]string{"experiment", "run"}, []string{"experiment", "resume"}, []string{"experiment", "list"}, []string{"experiment", "show"},
 		[]string{"instance", "start"}, []string{"instance", "list"}, []string{"instance", "stop"},
-		[]string{"storage", "bench"}, []string{"k8s", "manifest"})
+		[]string{"storage", "bench"}, []string{"k8s", "manifest"},
+		[]string{"tpch", "build"}, []string{"tpch", "power"}, []string{"tpch", "throughput"}, []string{"tpch", "run"}, []string{"tpch", "check"})
 	cmds = append(cmds, []string{}) // oltplab --help
 	for _, c := range cmds {
 		name := strings.Join(append([]string{"oltplab"}, c...), "_")

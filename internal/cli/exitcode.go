@@ -18,6 +18,7 @@ import (
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/tpcc"
+	"github.com/oltplab/oltplab/internal/tpchload"
 	"github.com/oltplab/oltplab/internal/yamldoc"
 )
 
@@ -300,8 +301,16 @@ func exitCode(err error) int {
 	if errors.As(err, &ce) {
 		return exitDirectory
 	}
+	if errors.Is(err, tpchload.ErrNoTPCH) {
+		return exitUsage // a dialect without the analytic workload
+	}
 	var sce *tpcc.SchemaError
 	var fe *load.ForeignTablesError
+	var tfe *tpchload.ForeignTablesError
+	if errors.As(err, &tfe) || errors.Is(err, tpchload.ErrSchemaExists) || errors.Is(err, tpchload.ErrNoSchema) ||
+		errors.Is(err, tpchload.ErrIncompleteSchema) {
+		return exitSchema
+	}
 	if errors.As(err, &sce) || errors.As(err, &fe) || errors.Is(err, load.ErrSchemaExists) || errors.Is(err, scenario.ErrNoSchema) ||
 		errors.Is(err, scenario.ErrIncompleteSchema) || errors.Is(err, scenario.ErrNotPostBuild) ||
 		errors.Is(err, errSchemaMismatch) || errors.Is(err, dialect.ErrNotOurs) {

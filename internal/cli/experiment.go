@@ -352,8 +352,12 @@ func (a *app) reportHint(st *store.Store, id int64) string {
 // printSchedule prints a checked plan's schedule with its estimate.
 func (a *app) printSchedule(p *plan.Plan) {
 	w := a.out()
-	fmt.Fprintf(w, "plan %s: experiment %s, %d warehouse(s), %d target(s), baseline %s: checks passed\n\n",
-		p.File, p.Name, p.Warehouses, len(p.Targets), p.Baseline)
+	scale := fmt.Sprintf("%d warehouse(s), ", p.Warehouses)
+	if p.Warehouses == 0 {
+		scale = "" // no step uses the TPC-C schema
+	}
+	fmt.Fprintf(w, "plan %s: experiment %s, %s%d target(s), baseline %s: checks passed\n\n",
+		p.File, p.Name, scale, len(p.Targets), p.Baseline)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TARGET\tDATABASE")
 	for _, t := range p.Targets {

@@ -320,6 +320,11 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 		if len(s.Client.Runs) > 0 {
 			printCPULoops(w, s, r.Target)
 		}
+	case summary.TPCH:
+		fmt.Fprintln(w)
+		printTPCH(w, s)
+	case summary.TPCHCheck:
+		printTPCHChecks(w, s.Checks)
 	}
 	if sum != nil {
 		if m := sum.Sampling(); m != nil {

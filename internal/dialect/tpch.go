@@ -16,9 +16,15 @@ type TPCH interface {
 	// TPCHFlavor writes the constructs of the query texts that products
 	// write differently (tpch.Flavor, clause 2.2.3.3).
 	TPCHFlavor() tpch.Flavor
-	// CreateTPCHTables creates the eight tables of clause 1.4.1, with
-	// only the keys the engine needs while loading (none for most).
+	// CreateTPCHTables creates tpch.MetaTable (k, v: text of up to 64 and
+	// 256 characters, k its key), then the eight tables of clause 1.4.1,
+	// with only the keys the engine needs while loading (none for most).
+	// It fails when one of them exists.
 	CreateTPCHTables(ctx context.Context) error
+	// DropTPCHSchema drops the eight tables, then tpch.MetaTable, those
+	// that exist. The caller drops only a schema whose MetaTable marks it
+	// as oltplab's.
+	DropTPCHSchema(ctx context.Context) error
 	// NewTPCHLoader opens a loader; Caps().MaxLoadWorkers bounds how
 	// many run at once.
 	NewTPCHLoader(ctx context.Context) (TPCHLoader, error)
@@ -48,8 +54,13 @@ type TPCHSession interface {
 	Exec(ctx context.Context, sql string) error
 	// Query runs a statement and returns all its rows, each value as
 	// text: numbers as the server writes them, dates as YYYY-MM-DD,
-	// NULL as "NULL".
+	// NULL as "NULL". When ctx ends, the statement stops on the server
+	// too (a query timeout, Ctrl-C) and the session remains usable.
 	Query(ctx context.Context, sql string) ([][]string, error)
+	// ExecTx runs stmts in one transaction (the refresh functions,
+	// clause 2.5) and returns the rows each changed; on an error the
+	// transaction is rolled back and nothing of it stays.
+	ExecTx(ctx context.Context, stmts []string) ([]int64, error)
 	Close() error
 }
 

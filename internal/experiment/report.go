@@ -163,6 +163,9 @@ func Report(ctx context.Context, st *store.Store, id int64, includeSuspect bool)
 	var priced map[string]report.Profile
 	pricedStep := ""
 	out.Method = []string{fmt.Sprintf("Scale: %d warehouses.", p.Warehouses)}
+	if p.Warehouses == 0 {
+		out.Method = []string{"Scale: no TPC-C schema; each step states its own (a TPC-H step its scale factor)."}
+	}
 	for i, sp := range p.Steps {
 		title := fmt.Sprintf("Step %d: %s", i+1, sp.Describe)
 		kind := plan.LookupKind(sp.Kind)

@@ -7,7 +7,8 @@ name: storage-tiers          # required: names the experiment (letters, digits, 
 description: tmpfs against local disk, and the disk capped to HDD-like IOPS
 results: ./results.db        # optional: the results store (default: --results,
                              # OLTPLAB_RESULTS, then ~/.local/share/oltplab/results.db)
-warehouses: 2                # required: the scale every target is built at
+warehouses: 2                # the TPC-C scale every target is built at (required
+                             # unless every step is tpch)
 
 build:                       # options of every build step
   workers: 2                 # parallel load connections (SQLite uses 1)
@@ -53,6 +54,14 @@ rebuild:                     # options of every rebuild step (as oltplab rebuild
 cpu:                         # options of every cpu step (as oltplab cpu)
   repeat: 3                  # runs of the server's and the client's loop
 
+tpch:                        # the analytic workload (as oltplab tpch build, then tpch run):
+  scale: 0.1                 # TPC-H scale factor, built when the target does not hold it
+  test: both                 # power, throughput or both (QphH@Size)
+  streams: 2                 # query streams of the throughput test
+  repeat: 1                  # runs of the tests
+  query_timeout: 10m         # a query cut off is recorded as such, never as a time
+  seed: 0                    # qgen seed, the same on every target (0: from the plan's name)
+
 baseline: disk               # every ratio is taken against it (default: the first target)
 
 cost:                        # optional: what the report's cost table also shows
@@ -95,6 +104,7 @@ steps:                       # what runs on every target, in order
   - backup
   - rebuild                  # the largest index of ORDER-LINE, cold then warm
   - cpu                      # the single-threaded CPU calibration
+  # - tpch                     # TPROC-H: in a database of its own (not beside TPC-C's tables)
   # - parallel                 # steps over all targets run with every target started
   # - neighbours
 `

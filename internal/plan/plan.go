@@ -150,8 +150,8 @@ func Decode(file string, src []byte) (*Plan, error) {
 	if !namePattern.MatchString(p.Name) {
 		return nil, d.Errorf(valueNode(root, "name"), "name", "%q: %s", p.Name, nameRule)
 	}
-	if p.Warehouses < 1 {
-		return nil, d.Errorf(orRoot(valueNode(root, "warehouses"), root), "warehouses", "required: the number of warehouses to build, at least 1")
+	if p.Warehouses < 0 || (p.Warehouses == 0 && valueNode(root, "warehouses") != nil) {
+		return nil, d.Errorf(valueNode(root, "warehouses"), "warehouses", "%d: at least 1", p.Warehouses)
 	}
 	if p.Warehouses > load.MaxWarehouses {
 		return nil, d.Errorf(valueNode(root, "warehouses"), "warehouses", "%d: at most %d", p.Warehouses, load.MaxWarehouses)
@@ -200,6 +200,16 @@ func Decode(file string, src []byte) (*Plan, error) {
 			}
 		}
 		p.Steps = append(p.Steps, &Entry{Index: i, Path: path, Line: n.Line, Kind: kind, Step: step})
+	}
+	// Warehouses are the TPC-C schema's scale: required unless every
+	// step works without it (the analytic workload's).
+	if p.Warehouses == 0 {
+		for _, e := range p.Steps {
+			if !e.Kind.NoWarehouses {
+				return nil, d.Errorf(orRoot(valueNode(root, "warehouses"), root), "warehouses",
+					"required: the number of warehouses to build, at least 1 (step %s uses the TPC-C schema)", e.Kind.Name)
+			}
+		}
 	}
 	// A section no step uses (a step commented out) is still checked, so
 	// that its mistakes do not wait for the day it is used.

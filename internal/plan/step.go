@@ -35,6 +35,10 @@ type Kind struct {
 	Scope Scope
 	// Summary is one line for `oltplab experiment --help`.
 	Summary string
+	// NoWarehouses: the step does not use the TPC-C schema, so a plan
+	// whose steps are all such needs no warehouses (the analytic
+	// workload builds its own).
+	NoWarehouses bool
 	// New returns the step with its default options: a pointer to a
 	// struct whose yaml-tagged fields are the options. What runs it is
 	// internal/experiment's (experiment.Step).

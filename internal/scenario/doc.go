@@ -33,8 +33,13 @@
 // instance or load, scenario converts it to the stored form summary
 // declares (TestStoredForms keeps the two alike).
 //
+// The analytic workload's scenarios (tpch.go) are a TPC-H build
+// (tpchload), a check of a TPC-H database, and a run of TPC-H's tests
+// (tpchdriver) with the samplers, stored as kinds tpch-build, tpch-check
+// and tpch.
+//
 // It may import claim, dialect, driver, fio, instance (backups with the
 // engines' own tools, restores into managed instances, a managed server to
-// restart), load, profile, sampler, store, summary, sysstat and tpcc. It
-// must not import cli, experiment or report.
+// restart), load, profile, sampler, store, summary, sysstat, tpcc,
+// tpchload and tpchdriver. It must not import cli, experiment or report.
 package scenario

@@ -12,6 +12,7 @@ import (
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/summary"
+	"github.com/oltplab/oltplab/internal/tpchload"
 )
 
 // filled returns a T with every exported field, at any depth, set to a
@@ -114,6 +115,9 @@ func TestStoredForms(t *testing.T) {
 
 	res := filled[load.Result](t)
 	sameJSON(t, "build", res, BuildSummary(res))
+
+	hres := filled[tpchload.Result](t)
+	sameJSON(t, "TPC-H build", hres, TPCHBuildSummary(hres))
 
 	info := BackupInfo{Method: instance.BaseBackup, Tools: new(filled[instance.BackupperInfo](t))}
 	sameJSON(t, "backup tools", info, storedInfo(info))

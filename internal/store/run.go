@@ -31,12 +31,21 @@ const (
 	// and the shared device's samples; the instances' load runs are runs
 	// of their own.
 	KindNeighbours Kind = "neighbours"
+	// KindTPCHBuild is a TPC-H schema build and population.
+	KindTPCHBuild Kind = "tpch-build"
+	// KindTPCHCheck is a check of a TPC-H database's rows and
+	// relationships.
+	KindTPCHCheck Kind = "tpch-check"
+	// KindTPCH is a run of TPC-H's tests (power, throughput or both):
+	// per query and stream times, and the figures of clause 5.4.
+	KindTPCH Kind = "tpch"
 )
 
 // Valid reports whether k is a kind this store knows.
 func (k Kind) Valid() bool {
 	switch k {
-	case KindBuild, KindRun, KindCheck, KindMonitor, KindStorage, KindBackup, KindRebuild, KindCPU, KindParallel, KindNeighbours:
+	case KindBuild, KindRun, KindCheck, KindMonitor, KindStorage, KindBackup, KindRebuild, KindCPU, KindParallel, KindNeighbours,
+		KindTPCHBuild, KindTPCHCheck, KindTPCH:
 		return true
 	}
 	return false

@@ -28,6 +28,9 @@ var (
 	_ Summary = CPU{}
 	_ Summary = ParallelWindow{}
 	_ Summary = Neighbours{}
+	_ Summary = TPCHBuild{}
+	_ Summary = TPCHCheck{}
+	_ Summary = TPCH{}
 )
 
 // versions are the summary format each kind writes today. A kind not
@@ -59,6 +62,12 @@ func Decode(k store.Kind, raw []byte) (Summary, error) {
 		return orNil(DecodeParallel(raw))
 	case store.KindNeighbours:
 		return orNil(DecodeNeighbours(raw))
+	case store.KindTPCHBuild:
+		return orNil(DecodeTPCHBuild(raw))
+	case store.KindTPCHCheck:
+		return orNil(DecodeTPCHCheck(raw))
+	case store.KindTPCH:
+		return orNil(DecodeTPCH(raw))
 	}
 	return nil, fmt.Errorf("no summary of kind %q", k)
 }
@@ -103,6 +112,19 @@ func DecodeParallel(raw []byte) (ParallelWindow, error) {
 func DecodeNeighbours(raw []byte) (Neighbours, error) {
 	return decode[Neighbours](store.KindNeighbours, raw)
 }
+
+// DecodeTPCHBuild reads a TPC-H build's stored summary.
+func DecodeTPCHBuild(raw []byte) (TPCHBuild, error) {
+	return decode[TPCHBuild](store.KindTPCHBuild, raw)
+}
+
+// DecodeTPCHCheck reads a TPC-H check's stored summary.
+func DecodeTPCHCheck(raw []byte) (TPCHCheck, error) {
+	return decode[TPCHCheck](store.KindTPCHCheck, raw)
+}
+
+// DecodeTPCH reads the stored summary of a run of TPC-H's tests.
+func DecodeTPCH(raw []byte) (TPCH, error) { return decode[TPCH](store.KindTPCH, raw) }
 
 // decode reads a summary of kind k into T after checking its version.
 func decode[T any](k store.Kind, raw []byte) (T, error) {

@@ -32,6 +32,9 @@ var stored = []struct {
 	{"parallel-summary-v0.json", store.KindParallel, "total NOPM 21,284, TPM 49,317 over 2 target(s); windows 4 ms apart"},
 	{"neighbours-summary-v0.json", store.KindNeighbours, "victims' NOPM loss against the baseline: a 32.8% (-823.5% to 71.1%), b 25.8%; " +
 		"while backups ran: a 13.2%, b 22.3%; 2 backup(s), 1.5 s on average"},
+	{"tpch-build-summary-v0.json", store.KindTPCHBuild, "TPC-H SF 0.01, 86805 rows in 15.4 s (load 1.7 s)"},
+	{"tpch-check-summary-v0.json", store.KindTPCHCheck, "TPC-H SF 0.01: all 18 checks passed"},
+	{"tpch-summary-v0.json", store.KindTPCH, "TPROC-H SF 0.01 performance test: Power@Size 282.5, Throughput@Size 377.1 (2 streams), QphH@Size 326.4"},
 }
 
 // TestStoredSummariesUnchanged: every kind's stored summary decodes into
@@ -70,7 +73,8 @@ func TestStoredSummariesUnchanged(t *testing.T) {
 // this oltplab knows is refused, not misread.
 func TestDecodeNewer(t *testing.T) {
 	for _, k := range []store.Kind{store.KindBuild, store.KindRun, store.KindCheck, store.KindMonitor, store.KindStorage,
-		store.KindBackup, store.KindRebuild, store.KindCPU, store.KindParallel, store.KindNeighbours} {
+		store.KindBackup, store.KindRebuild, store.KindCPU, store.KindParallel, store.KindNeighbours,
+		store.KindTPCHBuild, store.KindTPCHCheck, store.KindTPCH} {
 		raw, err := json.Marshal(map[string]any{"summary_version": versions[k] + 1})
 		if err != nil {
 			t.Fatal(err)

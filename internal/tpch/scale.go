@@ -88,6 +88,19 @@ func formatMilli(m int64) string {
 // String is the scale factor as a decimal number ("0.01", "1").
 func (s Scale) String() string { return formatMilli(s.milli) }
 
+// MarshalText writes the scale factor as String does.
+func (s Scale) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a scale factor as ParseScale does.
+func (s *Scale) UnmarshalText(b []byte) error {
+	v, err := ParseScale(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
 // Float is the scale factor as a number (qgen's flt_scale, Q11's fraction).
 func (s Scale) Float() float64 { return float64(s.milli) / 1000 }
 

@@ -17,6 +17,12 @@ const (
 // TableCount is the number of tables, for arrays indexed by Table.
 const TableCount = 8
 
+// MetaTable is the table in which oltplab records the TPC-H database it
+// built (key/value rows, written by internal/tpchload): it marks the eight
+// tables as oltplab's, so that only what oltplab built is ever dropped. A
+// dialect creates it before the tables and drops it after them.
+const MetaTable = "oltplab_tpch_meta"
+
 // Tables lists the eight tables in the order dbgen generates them.
 var Tables = []Table{Part, PartSupp, Supplier, Customer, Orders, LineItem, Nation, Region}
 

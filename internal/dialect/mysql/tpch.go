@@ -59,12 +59,36 @@ func createTPCHTableSQL(t tpch.Table) string {
 	return b.String()
 }
 
-// CreateTPCHTables creates the eight tables with their primary keys.
+// tpchMetaSQL creates the table that marks the TPC-H schema as oltplab's.
+const tpchMetaSQL = "CREATE TABLE " + tpch.MetaTable +
+	" (k VARCHAR(64) NOT NULL PRIMARY KEY, v VARCHAR(256) NOT NULL) ENGINE=InnoDB DEFAULT CHARSET=ascii COLLATE=ascii_bin"
+
+// CreateTPCHTables creates the metadata table, then the eight tables with
+// their primary keys (DDL commits at once in MariaDB: a failure leaves
+// the metadata table, which marks what was created as oltplab's).
 func (d *DB) CreateTPCHTables(ctx context.Context) error {
+	if _, err := d.db.ExecContext(ctx, tpchMetaSQL); err != nil {
+		return d.wrap("create table "+tpch.MetaTable, err)
+	}
 	for _, t := range tpch.Tables {
 		if _, err := d.db.ExecContext(ctx, createTPCHTableSQL(t)); err != nil {
 			return d.wrap("create table "+t.String(), err)
 		}
+	}
+	return nil
+}
+
+// DropTPCHSchema drops the eight tables, then the metadata table.
+func (d *DB) DropTPCHSchema(ctx context.Context) error {
+	names := make([]string, len(tpch.Tables))
+	for i, t := range tpch.Tables {
+		names[i] = t.String()
+	}
+	if _, err := d.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+strings.Join(names, ", ")); err != nil {
+		return d.wrap("drop tables", err)
+	}
+	if _, err := d.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+tpch.MetaTable); err != nil {
+		return d.wrap("drop table "+tpch.MetaTable, err)
 	}
 	return nil
 }
@@ -363,28 +387,129 @@ func (l *tpchLoader) Close(ctx context.Context) error {
 }
 
 // tpchSession is one query stream's connection; with no arguments the
-// driver sends text queries and reads text results.
+// driver sends text queries and reads text results. A statement whose
+// context ends is killed on the server (KILL QUERY from another
+// connection: the driver itself only closes its connection, and the
+// server would run the statement on to its end); the session then goes
+// on with a new connection.
 type tpchSession struct {
-	d *DB
-	c *sql.Conn
+	d  *DB
+	c  *sql.Conn
+	id int64 // the server's id of c
 }
 
 // NewTPCHSession implements dialect.TPCH.
 func (d *DB) NewTPCHSession(ctx context.Context) (dialect.TPCHSession, error) {
-	c, err := d.db.Conn(ctx)
-	if err != nil {
-		return nil, d.wrap("open query connection", err)
+	s := &tpchSession{d: d}
+	if err := s.open(ctx); err != nil {
+		return nil, err
 	}
-	return &tpchSession{d: d, c: c}, nil
+	return s, nil
+}
+
+func (s *tpchSession) open(ctx context.Context) error {
+	c, err := s.d.db.Conn(ctx)
+	if err != nil {
+		return s.d.wrap("open query connection", err)
+	}
+	if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&s.id); err != nil {
+		discard(c)
+		return s.d.wrap("open query connection", err)
+	}
+	s.c = c
+	return nil
+}
+
+// conn returns the session's connection, opening a new one after a
+// statement was killed.
+func (s *tpchSession) conn(ctx context.Context) (*sql.Conn, error) {
+	if s.c == nil {
+		if err := s.open(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return s.c, nil
+}
+
+// killing kills the statement running on the session's connection when
+// ctx ends; done, called once the statement returned, says whether it was
+// killed (the connection is then given up).
+//
+// The context's end and the statement's return race: the driver closes
+// the connection as soon as the context ends, and the statement can
+// return before the context has started the kill, which stop then
+// prevents. So a context that ended is a killed statement whatever stop
+// says: the kill is sent then, and the connection given up (used again,
+// it would answer "bad connection" to every later statement).
+func (s *tpchSession) killing(ctx context.Context) (done func() bool) {
+	id := s.id
+	kill := func() {
+		kctx, cancel := context.WithTimeout(context.Background(), killTimeout)
+		defer cancel()
+		_, _ = s.d.db.ExecContext(kctx, "KILL QUERY ?", id)
+	}
+	stop := context.AfterFunc(ctx, kill)
+	return func() bool {
+		if stop() {
+			if ctx.Err() == nil {
+				return false
+			}
+			go kill()
+		}
+		discard(s.c)
+		s.c = nil
+		return true
+	}
 }
 
 func (s *tpchSession) Exec(ctx context.Context, sql string) error {
-	_, err := s.c.ExecContext(ctx, sql)
+	c, err := s.conn(ctx)
+	if err != nil {
+		return err
+	}
+	killed := s.killing(ctx)
+	_, err = c.ExecContext(ctx, sql)
+	killed()
 	return s.d.wrap("run statement", err)
 }
 
+// ExecTx runs stmts in one transaction.
+func (s *tpchSession) ExecTx(ctx context.Context, stmts []string) ([]int64, error) {
+	c, err := s.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	killed := s.killing(ctx)
+	defer killed()
+	tx, err := c.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, s.d.wrap("begin", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	rows := make([]int64, len(stmts))
+	for i, st := range stmts {
+		r, err := tx.ExecContext(ctx, st)
+		if err != nil {
+			return nil, s.d.wrap(fmt.Sprintf("statement %d of %d", i+1, len(stmts)), err)
+		}
+		if rows[i], err = r.RowsAffected(); err != nil {
+			return nil, s.d.wrap(fmt.Sprintf("statement %d of %d", i+1, len(stmts)), err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, s.d.wrap("commit", err)
+	}
+	return rows, nil
+}
+
 func (s *tpchSession) Query(ctx context.Context, query string) ([][]string, error) {
-	rows, err := s.c.QueryContext(ctx, query)
+	c, err := s.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	killed := s.killing(ctx)
+	defer killed()
+	rows, err := c.QueryContext(ctx, query)
 	if err != nil {
 		return nil, s.d.wrap("run query", err)
 	}
@@ -421,4 +546,9 @@ func (s *tpchSession) Query(ctx context.Context, query string) ([][]string, erro
 	return out, s.d.wrap("run query", rows.Err())
 }
 
-func (s *tpchSession) Close() error { return s.c.Close() }
+func (s *tpchSession) Close() error {
+	if s.c == nil {
+		return nil
+	}
+	return s.c.Close()
+}

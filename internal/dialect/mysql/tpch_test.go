@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/dialect"
@@ -88,4 +89,68 @@ func TestTPCHInsertLoad(t *testing.T) {
 			t.Errorf("%s holds count, key sum, %s sum %q; generated %d, %d, %.2f", tb, money, rows[0], w.rows, w.keys, w.money)
 		}
 	}
+}
+
+// TestTPCHSessionCutOff: a query whose context ends is stopped on the
+// server, and the session runs the next query on a new connection: each
+// of several cut-off queries in a row, then one that completes.
+func TestTPCHSessionCutOff(t *testing.T) {
+	ctx := context.Background()
+	db, err := dialect.Open(ctx, dbtest.MySQL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sess, err := db.(dialect.TPCH).NewTPCHSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	for i := range 3 {
+		qctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		_, err := sess.Query(qctx, "select sleep(5)")
+		cancel()
+		if err == nil || qctx.Err() == nil {
+			t.Fatalf("cut-off query %d: %v, context %v", i, err, qctx.Err())
+		}
+		rows, err := sess.Query(ctx, "select 1 + 1")
+		if err != nil || len(rows) != 1 || rows[0][0] != "2" {
+			t.Fatalf("after cut-off query %d: %v %v", i, rows, err)
+		}
+	}
+	// Every query with a deadline: the cut-off ones and those that
+	// complete within it, alternately; and one whose deadline passed
+	// before it started.
+	for i := range 6 {
+		qctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		q := "select 1 + 1"
+		if i%2 == 0 {
+			q = "select sleep(5)"
+		}
+		if i == 4 {
+			cancel()
+		}
+		rows, err := sess.Query(qctx, q)
+		cancel()
+		if i%2 == 1 && (err != nil || len(rows) != 1 || rows[0][0] != "2") {
+			t.Errorf("query %d within its deadline, after a cut-off one: %v %v", i, rows, err)
+		}
+	}
+	// No statement of the test's is left running on the server (the
+	// kills are sent as the queries are cut off: wait for them).
+	var left []string
+	for range 50 {
+		rows, err := sess.Query(ctx, "select id from information_schema.processlist where info like 'select sleep%'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left = nil; len(rows) == 0 {
+			return
+		}
+		for _, r := range rows {
+			left = append(left, r[0])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Errorf("statements cut off still running on the server, ids %v", left)
 }

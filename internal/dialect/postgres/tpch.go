@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/oltplab/oltplab/internal/dialect"
@@ -55,13 +58,30 @@ func createTPCHTableSQL(t tpch.Table) string {
 	return b.String()
 }
 
-// CreateTPCHTables creates the eight tables without keys.
+// tpchMetaSQL creates the table that marks the TPC-H schema as oltplab's.
+const tpchMetaSQL = "CREATE TABLE " + tpch.MetaTable + ` (k VARCHAR(64) COLLATE "C" PRIMARY KEY, v VARCHAR(256) COLLATE "C" NOT NULL)`
+
+// CreateTPCHTables creates the metadata table and the eight tables
+// without keys, in one transaction.
 func (d *Database) CreateTPCHTables(ctx context.Context) error {
 	return d.admin(ctx, "CREATE TABLE", func(c *pgx.Conn) error {
 		b := pgx.Batch{}
+		b.Queue(tpchMetaSQL)
 		for _, t := range tpch.Tables {
 			b.Queue(createTPCHTableSQL(t))
 		}
+		return c.SendBatch(ctx, &b).Close()
+	})
+}
+
+// DropTPCHSchema drops the eight tables, then the metadata table.
+func (d *Database) DropTPCHSchema(ctx context.Context) error {
+	return d.admin(ctx, "DROP", func(c *pgx.Conn) error {
+		b := pgx.Batch{}
+		for _, t := range tpch.Tables {
+			b.Queue("DROP TABLE IF EXISTS " + t.String())
+		}
+		b.Queue("DROP TABLE IF EXISTS " + tpch.MetaTable)
 		return c.SendBatch(ctx, &b).Close()
 	})
 }
@@ -284,13 +304,47 @@ type tpchSession struct {
 	c *pgx.Conn
 }
 
-// NewTPCHSession opens a connection for one query stream.
+// tpchCancelGrace is how long a canceled query has to stop after the
+// server was asked to cancel it before its connection is given up.
+const tpchCancelGrace = 10 * time.Second
+
+// NewTPCHSession opens a connection for one query stream. When a
+// statement's context ends, the server is asked to cancel it (a cancel
+// request on a connection of its own, as psql's Ctrl-C): the query
+// stops on the server, and the session goes on with the next one. Only a
+// server that does not answer within tpchCancelGrace loses the
+// connection.
 func (d *Database) NewTPCHSession(ctx context.Context) (dialect.TPCHSession, error) {
-	c, err := d.connect(ctx)
+	cfg := d.cfg.Copy()
+	cfg.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: tpchCancelGrace}
+	}
+	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, err
+		return nil, &dialect.Error{Class: classify(err), Op: "connect to " + d.target, Err: connectCause(d.cfg, err)}
 	}
 	return &tpchSession{c: c}, nil
+}
+
+// ExecTx runs stmts in one transaction with the simple protocol.
+func (s *tpchSession) ExecTx(ctx context.Context, stmts []string) ([]int64, error) {
+	tx, err := s.c.Begin(ctx)
+	if err != nil {
+		return nil, &dialect.Error{Class: classify(err), Op: "begin", Err: err}
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	rows := make([]int64, len(stmts))
+	for i, st := range stmts {
+		tag, err := tx.Exec(ctx, st, pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			return nil, &dialect.Error{Class: classify(err), Op: fmt.Sprintf("statement %d of %d", i+1, len(stmts)), Err: err}
+		}
+		rows[i] = tag.RowsAffected()
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, &dialect.Error{Class: classify(err), Op: "commit", Err: err}
+	}
+	return rows, nil
 }
 
 func (s *tpchSession) Exec(ctx context.Context, sql string) error {

@@ -74,17 +74,50 @@ func createTPCHTableSQL(t tpch.Table) string {
 	return b.String()
 }
 
-// CreateTPCHTables creates the file if needed and the eight tables; it
-// fails if one exists.
+// tpchMetaSQL creates the table that marks the TPC-H schema as oltplab's.
+const tpchMetaSQL = "CREATE TABLE " + tpch.MetaTable + " (k TEXT NOT NULL PRIMARY KEY, v TEXT NOT NULL)"
+
+// CreateTPCHTables creates the file if needed, the metadata table and the
+// eight tables; it fails if one exists.
 func (d *Database) CreateTPCHTables(ctx context.Context) error {
 	db := d.adminDB("rwc", "")
 	defer db.Close()
-	var stmts []string
+	stmts := []string{tpchMetaSQL}
 	for _, t := range tpch.Tables {
 		stmts = append(stmts, createTPCHTableSQL(t))
 	}
 	if err := execAll(ctx, db, stmts); err != nil {
 		return d.wrap("create tables", err)
+	}
+	return nil
+}
+
+// DropTPCHSchema drops the eight tables, then the metadata table, and
+// gives the file's pages back when nothing is left in it.
+func (d *Database) DropTPCHSchema(ctx context.Context) error {
+	const op = "drop TPC-H schema"
+	ok, err := d.fileExists()
+	if err != nil || !ok {
+		return err
+	}
+	db := d.adminDB("rw", "")
+	defer db.Close()
+	var stmts []string
+	for _, t := range tpch.Tables {
+		stmts = append(stmts, "DROP TABLE IF EXISTS "+t.String())
+	}
+	stmts = append(stmts, "DROP TABLE IF EXISTS "+tpch.MetaTable)
+	if err := execAll(ctx, db, stmts); err != nil {
+		return d.wrap(op, err)
+	}
+	var left int64
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&left); err != nil {
+		return d.wrap(op, err)
+	}
+	if left == 0 {
+		if _, err := db.ExecContext(ctx, "VACUUM"); err != nil {
+			return d.wrap(op+": vacuum", err)
+		}
 	}
 	return nil
 }
@@ -278,6 +311,34 @@ func (d *Database) NewTPCHSession(ctx context.Context) (dialect.TPCHSession, err
 func (s *tpchSession) Exec(ctx context.Context, sql string) error {
 	_, err := s.c.ExecContext(ctx, sql)
 	return s.d.wrap("run statement", err)
+}
+
+// ExecTx runs stmts in one write transaction, taken at its start
+// (BEGIN IMMEDIATE: readers go on in WAL mode; another writer waits up
+// to busy_timeout).
+func (s *tpchSession) ExecTx(ctx context.Context, stmts []string) ([]int64, error) {
+	if _, err := s.c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return nil, s.d.wrap("begin", err)
+	}
+	rows := make([]int64, len(stmts))
+	err := func() error {
+		for i, st := range stmts {
+			r, err := s.c.ExecContext(ctx, st)
+			if err != nil {
+				return s.d.wrap(fmt.Sprintf("statement %d of %d", i+1, len(stmts)), err)
+			}
+			if rows[i], err = r.RowsAffected(); err != nil {
+				return s.d.wrap(fmt.Sprintf("statement %d of %d", i+1, len(stmts)), err)
+			}
+		}
+		_, err := s.c.ExecContext(ctx, "COMMIT")
+		return s.d.wrap("commit", err)
+	}()
+	if err != nil {
+		_, _ = s.c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return nil, err
+	}
+	return rows, nil
 }
 
 // Query returns the values as text: integers in decimal, reals in the

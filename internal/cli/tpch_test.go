@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestTPCHWorkflow: tpch build, power and check on SQLite at SF 0.01, as a
+// user runs them: each stores its result, `results show` renders the
+// stored tests with their figures and labels, a second build without
+// --drop is refused with the schema's exit code, tests on a database
+// without the schema are refused the same way, and a TPC-C schema's
+// tables are never taken for TPC-H's.
+func TestTPCHWorkflow(t *testing.T) {
+	env := storeEnv(t)
+	target := "sqlite:" + filepath.Join(t.TempDir(), "h.db")
+
+	r := oltplab(t, env, "tpch", "power", "--target", target)
+	if r.code != exitSchema || !strings.Contains(r.err, "no oltplab TPC-H schema") {
+		t.Fatalf("power without a schema: exit %d, %q", r.code, r.err)
+	}
+	r = oltplab(t, env, "tpch", "build", "--target", target, "--scale", "0.01")
+	if r.code != 0 || !strings.Contains(r.out, "built TPC-H SF 0.01") || !strings.Contains(r.out, "stored as run") {
+		t.Fatalf("build: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	r = oltplab(t, env, "tpch", "build", "--target", target, "--scale", "0.01")
+	if r.code != exitSchema || !strings.Contains(r.err, "--drop") {
+		t.Errorf("second build without --drop: exit %d, %q", r.code, r.err)
+	}
+
+	r = oltplab(t, env, "tpch", "power", "--target", target, "--seed", "4242", "--label", "sf001", "--json")
+	if r.code != 0 {
+		t.Fatalf("power: exit %d\n%s", r.code, r.err)
+	}
+	var got struct {
+		RunID  int64 `json:"run_id"`
+		Result struct {
+			Seed  int64 `json:"seed"`
+			Power struct {
+				Power *float64 `json:"power_at_size"`
+			} `json:"power"`
+			Monitor json.RawMessage `json:"monitor"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
+		t.Fatalf("power --json: %v\n%s", err, r.out)
+	}
+	if got.RunID == 0 || got.Result.Seed != 4242 || got.Result.Power.Power == nil || len(got.Result.Monitor) < 10 {
+		t.Fatalf("power --json: run %d seed %d Power@Size %v monitor %s", got.RunID, got.Result.Seed, got.Result.Power.Power, got.Result.Monitor)
+	}
+
+	r = oltplab(t, env, "results", "show", strings.TrimSpace(jsonNumber(got.RunID)))
+	for _, want := range []string{"tpch, ok", "TPROC-H SF 0.01 power test: Power@Size", "not an audited TPC-H result", "geo. mean", "Q22", "RF1", "label    sf001"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("results show lacks %q:\n%s", want, r.out)
+		}
+	}
+	r = oltplab(t, env, "results", "list")
+	if !regexp.MustCompile(`tpch-build`).MatchString(r.out) || !strings.Contains(r.out, "Power@Size") {
+		t.Errorf("results list lacks the build or the tests' headline:\n%s", r.out)
+	}
+
+	r = oltplab(t, env, "tpch", "check", "--target", target)
+	if r.code != 0 || !strings.Contains(r.out, "lineitem (l_orderkey) → orders") || strings.Contains(r.out, "FAIL") {
+		t.Errorf("check: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+
+	// A TPC-C database is not a TPC-H one, and its tables are left alone.
+	tpcc := "sqlite:" + filepath.Join(t.TempDir(), "c.db")
+	if r = oltplab(t, env, "build", "--target", tpcc, "--warehouses", "1"); r.code != 0 {
+		t.Fatalf("TPC-C build: exit %d %s", r.code, r.err)
+	}
+	r = oltplab(t, env, "tpch", "build", "--target", tpcc, "--scale", "0.01", "--drop")
+	if r.code != exitSchema || !strings.Contains(r.err, "TPC-C") {
+		t.Errorf("TPC-H build over TPC-C: exit %d, %q", r.code, r.err)
+	}
+	if r = oltplab(t, env, "check", "--target", tpcc); r.code != 0 {
+		t.Errorf("TPC-C check after the refused TPC-H build: exit %d %s", r.code, r.err)
+	}
+
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"tpch"}, exitUsage},
+		{[]string{"tpch", "bogus"}, exitUsage},
+		{[]string{"tpch", "build", "--target", target, "--scale", "0.001"}, exitUsage},
+		{[]string{"tpch", "build", "--target", target, "--scale", "x"}, exitUsage},
+		{[]string{"tpch", "throughput", "--target", target, "--streams", "0"}, exitUsage},
+		{[]string{"tpch", "power", "--target", target, "--seed", "-1"}, exitUsage},
+	} {
+		if r := oltplab(t, env, c.args...); r.code != c.code || strings.Count(strings.TrimSpace(r.err), "\n") > 0 {
+			t.Errorf("%v: exit %d, want %d; stderr %q", c.args, r.code, c.code, r.err)
+		}
+	}
+}
+
+func jsonNumber(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
