@@ -264,7 +264,7 @@ func TestExampleDecodes(t *testing.T) {
 
 // TestExamplesDecode: the plans in examples/ stay valid plans.
 func TestExamplesDecode(t *testing.T) {
-	for _, name := range []string{"storage-tiers.yaml", "memory.yaml", "cores.yaml", "licences.yaml", "backup-tiers.yaml", "neighbours.yaml", "parallel.yaml", "rebuild.yaml", "study.yaml"} {
+	for _, name := range []string{"storage-tiers.yaml", "memory.yaml", "cores.yaml", "licences.yaml", "backup-tiers.yaml", "neighbours.yaml", "parallel.yaml", "rebuild.yaml", "study.yaml", "latency-tiers.yaml"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("..", "..", "examples", name)
 			src, err := os.ReadFile(path)
