@@ -9,6 +9,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/latency"
 	"github.com/oltplab/oltplab/internal/plan"
+	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
 )
@@ -97,5 +98,32 @@ steps: [storage, build, {profile: {vus: [1], rampup: 500ms, duration: 2s, grace:
 	t.Logf("run window %.1f s: layer fsync %+v", l.Seconds, fsync)
 	if l.Seconds <= 0 || l.CPUSeconds <= 0 {
 		t.Errorf("the run's layer window: %v s, layer CPU %v s; want both measured", l.Seconds, l.CPUSeconds)
+	}
+
+	// The report names the tier's latency beside fio's figures, and has
+	// the layer's figures of the profile's step.
+	in, err := Report(ctx, st, id, false)
+	if err != nil {
+		t.Fatalf("Report: %v", err)
+	}
+	var storageRow []string
+	var layer *report.LayerFigures
+	for _, sec := range in.Experiment.Sections {
+		if sec.Kind == "storage" && len(sec.Tables) > 0 && len(sec.Tables[0].Rows) > 0 {
+			storageRow = sec.Tables[0].Rows[0]
+		}
+		for _, p := range sec.Profiles {
+			for _, s := range p.Steps {
+				if s.Host != nil && s.Host.Layer != nil {
+					layer = s.Host.Layer
+				}
+			}
+		}
+	}
+	if len(storageRow) < 2 || storageRow[1] != "latency read=5ms,fsync=2ms" {
+		t.Errorf("the storage table's row: got %q, want the tier's latency in its second column", storageRow)
+	}
+	if layer == nil || layer.Settings != "read=5ms,fsync=2ms" || layer.Kinds["fsync"].DelayMeanMillis != 2 {
+		t.Errorf("the report's layer figures of the profile: got %+v", layer)
 	}
 }
