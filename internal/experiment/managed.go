@@ -31,5 +31,8 @@ func startManaged(ctx context.Context, t *plan.TargetSpec, log *slog.Logger) (*R
 			defer end()
 			return inst.Stop(ctx)
 		}}
+	if l := inst.Latency(); l != nil {
+		r.Layer = l // a nil *latency.Layer would be a non-nil interface
+	}
 	return r, nil
 }

@@ -227,6 +227,9 @@ func (s *profileStep) Section(ctx context.Context, rc *ReportContext, index int)
 			if l.WriteIOPS > 0 {
 				rp.Limits["write_iops"] = float64(l.WriteIOPS)
 			}
+			if !l.IsZero() {
+				rp.Throttle = l.String()
+			}
 		}
 		sec.Profiles = append(sec.Profiles, rp)
 	}

@@ -467,7 +467,7 @@ func (r *Runner) runUnit(ctx context.Context, id int64, p *plan.Plan, u plan.Uni
 		StoreWait:  r.StoreWait,
 		Experiment: &scenario.ExperimentContext{ID: id, Name: p.Name, Target: u.TargetName(), Seq: u.Seq, Step: u.Step.Kind.Name}}
 	if len(running) == 1 {
-		env.Instance, env.OwnIO = running[0].Instance, running[0].OwnIO
+		env.Instance, env.OwnIO, env.Layer = running[0].Instance, running[0].OwnIO, running[0].Layer
 	}
 	x := &Exec{Plan: p, Env: env, Target: running[0], Targets: running, Attempt: attempt, Progress: prog,
 		save: func(ctx context.Context, v any) error {

@@ -32,7 +32,10 @@ type Running struct {
 	// cache) and whose CPU time it may read; nil for a URL target. A
 	// step that restarts it reopens DB (Reopen).
 	Server scenario.Server
-	stop   func(ctx context.Context) error
+	// Layer is the managed instance's latency layer, nil without one:
+	// its figures are stored with every window measured on the target.
+	Layer scenario.LatencyLayer
+	stop  func(ctx context.Context) error
 }
 
 // startTarget starts (managed) or opens (url) a target. secret is told

@@ -209,8 +209,9 @@ func (s *storageStep) Section(ctx context.Context, rc *ReportContext, index int)
 	t := report.Table{Title: "Storage micro-benchmarks (fio)",
 		Note: "Per target, the last storage run of this step: fio on a test file in the target's data directory. MB/s: 10^6 bytes per second; " +
 			"latency: fio's completion latency in ms. Vs baseline: IOPS against the baseline target's in the same profile and direction. " +
-			"On a managed instance fio ran inside the instance's cgroups: its I/O caps (shown) held for fio as for the server.",
-		Header: []string{"Target", "I/O caps", "Profile", "Direction", "IOPS", "MB/s", "Mean ms", "p50 ms", "p99 ms", "p99.9 ms", "Vs baseline"},
+			"On a managed instance fio ran inside the instance's cgroups: its I/O caps (shown) held for fio as for the server; on one " +
+			"with a latency layer fio ran through the layer, and its latency includes the layer's delays (shown).",
+		Header: []string{"Target", "I/O caps or latency", "Profile", "Direction", "IOPS", "MB/s", "Mean ms", "p50 ms", "p99 ms", "p99.9 ms", "Vs baseline"},
 		Right:  []bool{false, false, false, false, true, true, true, true, true, true, true}}
 	type key struct{ profile, dir string }
 	base := map[key]float64{}
@@ -223,6 +224,9 @@ func (s *storageStep) Section(ctx context.Context, rc *ReportContext, index int)
 		caps := "—"
 		if tp, ok := rc.Target(u.Target); ok && tp.Instance != nil {
 			caps = formatCaps(tp.Instance.IOLimit)
+			if l := tp.Instance.Latency; l != nil {
+				caps = "latency " + l.String()
+			}
 		}
 		if sum == nil {
 			t.Rows = append(t.Rows, []string{u.Target, caps, "—", "—", "—", "—", "—", "—", "—", "—", string(u.State)})

@@ -523,7 +523,9 @@ func (s *Settings) UnmarshalText(b []byte) error {
 func (s Settings) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // UnmarshalYAML reads either form: the text ("read=4ms,fsync=6ms", "0")
-// or a mapping ({read: 4ms, fsync: lognormal 6ms p99 30ms, jitter: 10%}).
+// or a mapping ({read: 4ms, fsync: lognormal 6ms p99 30ms, jitter: 10%}),
+// each key once. Its errors are one line, without the node's line (the
+// caller, internal/yamldoc, places them).
 func (s *Settings) UnmarshalYAML(n *yaml.Node) error {
 	switch n.Kind {
 	case yaml.ScalarNode:
@@ -533,18 +535,22 @@ func (s *Settings) UnmarshalYAML(n *yaml.Node) error {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if v.Kind != yaml.ScalarNode {
-				return fmt.Errorf("line %d: latency %s: want a single value", v.Line, k.Value)
+				return fmt.Errorf("latency %s: want a single value such as 4ms or \"lognormal 4ms p99 20ms\"", k.Value)
 			}
-			m[k.Value] = v.Value
+			key := strings.ToLower(strings.TrimSpace(k.Value))
+			if _, dup := m[key]; dup {
+				return fmt.Errorf("latency: %s given twice", key)
+			}
+			m[key] = v.Value
 		}
 		v, err := FromMap(m)
 		if err != nil {
-			return fmt.Errorf("line %d: %w", n.Line, err)
+			return err
 		}
 		*s = v
 		return nil
 	}
-	return fmt.Errorf("line %d: latency: want a mapping such as {read: 4ms, fsync: 6ms} or text such as read=4ms,fsync=6ms", n.Line)
+	return errors.New("latency: want a mapping such as {read: 4ms, fsync: 6ms} or text such as read=4ms,fsync=6ms")
 }
 
 // settingsJSON is the settings as they are recorded: each kind's delay

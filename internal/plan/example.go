@@ -77,6 +77,9 @@ targets:                     # written one by one...
     engine: postgres
     data_dir: /var/tmp/oltplab-example/disk
     memory: 256MB
+    # latency: {read: 4ms, write: 1ms, fsync: 6ms}  # a per-I/O delay layer under the
+    #                        # directories (FUSE, as root; see instance start --help);
+    #                        # 0: the same layer with zero delays, a fair baseline
     prices:                  # optional: what the target costs (see oltplab cost --help)
       currency: USD
       years: 3

@@ -181,6 +181,15 @@ func TestDecodeBadPlans(t *testing.T) {
 		{"neighbours bad interval", strings.Replace(base("  - name: b\n    url: sqlite:b.db\nneighbours: {noisy: [b], interval: 10ms}\n"), "[build]", "[build, neighbours]", 1), 3, "steps[1].neighbours", "interval must be at least 1s"},
 		{"neighbours bad method", base("neighbours: {noisy: [a], backup: {method: rsync}}\n"), 7, "neighbours.backup.method", "want basebackup"},
 		{"neighbours noisy not a list", base("neighbours: {noisy: a b}\n"), 7, "neighbours.noisy", "want a list"},
+		{"latency unknown key", base("  - name: b\n    engine: postgres\n    data_dir: /x\n    latency: {read: 4ms, wrote: 1ms}\n"), 10, "targets[1].latency", `unknown key "wrote"`},
+		{"latency bad delay", base("  - name: b\n    engine: postgres\n    data_dir: /x\n    latency: {fsync: 6 ms}\n"), 10, "targets[1].latency", "latency fsync=6 ms"},
+		{"latency bad distribution", base("  - name: b\n    engine: postgres\n    data_dir: /x\n    latency: {read: lognormal 4ms p99 2ms}\n"), 10, "targets[1].latency", "p99 2ms must exceed the median 4ms"},
+		{"latency key twice", base("  - name: b\n    engine: postgres\n    data_dir: /x\n    latency:\n      read: 4ms\n      read: 5ms\n"), 12, "targets[1].latency.read", "given twice"},
+		{"latency key twice in two spellings", base("  - name: b\n    engine: postgres\n    data_dir: /x\n    latency: {read: 4ms, READ: 5ms}\n"), 10, "targets[1].latency", "read given twice"},
+		{"latency a list", base("  - name: b\n    engine: postgres\n    data_dir: /x\n    latency: [4ms]\n"), 10, "targets[1].latency", "want a mapping such as {read: 4ms"},
+		{"latency nested value", base("  - name: b\n    engine: postgres\n    data_dir: /x\n    latency: {read: {fixed: 4ms}}\n"), 10, "targets[1].latency", "latency read: want a single value"},
+		{"latency bad text", base("  - name: b\n    engine: postgres\n    data_dir: /x\n    latency: read:4ms\n"), 10, "targets[1].latency", "want KIND=DELAY"},
+		{"matrix bad latency axis", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes:\n    latency: [0, {name: slow, value: {read: 20s}}]\n"), 11, "matrix.axes.latency[1]", "more than 10s"},
 		{"matrix bad prices", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes: {memory: [1MB]}\n  prices: {years: 1}\n"), 11, "matrix.prices.currency", "required"},
 	}
 	for _, c := range cases {
@@ -255,7 +264,7 @@ func TestExampleDecodes(t *testing.T) {
 
 // TestExamplesDecode: the plans in examples/ stay valid plans.
 func TestExamplesDecode(t *testing.T) {
-	for _, name := range []string{"storage-tiers.yaml", "memory.yaml", "cores.yaml", "licences.yaml", "backup-tiers.yaml", "neighbours.yaml", "parallel.yaml", "rebuild.yaml", "study.yaml"} {
+	for _, name := range []string{"storage-tiers.yaml", "memory.yaml", "cores.yaml", "licences.yaml", "backup-tiers.yaml", "neighbours.yaml", "parallel.yaml", "rebuild.yaml", "study.yaml", "latency-tiers.yaml"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("..", "..", "examples", name)
 			src, err := os.ReadFile(path)
@@ -313,5 +322,89 @@ func TestPlanExpansionBounded(t *testing.T) {
 	// 16 × 16 is the most two axes may make.
 	if p, err := plan.Decode("plan.yaml", []byte(matrix(16))); err != nil || len(p.Targets) != 256 {
 		t.Errorf("a 16 × 16 matrix: %v", err)
+	}
+}
+
+// TestLatencyField: a managed instance's latency layer is a plan field,
+// as a mapping, as text, as 0 (the layer with zero delays, a fair
+// baseline) and as a matrix axis; without it there is no layer.
+func TestLatencyField(t *testing.T) {
+	src := `name: l
+warehouses: 1
+steps: [build]
+targets:
+  - name: plain
+    engine: postgres
+    data_dir: /x/plain
+  - name: zero
+    engine: postgres
+    data_dir: /x/zero
+    latency: 0
+  - name: map
+    engine: postgres
+    data_dir: /x/map
+    wal_dir: /w/map
+    latency: {read: 4ms, write: 1ms, fsync: lognormal 6ms p99 30ms, jitter: 10%, on: wal}
+  - name: text
+    engine: mariadb
+    data_dir: /x/text
+    latency: read=5ms,fsync=2ms with 1% at 50ms
+matrix:
+  engine: postgres
+  data_dir: /m
+  axes:
+    latency: [{name: base, value: 0}, {name: ssd, value: {read: 1ms, write: 1ms, fsync: 1ms}}, "read=15ms"]
+`
+	p, err := plan.Decode(filepath.Join(t.TempDir(), "l.yaml"), []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, tg := range p.Targets {
+		if tg.Instance.Latency == nil {
+			got[tg.Name] = "none"
+			continue
+		}
+		got[tg.Name] = tg.Instance.Latency.String()
+	}
+	want := map[string]string{
+		"plain":     "none",
+		"zero":      "0",
+		"map":       "read=4ms,write=1ms,fsync=lognormal 6ms p99 30ms,jitter=10%,on=wal",
+		"text":      "read=5ms,fsync=2ms with 1% at 50ms",
+		"base":      "0",
+		"ssd":       "read=1ms,write=1ms,fsync=1ms",
+		"read-15ms": "read=15ms",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("latency by target:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestLatencyRefusedWithIOLimit: a plan that puts a latency layer and an
+// io_limit on one target, or a latency layer on an embedded engine, is
+// refused by the plan's check, in one line naming the target.
+func TestLatencyRefusedWithIOLimit(t *testing.T) {
+	for _, c := range []struct{ name, target, want string }{
+		{"io_limit", "    engine: postgres\n    data_dir: DIR\n    io_limit: {write_iops: 100}\n    latency: {fsync: 5ms}\n",
+			"io_limit and latency together"},
+		{"embedded", "    engine: sqlite\n    data_dir: DIR\n    latency: 0\n", "not latency"},
+		{"on=wal without wal_dir", "    engine: postgres\n    data_dir: DIR\n    latency: {fsync: 5ms, on: wal}\n", "on=wal without a wal_dir"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			src := "name: l\nwarehouses: 1\nsteps: [build]\ntargets:\n  - name: a\n" + strings.ReplaceAll(c.target, "DIR", filepath.Join(dir, "a"))
+			p, err := plan.Decode(filepath.Join(dir, "l.yaml"), []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = plan.Validate(t.Context(), p)
+			if err == nil {
+				t.Fatal("Validate: no error")
+			}
+			if msg := err.Error(); !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") || !strings.Contains(msg, "l.yaml:5: targets[0]") {
+				t.Errorf("got %q, want one line at l.yaml:5: targets[0] containing %q", msg, c.want)
+			}
+		})
 	}
 }

@@ -46,6 +46,33 @@ type HostFigures struct {
 	// AvgWaitMillis: average wait times the engine measures itself, by
 	// label (e.g. "WAL sync", "row lock wait"), milliseconds.
 	AvgWaitMillis map[string]float64 `json:"avg_wait_ms,omitempty"`
+	// Layer is what the managed instance's latency layer measured: its
+	// I/O as it saw it, the delay included (nil without a layer).
+	Layer *LayerFigures `json:"latency_layer,omitempty"`
+}
+
+// LayerFigures are a latency layer's figures over a step, averaged over
+// its complete repeats (percentiles too: a mean of each repeat's).
+type LayerFigures struct {
+	// Settings are the delays, in the text form ("read=5ms,fsync=5ms";
+	// "0": the layer with zero delays).
+	Settings string `json:"settings"`
+	// Kinds: "read", "write", "fsync", "meta"; kinds with no operation
+	// in any repeat are left out.
+	Kinds map[string]LayerKindFigures `json:"kinds"`
+	// CPUMicrosPerOp is the layer process's CPU time per operation.
+	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitempty"`
+}
+
+// LayerKindFigures are one kind of operation through the layer.
+type LayerKindFigures struct {
+	PerSecond       float64 `json:"per_s"`
+	MeanMillis      float64 `json:"mean_ms"`
+	P50Millis       float64 `json:"p50_ms"`
+	P99Millis       float64 `json:"p99_ms"`
+	P999Millis      float64 `json:"p99_9_ms"`
+	DelayMeanMillis float64 `json:"delay_mean_ms"`
+	OwnMeanMicros   float64 `json:"own_mean_us"`
 }
 
 // SeriesPoint is one second of a measured window.

@@ -190,6 +190,10 @@ type Profile struct {
 	// Limits are caps the target was given, drawn as reference lines:
 	// "read_iops", "write_iops" (the I/O limit of a managed instance).
 	Limits map[string]float64 `json:"limits,omitempty"`
+	// Throttle is the I/O cap the target's instance had (its io_limit,
+	// e.g. "read_iops=120,write_iops=120"), "" for none: its device
+	// latency then leaves out the time its I/O waited in the throttle.
+	Throttle string `json:"throttle,omitempty"`
 }
 
 // Step is one virtual-user (or tpc-c terminal) count of a profile with

@@ -33,7 +33,7 @@ var studyParts = []studyPart{
 	{ID: "storage", Title: "Storage micro-benchmarks", Kinds: []string{"storage"}},
 	{ID: "profiles", Title: "Performance profiles", build: (*study).profiles},
 	{ID: "cpu", Title: "CPU idle and iowait", build: (*study).cpu},
-	{ID: "devices", Title: "Device latency and IOPS", build: (*study).devices},
+	{ID: "devices", Title: "I/O latency: the device, the instance, the database", build: (*study).devices},
 	{ID: "waits", Title: "Wait classes", build: (*study).waits},
 	{ID: "backup", Title: "Backup and restore", Kinds: []string{"backup"}},
 	{ID: "rebuild", Title: "Index rebuild, cold and hot cache", Kinds: []string{"rebuild"}},
@@ -464,24 +464,49 @@ func (s *study) cpu() []block {
 	return out
 }
 
-// devices shows the data device's latency (average and p99) and IOPS
-// against virtual users, and the host tables.
+// devices shows the I/O latency of each step from each source it has,
+// each named: the device under the data directory (its latency, average
+// and p99, and IOPS against virtual users, and the host tables), the
+// instance's I/O as its latency layer saw it, and the database's own
+// timing; throttled targets without a layer are said to have a device
+// latency that leaves out the throttle's delay.
 func (s *study) devices() []block {
 	var out []block
 	for _, st := range s.steps {
 		v := st.v
 		c := chartBlocks(st.prefix, v.hostOnly(v.diskLatencyChart, v.iopsChart)...)
-		if len(c) == 0 {
+		layer := tableBlocks(st.prefix, v.layerTable())
+		timing := tableBlocks(st.prefix, v.dbTimingTable())
+		if len(c)+len(layer) == 0 {
 			continue
 		}
 		out = append(out, s.stepHeading(st)...)
-		out = append(out, block{Note: "The device under the data directory. The log device is the same device unless the target's instance has a WAL directory of its own (see System under test); it is not sampled apart."})
-		out = append(out, c...)
-		var ts []table
-		for i := range v.profiles {
-			ts = append(ts, v.hostTable(i))
+		sources := []string{sourceDevice + ": the block device under the data directory, as the kernel counts it for every process " +
+			"on it (charts and host tables)."}
+		if len(layer) > 0 {
+			sources = append(sources, sourceInstance+": per operation, through the latency layer under the instance's directories, "+
+				"the delay included (latency layer table).")
 		}
-		out = append(out, tableBlocks(st.prefix, ts...)...)
+		if len(timing) > 0 {
+			sources = append(sources, sourceDatabase+": the waits the engine measures itself (last table).")
+		}
+		out = append(out, block{Note: "Three sources of I/O latency, each named where it is shown.", List: sources})
+		if n := v.throttleNote(); n != "" {
+			out = append(out, block{Note: n})
+		}
+		if len(c) > 0 {
+			out = append(out, block{Note: sourceDevice + ": the device under the data directory. The log device is the same device unless the " +
+				"target's instance has a WAL directory of its own (see System under test); it is not sampled apart. A target on a latency " +
+				"layer reaches it through the layer's process: the layer's delay is not in these figures."})
+			out = append(out, c...)
+			var ts []table
+			for i := range v.profiles {
+				ts = append(ts, v.hostTable(i))
+			}
+			out = append(out, tableBlocks(st.prefix, ts...)...)
+		}
+		out = append(out, layer...)
+		out = append(out, timing...)
 	}
 	return out
 }

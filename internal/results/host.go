@@ -62,6 +62,7 @@ func hostFigures(ms []*summary.Monitor) *report.HostFigures {
 	if n == 0 {
 		return nil
 	}
+	h.Layer = layerFigures(ms)
 	h.CPUBusyPct /= n
 	h.CPUIdlePct /= n
 	h.CPUIOWaitPct /= n
@@ -172,4 +173,53 @@ func seriesSource(h *report.HostFigures) store.Source {
 		return store.SourceDBHost
 	}
 	return store.SourceHost
+}
+
+// layerFigures averages the latency layer's figures over the monitors
+// that have them; nil when none has.
+func layerFigures(ms []*summary.Monitor) *report.LayerFigures {
+	var n float64
+	out := &report.LayerFigures{Kinds: map[string]report.LayerKindFigures{}}
+	seen := map[string]float64{}
+	for _, m := range ms {
+		if m == nil || m.LatencyLayer == nil || m.LatencyLayer.Seconds <= 0 {
+			continue
+		}
+		l := m.LatencyLayer
+		n++
+		out.Settings = l.Settings.Text
+		out.CPUMicrosPerOp += l.CPUMicrosPerOp
+		for k, f := range l.All {
+			if f.Count == 0 {
+				continue
+			}
+			seen[k]++
+			a := out.Kinds[k]
+			a.PerSecond += float64(f.Count) / l.Seconds
+			a.MeanMillis += f.MeanMillis
+			a.P50Millis += f.P50Millis
+			a.P99Millis += f.P99Millis
+			a.P999Millis += f.P999Millis
+			a.DelayMeanMillis += f.DelayMeanMillis
+			a.OwnMeanMicros += f.OwnMeanMicros
+			out.Kinds[k] = a
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out.CPUMicrosPerOp /= n
+	for k, a := range out.Kinds {
+		c := seen[k]
+		// A repeat without an operation of the kind did none per second.
+		a.PerSecond /= n
+		a.MeanMillis /= c
+		a.P50Millis /= c
+		a.P99Millis /= c
+		a.P999Millis /= c
+		a.DelayMeanMillis /= c
+		a.OwnMeanMicros /= c
+		out.Kinds[k] = a
+	}
+	return out
 }

@@ -30,7 +30,7 @@
 //
 // What it stores as a result's summary is a type of internal/summary, with
 // the status summary.Status gives it; where a summary holds a type of fio,
-// instance or load, scenario converts it to the stored form summary
+// instance, latency or load, scenario converts it to the stored form summary
 // declares (TestStoredForms keeps the two alike).
 //
 // The analytic workload's scenarios (tpch.go) are a TPC-H build
@@ -40,6 +40,7 @@
 //
 // It may import claim, dialect, driver, fio, instance (backups with the
 // engines' own tools, restores into managed instances, a managed server to
-// restart), load, profile, sampler, store, summary, sysstat, tpcc,
+// restart), latency (a managed instance's latency layer, read at a window's
+// start and end), load, profile, sampler, store, summary, sysstat, tpcc,
 // tpchload and tpchdriver. It must not import cli, experiment or report.
 package scenario

@@ -38,6 +38,10 @@ type Env struct {
 	// managed instance's cgroup counters): sampled with the host, so that
 	// a shared device's I/O can be told from the database's.
 	OwnIO sampler.IOProbe
+	// Layer, when set, is the managed instance's latency layer: its
+	// figures over each measured window (the I/O as the instance saw it)
+	// are stored with the window's monitor (summary.Monitor.LatencyLayer).
+	Layer LatencyLayer
 	// IsLocalAddress tells whether an address is this machine's (see
 	// Place); nil tests loopback and the interfaces' addresses.
 	IsLocalAddress func(net.IP) bool

@@ -320,6 +320,10 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 	}
 	smp := e.StartSampling(ctx, db, tg, rc, time.Second)
 	d.Recorder = e.Observer.Recorder
+	lw := e.watchLayer(ctx, d.Recorder)
+	if lw != nil {
+		d.Recorder = lw
+	}
 	res, rerr := driver.Run(ctx, db, meta, d, e.Observer.Live)
 	var mon *summary.Monitor
 	var hostSamples []store.Sample
@@ -329,6 +333,7 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 		smp.SetStart(res.Window.Start)
 		m, samples := StopSampling(smp, time.Duration(res.Window.Seconds*float64(time.Second)), rc.Placement)
 		mon, hostSamples = &m, samples
+		lw.record(mon)
 		// The database's figures must agree with the driver's own counts,
 		// allowing for what the samplers ran on the database meanwhile.
 		res.CheckCounters(m.SamplerDBStatements)

@@ -75,15 +75,31 @@ func (e *Env) Storage(ctx context.Context, b *fio.Bench, label string) (StorageO
 
 	t0 := time.Now()
 	s := sampler.Start(ctx, sampler.Options{Start: t0, Interval: time.Second, Dirs: map[string]string{"test_file": plan.Dir}, Logger: e.logger()})
+	// With a latency layer under the directory (fio runs inside it), the
+	// layer's figures over the whole run and over each profile.
+	lw := e.watchLayer(ctx, nil)
+	lw.begin()
+	var current *layerWindow
+	byProfile := map[string]*layerWindow{}
 	res, runErr := b.Run(ctx, fio.Hooks{
 		LayoutStart: func(n int64) {
 			e.note("writing the %s test file %s (once, for all profiles)", fio.FormatBytes(n), plan.File)
 		},
 		ProfileStart: func(i, n int, p fio.PlannedProfile) {
 			e.note("[%d/%d] %s: %s", i+1, n, p.Profile, p.Description)
+			current = e.watchLayer(ctx, nil)
+			current.begin()
+		},
+		ProfileDone: func(pr fio.ProfileResult) {
+			current.stop()
+			if current != nil {
+				byProfile[pr.Profile] = current
+			}
 		},
 	})
 	m, samples := StopSampling(s, time.Since(t0), rc.Placement)
+	lw.stop()
+	lw.record(&m)
 
 	sum := summary.Storage{FioVersion: plan.FioVersion, Dir: plan.Dir, FileSizeBytes: plan.FileSizeBytes, SizeFrom: plan.SizeFrom,
 		DirectIO: plan.DirectIO, Notes: plan.Notes, Interrupted: res.Interrupted, Monitor: m}
@@ -92,7 +108,15 @@ func (e *Env) Storage(ctx context.Context, b *fio.Bench, label string) (StorageO
 		sum.Layout = &w
 	}
 	for _, pr := range res.Profiles {
-		sum.Profiles = append(sum.Profiles, storageProfile(t0, pr, samples))
+		sp := storageProfile(t0, pr, samples)
+		if w := byProfile[pr.Profile]; w != nil {
+			f, warn := w.figures()
+			sp.LatencyLayer = f
+			if warn != "" {
+				sum.Monitor.Warnings = append(sum.Monitor.Warnings, pr.Profile+": "+warn)
+			}
+		}
+		sum.Profiles = append(sum.Profiles, sp)
 	}
 	status := summary.Status(summary.Facts{Measured: len(res.Profiles) > 0, Failed: runErr != nil || res.Interrupted})
 	errText := ""

@@ -9,6 +9,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/fio"
 	"github.com/oltplab/oltplab/internal/instance"
+	"github.com/oltplab/oltplab/internal/latency"
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/summary"
@@ -124,4 +125,20 @@ func TestStoredForms(t *testing.T) {
 	info.Tools.Controls = []instance.Control{}
 	sameJSON(t, "backup tools without controls", info, storedInfo(info))
 	sameJSON(t, "online backup", BackupInfo{Method: instance.Online}, storedInfo(BackupInfo{Method: instance.Online}))
+
+	ls := filled[latency.Summary](t)
+	for _, text := range []string{"0", "read=4ms,write=1ms,fsync=lognormal 6ms p99 30ms with 1% at 50ms,jitter=10%,on=wal"} {
+		set, err := latency.Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, err := storedLayer(set, ls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameJSON(t, "latency layer "+text, struct {
+			Settings latency.Settings `json:"settings"`
+			latency.Summary
+		}{set, ls}, stored)
+	}
 }

@@ -37,6 +37,9 @@ type Monitor struct {
 	Agent        string               `json:"agent,omitempty"`
 	AgentHost    *sysstat.Host        `json:"agent_host,omitempty"`
 	AgentRoles   map[string][]string  `json:"agent_roles,omitempty"`
+	// LatencyLayer is what the managed instance's latency layer measured
+	// over the window (the I/O as the instance saw it), nil without one.
+	LatencyLayer *LatencyLayer `json:"latency_layer,omitempty"`
 }
 
 // MonitorRun is what a monitor (kind monitor) stores as its summary: what

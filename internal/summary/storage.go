@@ -52,6 +52,9 @@ type StorageProfile struct {
 	// Host is what the host sampler saw during the profile (the kernel's
 	// view of the device, next to fio's).
 	Host sampler.StepSummary `json:"host"`
+	// LatencyLayer is what the latency layer under the directory measured
+	// during the profile (fio ran inside it), nil without one.
+	LatencyLayer *LatencyLayer `json:"latency_layer,omitempty"`
 }
 
 // StorageDirection is the I/O of one direction of a profile (the stored

@@ -106,6 +106,7 @@ func (d *Decoder) Wrap(n *yaml.Node, path string, err error) error {
 
 var (
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	yamlUnmarshaler = reflect.TypeFor[yaml.Unmarshaler]()
 	nodeDecoderType = reflect.TypeFor[NodeDecoder]()
 	nodeType        = reflect.TypeFor[yaml.Node]()
 	durationType    = reflect.TypeFor[time.Duration]()
@@ -161,6 +162,9 @@ func (d *Decoder) decode(n *yaml.Node, v reflect.Value, path string) error {
 			v.Set(reflect.New(v.Type().Elem()))
 		}
 		return d.decode(n, v.Elem(), path)
+	}
+	if v.CanAddr() && v.Addr().Type().Implements(yamlUnmarshaler) {
+		return d.decodeUnmarshaler(n, v.Addr().Interface().(yaml.Unmarshaler), path)
 	}
 	if v.CanAddr() && v.Addr().Type().Implements(textUnmarshaler) {
 		if n.Kind != yaml.ScalarNode || IsNull(n) {
@@ -253,6 +257,31 @@ func (d *Decoder) decode(n *yaml.Node, v reflect.Value, path string) error {
 		return nil
 	}
 	return d.Errorf(n, path, "cannot decode into %s", v.Type())
+}
+
+// decodeUnmarshaler decodes n with a type's own UnmarshalYAML (a value
+// written as text or as a mapping of its own keys, such as a latency
+// layer's settings): a mapping's keys are checked first as every
+// mapping's are (a key given twice is an error at its line; merge keys
+// add theirs), and the type is given the mapping of its entries, whose
+// keys and values it checks itself. Its error is placed at n.
+func (d *Decoder) decodeUnmarshaler(n *yaml.Node, u yaml.Unmarshaler, path string) error {
+	if n.Kind == yaml.MappingNode {
+		entries, err := d.Entries(n, path)
+		if err != nil {
+			return err
+		}
+		m := *n
+		m.Content = make([]*yaml.Node, 0, 2*len(entries))
+		for _, e := range entries {
+			m.Content = append(m.Content, e.Key, e.Value)
+		}
+		n = &m
+	}
+	if err := u.UnmarshalYAML(n); err != nil {
+		return d.Wrap(n, path, err)
+	}
+	return nil
 }
 
 func (d *Decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) error {
