@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/oltplab/oltplab/internal/dbtest"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestRunRefusesWhatCannotBeHeld: a run whose virtual users the database
@@ -14,6 +15,7 @@ import (
 // it opens anything, with one line naming the limit, exit 2, and nothing
 // stored.
 func TestRunRefusesWhatCannotBeHeld(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	dir := t.TempDir()
 	env := []string{"OLTPLAB_RESULTS=" + filepath.Join(dir, "results.db"), "HOME=" + dir}
 	sqlite := "sqlite:" + filepath.Join(dir, "tpcc.db")

@@ -18,6 +18,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/scenario"
+	"github.com/oltplab/oltplab/internal/testenv"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -352,6 +353,7 @@ func assertRun(t *testing.T, res *driver.Result) {
 }
 
 func TestWorkflowSQLite(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
 	res := workflow(t, env, target, 1, "--vus", "4", "--rampup", "1s", "--duration", "5s")
@@ -517,6 +519,7 @@ func TestSecretsNeverAppear(t *testing.T) {
 // TestPartialOnInterrupt: a canceled run is stored, marked partial, with
 // what was measured, and the exit code says so.
 func TestPartialOnInterrupt(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
 	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
@@ -599,6 +602,7 @@ func TestAuditVerdict(t *testing.T) {
 // TestMonitor samples the host and a database, stores the series, and
 // shows them.
 func TestMonitor(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
 	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
@@ -667,6 +671,7 @@ func TestMonitorWithoutTarget(t *testing.T) {
 // each step and a reset between them; afterwards the database is back in
 // its post-build state, and compare, report and export read the profile.
 func TestProfileWithHygiene(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
 	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
@@ -711,6 +716,7 @@ func TestProfileWithHygiene(t *testing.T) {
 // TestQuickstart: the README's first command builds, runs, checks and
 // writes a report; a second quickstart reuses the database it built.
 func TestQuickstart(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	dir := t.TempDir()
 	db, html := filepath.Join(dir, "q.db"), filepath.Join(dir, "q.html")

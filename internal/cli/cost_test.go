@@ -14,6 +14,7 @@ import (
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // licencesYAML is the SQL Server licence study's prices.
@@ -286,6 +287,7 @@ func TestCostBadInput(t *testing.T) {
 // the same histograms as the report's p95, and without cores in the
 // prices the recorded host's CPUs are licensed (the database ran there).
 func TestCostSQLite(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
 	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {

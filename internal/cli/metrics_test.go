@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/oltplab/oltplab/internal/metrics"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // scrape reads url's exposition with the client library's own parser.
@@ -59,6 +60,7 @@ func histogramCount(f *dto.MetricFamily) uint64 {
 // run goes: every family is there, parsed by the client library, and the
 // counters grow between two scrapes; the endpoint ends with the command.
 func TestMetricsDuringRun(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
 	if r := oltplab(t, env, "build", "--target", target, "--warehouses", "1"); r.code != 0 {

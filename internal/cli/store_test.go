@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // syncBuffer is a bytes.Buffer that a running command writes to while the
@@ -119,6 +120,7 @@ func runningRuns(t *testing.T, path string) int {
 // message; if the lock outlasts OLTPLAB_STORE_WAIT, the result is left in
 // a file that `results import` stores, once.
 func TestRunSurvivesABusyStore(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	dir := t.TempDir()
 	storePath := filepath.Join(dir, "results.db")
 	target := "sqlite:" + filepath.Join(dir, "tpcc.db")

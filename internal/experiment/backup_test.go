@@ -11,6 +11,7 @@ import (
 	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestBackupStep: a plan's backup step runs the cycles on its target
@@ -18,6 +19,7 @@ import (
 // gives the report a row per cycle; a plan without `to` is refused at
 // its line.
 func TestBackupStep(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	dir := t.TempDir()
 	p := decodeIn(t, dir, `name: bk
 warehouses: 1

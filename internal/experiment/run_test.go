@@ -12,6 +12,7 @@ import (
 	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 func decodeIn(t *testing.T, dir, src string) *plan.Plan {
@@ -41,6 +42,7 @@ func openStore(t *testing.T, dir string) *store.Store {
 // the build's table and both profiles, the baseline (the second target)
 // first, and the targets' differing context.
 func TestRunAndReport(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	dir := t.TempDir()
 	p := decodeIn(t, dir, `name: two
 warehouses: 1
@@ -127,6 +129,7 @@ steps: [build, profile]
 // resumed by dropping what it left and building again; the interrupted
 // experiment is stored as partial with its build step interrupted.
 func TestBuildInterruptedThenResumed(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	dir := t.TempDir()
 	p := decodeIn(t, dir, `name: b
 warehouses: 1

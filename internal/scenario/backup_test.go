@@ -22,11 +22,13 @@ import (
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
-func serversRequired() bool {
-	return os.Getenv("CI") != "" || os.Getenv("OLTPLAB_REQUIRE_SERVERS") == "1"
-}
+// managedNeed is what a managed instance of each engine needs (an
+// embedded SQLite instance only time: it builds a warehouse).
+var managedNeed = map[instance.Engine]testenv.Need{instance.Postgres: testenv.ManagedPostgres,
+	instance.MariaDB: testenv.ManagedMariaDB, instance.SQLite: testenv.Long}
 
 // reachableDir is a fresh directory the servers' own accounts can reach
 // when the tests run as root.
@@ -52,20 +54,18 @@ var fastSettings = map[instance.Engine]map[string]string{
 // (or backup tool) skips the test, except where servers are required.
 func managedSource(t *testing.T, e instance.Engine, tools ...string) (*scenario.Env, scenario.BackupSource, string) {
 	t.Helper()
+	testenv.Require(t, managedNeed[e])
 	for _, tool := range tools {
 		if _, err := os.Stat(tool); err != nil {
-			if serversRequired() {
-				t.Fatalf("%s: %v (`make test` installs it)", tool, err)
-			}
-			t.Skipf("%s not installed", tool)
+			testenv.Unavailable(t, managedNeed[e], err)
 		}
 	}
 	ctx := context.Background()
 	root := reachableDir(t)
 	inst, err := instance.Start(ctx, instance.Spec{Name: "src", Engine: e, DataDir: filepath.Join(root, "source"),
 		Settings: fastSettings[e]}, nil)
-	if instance.KindOf(err) == instance.KindBinary && !serversRequired() {
-		t.Skip(err)
+	if instance.KindOf(err) == instance.KindBinary {
+		testenv.Unavailable(t, managedNeed[e], err)
 	}
 	if err != nil {
 		t.Fatalf("start the source instance: %v", err)
@@ -252,6 +252,7 @@ func TestBackupMariaDB(t *testing.T) {
 }
 
 func TestBackupSQLite(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env, db, tg := sqliteEnv(t)
 	ctx := context.Background()
 	to := t.TempDir()

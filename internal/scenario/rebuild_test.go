@@ -16,9 +16,9 @@ import (
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
-// serversRequired: CI must not skip the server tests.
 // canDropCaches reports whether this process may drop the OS page cache
 // (a cold restart does when it may).
 func canDropCaches() bool {
@@ -42,6 +42,7 @@ var quickSettings = map[instance.Engine]map[string]string{
 // database opened on it.
 func managedEnv(t *testing.T, engine instance.Engine) (*scenario.Env, *instance.Instance, dialect.Database) {
 	t.Helper()
+	testenv.Require(t, managedNeed[engine])
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "oltplab-scenario-")
 	if err == nil {
@@ -53,8 +54,8 @@ func managedEnv(t *testing.T, engine instance.Engine) (*scenario.Env, *instance.
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	inst, err := instance.Start(ctx, instance.Spec{Name: "scenario-" + string(engine), Engine: engine,
 		DataDir: filepath.Join(dir, "data"), Settings: quickSettings[engine]}, nil)
-	if instance.KindOf(err) == instance.KindBinary && !serversRequired() {
-		t.Skip(err)
+	if instance.KindOf(err) == instance.KindBinary {
+		testenv.Unavailable(t, managedNeed[engine], err)
 	}
 	if err != nil {
 		t.Fatalf("start %s: %v", engine, err)

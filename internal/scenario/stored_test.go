@@ -8,6 +8,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // storedOutcome reads a stored run back as the outcome it was stored with.
@@ -23,6 +24,7 @@ func storedOutcome(t *testing.T, env *scenario.Env, id int64) (store.Run, store.
 // TestCheckStored: what a run stores passes CheckStored; the same result
 // with a figure edited, or a status its figures do not give, does not.
 func TestCheckStored(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env, db, tg := sqliteEnv(t)
 	out, err := env.Profile(context.Background(), db, tg, scenario.ProfileOptions{
 		Label: "check", Steps: []int{1}, VUsSpec: "1", Repeat: 1, Driver: shortDriver(),

@@ -17,11 +17,13 @@ import (
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // builtEnv builds one warehouse on target and returns an Env recording
 // into a fresh store, with the opened database.
 func builtEnv(t *testing.T, tg dialect.Target) (*scenario.Env, dialect.Database) {
+	testenv.Require(t, testenv.Long)
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "results.db"))
@@ -108,6 +110,7 @@ func TestSuspectWhenAnotherClientWrites(t *testing.T) {
 // rebuild by another process would, give negative deltas: stored as
 // suspect, never as ok.
 func TestSuspectWhenCountersGoBack(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	// Statements that count as transactions on PostgreSQL, so that its
 	// counter stands well above what the window adds after the reset: one
 	// virtual user runs over 1,000 client-side transactions a second, so

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // Some store tests need other processes: another oltplab opening or
@@ -141,6 +143,7 @@ type childProc struct {
 
 // startChild runs the test binary as a child doing spec.
 func startChild(t *testing.T, spec string) *childProc {
+	testenv.Require(t, testenv.Subprocess)
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "OLTPLAB_STORE_CHILD="+spec)
