@@ -85,6 +85,19 @@ type LookAlike struct {
 	Plant func(t testing.TB, tg dialect.Target) (intact func() error, remove func())
 }
 
+// LookAlikes converts look-alikes of the same shape (dbtest's) to the
+// suite's.
+func LookAlikes[L ~struct {
+	Name  string
+	Plant func(t testing.TB, tg dialect.Target) (intact func() error, remove func())
+}](ls []L) []LookAlike {
+	out := make([]LookAlike, len(ls))
+	for i, l := range ls {
+		out[i] = LookAlike(l)
+	}
+	return out
+}
+
 // Run runs the suite on d.
 func Run(t *testing.T, d Dialect) {
 	open := func(t *testing.T) dialect.Target { return d.Open(t) }

@@ -8,16 +8,16 @@
 // execution styles) unless dialect.Env.PlainSockets is set, which the CLI
 // sets from OLTPLAB_RAWCONN=off, so that the saving can be measured again
 // on any host: make bench runs every workload both ways, and
-// BenchmarkPostgres/session and BenchmarkMySQL/session of
-// internal/conformance measure raw-sockets against plain-sockets.
+// BenchmarkConformance/session of internal/dialect/postgres and
+// internal/dialect/mysql measure raw-sockets against plain-sockets.
 //
 // Measured on the 2-core development VM (Debian 12, Go 1.26, PostgreSQL 15
 // and MariaDB 10.11 with the bench profile of scripts/testservers.sh, 2
 // warehouses), driver CPU per transaction (cpu-us/op), three runs each,
 // while the machine was shared with other builds (load average 12 to 30):
 //
-//	go test -run '^$' -bench 'Benchmark(Postgres|MySQL)/session/.*-sockets/(procedures|client-sql)/mix' \
-//	    -benchtime 3000x -count 3 ./internal/conformance   (under scripts/testservers.sh, bench profile)
+//	go test -run '^$' -bench 'BenchmarkConformance/session/.*-sockets/(procedures|client-sql)/mix' \
+//	    -benchtime 3000x -count 3 ./internal/dialect/postgres ./internal/dialect/mysql   (under scripts/testservers.sh, bench profile)
 //
 //	                                    raw sockets    plain sockets
 //	PostgreSQL procedures, 1 session    150-173 us     212-236 us
