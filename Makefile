@@ -37,6 +37,7 @@ test-short:
 lint:
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) test -count=1 -run '^TestLayering$$' ./internal/
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 
 # Measures build rate and driver CPU per transaction on private servers
