@@ -4,7 +4,7 @@
 // results. Exit codes and user-facing error lines are decided here and
 // nowhere else (exitcode.go).
 //
-// Nothing below cli may import it.
+// It may import every package of oltplab; only cmd/oltplab imports it.
 package cli
 
 import (

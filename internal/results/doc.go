@@ -5,6 +5,6 @@
 // report share, so that every view counts the same runs (superseded runs
 // never count).
 //
-// It may import driver, profile, report, sampler, scenario and store. It
-// must not import cli or experiment.
+// It may import driver, profile, report, sampler, scenario, store and
+// sysstat. It must not import cli or experiment.
 package results

@@ -28,8 +28,9 @@
 // (leftover.go), so that RemoveLeftovers can remove what a killed oltplab
 // left.
 //
-// It may import claim, dialect, driver, fio, instance (backups with the
-// engines' own tools, restores into managed instances, a managed server to
-// restart), load, profile, sampler, store, sysstat and tpcc. It must not
-// import cli, experiment or report.
+// It may import agent (a remote host's sampler), claim, dialect, driver,
+// fio, instance (backups with the engines' own tools, restores into
+// managed instances, a managed server to restart), load, profile,
+// sampler, store, sysstat and tpcc. It must not import cli, experiment or
+// report.
 package scenario
