@@ -25,7 +25,7 @@ func TestAgentCommand(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(ctx, []string{"agent", "--listen", "127.0.0.1:0"}, nil, Stdio{In: strings.NewReader(""), Out: io.Discard, Err: pw})
+		done <- testMain(ctx, []string{"agent", "--listen", "127.0.0.1:0"}, nil, Stdio{In: strings.NewReader(""), Out: io.Discard, Err: pw})
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')

@@ -11,7 +11,8 @@ import (
 // scrubber and version, with obs rendering progress.
 func (a *app) scenarioEnv(st *store.Store, obs scenario.Observer) *scenario.Env {
 	wait, _ := a.storeWait() // checked when the store was opened
-	return &scenario.Env{Store: st, Log: a.log, Scrub: a.scrub, ToolVersion: version(), Observer: obs, StoreWait: wait}
+	return &scenario.Env{Store: st, Log: a.log, Scrub: a.scrub, ToolVersion: version(), Observer: obs, StoreWait: wait,
+		NoCrossCheck: a.noCrossCheck}
 }
 
 func mustJSON(v any) json.RawMessage { return scenario.JSON(v) }

@@ -31,7 +31,7 @@ const asCLIEnv = "OLTPLAB_TEST_AS_CLI"
 func TestMain(m *testing.M) {
 	if os.Getenv(asCLIEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := Main(ctx, os.Args[1:], os.Environ(), Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+		code := testMain(ctx, os.Args[1:], os.Environ(), Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 		stop()
 		os.Exit(code)
 	}

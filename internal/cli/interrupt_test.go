@@ -46,7 +46,7 @@ func TestReadersInterrupted(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			var out, errb bytes.Buffer
-			code := Main(ctx, args, env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
+			code := testMain(ctx, args, env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
 			if code != exitInterrupted {
 				t.Errorf("exit %d, want %d; stderr %q", code, exitInterrupted, errb.String())
 			}

@@ -70,7 +70,7 @@ func TestMetricsDuringRun(t *testing.T) {
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(context.Background(), []string{"run", "--target", target, "--vus", "2", "--rampup", "1s",
+		done <- testMain(context.Background(), []string{"run", "--target", target, "--vus", "2", "--rampup", "1s",
 			"--duration", "4s", "--grace", "1s", "--label", label, "--metrics-listen", "127.0.0.1:0"}, env,
 			Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
 	}()

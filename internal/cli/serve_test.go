@@ -70,7 +70,7 @@ func startServe(t *testing.T, env []string, args ...string) string {
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
+		done <- testMain(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
 	}()
 	t.Cleanup(func() {
 		cancel()

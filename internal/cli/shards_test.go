@@ -131,7 +131,7 @@ func sqliteShardTarget(t *testing.T) string {
 		}
 		shardDB.path = filepath.Join(dir, "tpcc.db")
 		var out, errb strings.Builder
-		if code := Main(context.Background(), []string{"build", "--target", "sqlite:" + shardDB.path, "--warehouses", "4"},
+		if code := testMain(context.Background(), []string{"build", "--target", "sqlite:" + shardDB.path, "--warehouses", "4"},
 			[]string{"OLTPLAB_RESULTS=" + filepath.Join(dir, "results.db"), "HOME=" + dir},
 			Stdio{In: strings.NewReader(""), Out: &out, Err: &errb}); code != 0 {
 			shardDB.err = fmt.Errorf("build: exit %d: %s", code, errb.String())

@@ -169,7 +169,7 @@ func TestStorageBenchInterrupted(t *testing.T) {
 		saw <- false
 	}()
 	var out, errb bytes.Buffer
-	code := Main(ctx, []string{"storage", "bench", dir, "--profile", "seq-read-128k,oltp-4k-qd8", "--runtime", "2s", "--size", "16M"},
+	code := testMain(ctx, []string{"storage", "bench", dir, "--profile", "seq-read-128k,oltp-4k-qd8", "--runtime", "2s", "--size", "16M"},
 		env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
 	t.Logf("stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
 	if !<-saw {

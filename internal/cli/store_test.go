@@ -81,7 +81,7 @@ func runWhileLocked(t *testing.T, env []string, storePath, target string, onWait
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(context.Background(), []string{"run", "--target", target, "--vus", "1", "--rampup", "0s",
+		done <- testMain(context.Background(), []string{"run", "--target", target, "--vus", "1", "--rampup", "0s",
 			"--duration", "2s", "--grace", "1s", "--label", "busy"}, env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
 	}()
 	// Lock once the run is recorded: it is measuring.

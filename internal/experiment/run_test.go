@@ -62,7 +62,7 @@ steps: [build, profile]
 	}
 	st := openStore(t, dir)
 	var events []string
-	r := &Runner{Store: st, ToolVersion: "test", Observer: Observer{Unit: func(e UnitEvent) {
+	r := &Runner{Store: st, ToolVersion: "test", NoCrossCheck: true, Observer: Observer{Unit: func(e UnitEvent) {
 		events = append(events, e.Unit.TargetName()+" "+e.Unit.Step.Kind.Name+" "+string(e.State))
 	}}}
 	id, err := r.Run(context.Background(), p)
@@ -140,7 +140,7 @@ steps: [build]
 	st := openStore(t, dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r := &Runner{Store: st, ToolVersion: "test", Observer: Observer{Scenario: scenario.Observer{
+	r := &Runner{Store: st, ToolVersion: "test", NoCrossCheck: true, Observer: Observer{Scenario: scenario.Observer{
 		BuildProgress: func(pr load.Progress) {
 			if pr.Phase == load.PhaseLoad && pr.Rows > 0 {
 				cancel()

@@ -96,8 +96,10 @@ func TestSuspectWhenAnotherClientWrites(t *testing.T) {
 			tg := c.target(t)
 			env, db := builtEnv(t, tg)
 			stop := otherClient(t, tg)
+			// Long enough for the driver to count the transactions the
+			// cross-check needs to conclude (driver.MinCheckedTransactions).
 			d := shortDriver()
-			d.Duration = 2 * time.Second
+			d.Duration = 5 * time.Second
 			out, err := env.Profile(context.Background(), db, tg, scenario.ProfileOptions{Steps: []int{1}, Repeat: 1, Driver: d})
 			stop()
 			assertSuspect(t, env, out, err, "NOPM from the database")
