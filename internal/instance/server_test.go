@@ -515,7 +515,7 @@ func TestBadSpecs(t *testing.T) {
 			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, tt.contains) {
 				t.Errorf("error %q: want one line naming %q", msg, tt.contains)
 			}
-			nothingLeft(t, 0, tt.spec.DataDir, nil, 0, ownPrefix("bad"))
+			nothingLeft(t, 10*time.Second, tt.spec.DataDir, nil, 0, ownPrefix("bad"))
 		})
 	}
 }
@@ -560,7 +560,7 @@ func TestParentKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.RemoveAll(probe)
-	nothingLeft(t, 0, dir, nil, 0, h.ID)
+	nothingLeft(t, 10*time.Second, dir, nil, 0, h.ID)
 }
 
 // execHelper prepares the helper process: this test binary, running
