@@ -469,26 +469,6 @@ func (cg *cgroup) setIOLimit(devs []string, l IOLimit) error {
 	return nil
 }
 
-// ioLimitFiles are the files that hold the caps, for the description.
-func (cg *cgroup) ioLimitFiles() map[string]string {
-	d, v2, ok := cg.dir(ctlBlkio)
-	if !ok {
-		return nil
-	}
-	names := []string{"blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device",
-		"blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device"}
-	if v2 {
-		names = []string{"io.max"}
-	}
-	out := map[string]string{}
-	for _, n := range names {
-		if v := readTrim(filepath.Join(d, n)); v != "" {
-			out[n] = v
-		}
-	}
-	return out
-}
-
 // setMemoryLimit caps the group's memory, page cache included.
 func (cg *cgroup) setMemoryLimit(bytes int64) error {
 	d, v2, ok := cg.dir(ctlMemory)

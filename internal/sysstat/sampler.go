@@ -38,9 +38,6 @@ type HostSampler struct {
 // NewHostSampler returns a sampler of the host below the FS root.
 func (fs FS) NewHostSampler() *HostSampler { return &HostSampler{fs: fs} }
 
-// NewHostSampler returns a sampler of the running host.
-func NewHostSampler() *HostSampler { return live.NewHostSampler() }
-
 // Sample reads the counters at now and returns the samples of the interval
 // since the previous call: none on the first call. A counter that went
 // down (wrap, reset, device re-attached) leaves out that series for this
