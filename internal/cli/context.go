@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
-
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
@@ -14,5 +12,3 @@ func (a *app) scenarioEnv(st *store.Store, obs scenario.Observer) *scenario.Env 
 	return &scenario.Env{Store: st, Log: a.log, Scrub: a.scrub, ToolVersion: version(), Observer: obs, StoreWait: wait,
 		NoCrossCheck: a.noCrossCheck}
 }
-
-func mustJSON(v any) json.RawMessage { return scenario.JSON(v) }

@@ -366,3 +366,6 @@ func TestCostSQLite(t *testing.T) {
 		t.Errorf("per 1,000 NOPM: got %v, want %v", got, want)
 	}
 }
+
+// mustJSON is a stored summary as the scenarios encode it.
+func mustJSON(v any) json.RawMessage { return scenario.JSON(v) }

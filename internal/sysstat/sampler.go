@@ -182,17 +182,13 @@ func hostSamples(prev, cur hostReading) []HostSample {
 	return out
 }
 
-// DeviceRoles maps the block devices holding the given directories to
-// their roles: {"data": "/var/lib/pg", "wal": "/wal"} gives
-// {"nvme0n1p2": ["data"], "nvme1n1": ["wal"]} (one device may have several
-// roles). The device name is as /proc/diskstats spells it. Directories on
-// no block device (tmpfs, overlay, network) are left out and reported in
-// err, as are directories that cannot be resolved.
-func DeviceRoles(dirs map[string]string) (map[string][]string, error) {
-	return live.DeviceRoles(dirs)
-}
-
-// DeviceRoles is the package function for the host below the FS root.
+// DeviceRoles maps the block devices holding the given directories, on
+// the host below the FS root, to their roles: {"data": "/var/lib/pg",
+// "wal": "/wal"} gives {"nvme0n1p2": ["data"], "nvme1n1": ["wal"]} (one
+// device may have several roles). The device name is as /proc/diskstats
+// spells it. Directories on no block device (tmpfs, overlay, network) are
+// left out and reported in err, as are directories that cannot be
+// resolved.
 func (fs FS) DeviceRoles(dirs map[string]string) (map[string][]string, error) {
 	out := map[string][]string{}
 	var errs []error
