@@ -408,6 +408,17 @@ func (b *Bench) Close() error {
 	return nil
 }
 
+// Measure prepares, runs and closes a benchmark: the whole scenario for
+// callers that need no step in between (the latency layer's tests).
+func Measure(ctx context.Context, opts Options, h Hooks) (*Result, error) {
+	b, err := Prepare(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	return b.Run(ctx, h)
+}
+
 // unwrapPath drops the *PathError wrapping (the path is already in the
 // message) and keeps its cause, e.g. "permission denied".
 func unwrapPath(err error) error {
