@@ -1,18 +1,17 @@
-// Package agent is oltplab's host agent. oltplab measures the host it
-// runs on; when the database runs on another machine, `oltplab agent` runs
-// there and streams that machine's host metrics (internal/sysstat: CPU,
-// memory, disks, network) to the oltplab that drives the database, which
-// records them as the database host's samples.
+// Package agent is `oltplab agent`: it streams the host metrics of the
+// machine it runs on (internal/sysstat: CPU, memory, disks, network) over
+// HTTP to an oltplab on another machine, which records them as the
+// database host's samples. It carries host metrics only: no database
+// access, no credentials.
 //
+// It imports only sysstat.
+package agent
+
 // The protocol is HTTP: GET /v1/samples?interval=1s&dir=ROLE=PATH streams
 // newline-delimited JSON, a Hello line (the host's description and the
 // devices under the named directories) and then one Batch per interval,
-// until the client goes away. It carries host metrics only: no database
-// access, no credentials, nothing to send the agent but the query.
-//
-// It may import internal/sysstat; it must not import internal/cli,
-// internal/scenario, internal/store, internal/driver or any dialect.
-package agent
+// until the client goes away. Nothing can be sent to the agent but the
+// query.
 
 import (
 	"bufio"

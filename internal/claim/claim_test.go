@@ -7,19 +7,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-)
 
-// needRoot skips a test that plays another user against oltplab running
-// as root, except under CI, which runs the tests as root.
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("this test needs root (CI runs the tests as root)")
-		}
-		t.Skip("needs root: it plays another user against oltplab running as root")
-	}
-}
+	"github.com/oltplab/oltplab/internal/testenv"
+)
 
 const nobody = 65534
 
@@ -184,7 +174,7 @@ func TestTake(t *testing.T) {
 // user's, a directory another user owns, one below such a directory, one
 // in a world-writable directory without the sticky bit.
 func TestTakeRefusesOthers(t *testing.T) {
-	needRoot(t)
+	testenv.Require(t, testenv.Root)
 	base := mkdir(t, filepath.Join(t.TempDir(), "base"), 0o755)
 	victim := mkdir(t, filepath.Join(base, "victim"), 0o700)
 	secret := write(t, filepath.Join(victim, "secret"), "root's\n")

@@ -1,8 +1,12 @@
 // Package claim decides what oltplab may take, write and remove on this
-// host's file systems, where it often runs as root (for cgroups): the
-// data directories of managed instances, backups and their restored
-// copies, fio's test files.
+// host's file systems when it runs as root: the data directories of
+// managed instances, backups and their restored copies, fio's test files.
+// What it takes or creates carries oltplab's mark; Remove takes only what
+// carries the given mark, through no link and into no other mount.
 //
+// It imports nothing of oltplab.
+package claim
+
 // A path is resolved one component at a time from /, each directory held
 // open while the next is looked up, so that what was checked is what is
 // used. A symbolic link is followed only when it belongs to root or to
@@ -20,9 +24,4 @@
 // oltplab creates for itself (backups, restored copies) are marked the same
 // way, and files it creates carry the id in their name. Every file is
 // created with O_EXCL and O_NOFOLLOW relative to its directory's
-// descriptor, every existing file opened with O_NOFOLLOW, and removal
-// (Remove) takes only what carries the given mark, descending through no
-// link and into no other mount.
-//
-// It imports nothing of oltplab.
-package claim
+// descriptor, and every existing file opened with O_NOFOLLOW.

@@ -69,11 +69,6 @@ var systemDirs = []string{"/", "/dev/shm", "/home", "/lost+found", "/media", "/m
 	"/run/shm", "/run/user", "/snap", "/srv", "/tmp", "/usr/local", "/var", "/var/backups", "/var/cache", "/var/lib",
 	"/var/local", "/var/lock", "/var/log", "/var/mail", "/var/opt", "/var/run", "/var/spool", "/var/tmp"}
 
-// SystemDirs are the directories oltplab never takes as its own, and
-// SystemTrees those below which it writes nothing (for the docs and help).
-func SystemDirs() []string  { return slices.Clone(systemDirs) }
-func SystemTrees() []string { return slices.Clone(systemTrees) }
-
 func below(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
 
 // system says whether oltplab must not use the absolute, clean path p:

@@ -12,18 +12,20 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/agent"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestAgentCommand: oltplab agent serves this host's metrics on loopback
 // until interrupted (exit 0), and monitor --agent records the database
 // host's figures from it.
 func TestAgentCommand(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(ctx, []string{"agent", "--listen", "127.0.0.1:0"}, nil, Stdio{In: strings.NewReader(""), Out: io.Discard, Err: pw})
+		done <- testMain(ctx, []string{"agent", "--listen", "127.0.0.1:0"}, nil, Stdio{In: strings.NewReader(""), Out: io.Discard, Err: pw})
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
@@ -68,6 +70,7 @@ func TestAgentCommand(t *testing.T) {
 // before anything is measured: exit 3, one line, nothing stored. Waiting
 // for the hello is bounded (10 s).
 func TestAgentThatDoesNotAnswer(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

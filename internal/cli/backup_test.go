@@ -17,12 +17,14 @@ import (
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestBackupSQLite: `oltplab backup` on embedded SQLite runs its cycles,
 // checks each restored copy, stores one result of kind backup, and
 // refuses bad input with one line and exit code 2.
 func TestBackupSQLite(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
 	if r := oltplab(t, env, "build", "--target", target, "--warehouses", "1"); r.code != 0 {

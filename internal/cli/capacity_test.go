@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/oltplab/oltplab/internal/dbtest"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestRunRefusesWhatCannotBeHeld: a run whose virtual users the database
@@ -14,13 +15,14 @@ import (
 // it opens anything, with one line naming the limit, exit 2, and nothing
 // stored.
 func TestRunRefusesWhatCannotBeHeld(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	dir := t.TempDir()
 	env := []string{"OLTPLAB_RESULTS=" + filepath.Join(dir, "results.db"), "HOME=" + dir}
+	pg := dbtest.RawURL(dbtest.Postgres(t)) // before the builds: skipped without the server, it builds nothing
 	sqlite := "sqlite:" + filepath.Join(dir, "tpcc.db")
 	if r := oltplab(t, env, "build", "--target", sqlite); r.code != 0 {
 		t.Fatalf("build: exit %d", r.code)
 	}
-	pg := dbtest.RawURL(dbtest.Postgres(t))
 	if r := oltplab(t, env, "build", "--target", pg); r.code != 0 {
 		t.Fatalf("build: exit %d", r.code)
 	}

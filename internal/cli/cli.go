@@ -4,7 +4,7 @@
 // results. Exit codes and user-facing error lines are decided here and
 // nowhere else (exitcode.go).
 //
-// Nothing below cli may import it.
+// It may import every package of oltplab; only cmd/oltplab imports it.
 package cli
 
 import (
@@ -57,6 +57,9 @@ type app struct {
 	log      *slog.Logger
 	secrets  []dialect.Secret
 	commands []command
+	// noCrossCheck is scenario.Env.NoCrossCheck: set only by tests that
+	// are not about the cross-check (mainWith's options), never by a flag.
+	noCrossCheck bool
 }
 
 func commands() []command {
@@ -94,9 +97,13 @@ func Main(ctx context.Context, args []string, environ []string, stdio Stdio) int
 	return mainWith(ctx, args, environ, stdio, commands())
 }
 
-// mainWith is Main with the command table given (tests add commands).
-func mainWith(ctx context.Context, args []string, environ []string, stdio Stdio, cmds []command) (code int) {
+// mainWith is Main with the command table given (tests add commands) and
+// options applied to the app (tests only).
+func mainWith(ctx context.Context, args []string, environ []string, stdio Stdio, cmds []command, opts ...func(*app)) (code int) {
 	a := &app{stdio: stdio, env: envMap(environ), commands: cmds}
+	for _, o := range opts {
+		o(a)
+	}
 	defer a.recoverPanic(&code)
 	// Passwords the drivers read from the environment are scrubbed too.
 	for _, k := range []string{"PGPASSWORD", "MYSQL_PWD", "SQLCMDPASSWORD"} {

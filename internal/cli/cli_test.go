@@ -19,6 +19,7 @@ import (
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/summary"
+	"github.com/oltplab/oltplab/internal/testenv"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -28,11 +29,29 @@ type result struct {
 	out, err string
 }
 
-// oltplab runs the CLI in-process with a private results store.
+// testMain is Main as the tests run it: without the cross-check of the
+// database's figures (scenario.Env.NoCrossCheck), so that a test of
+// something else does not depend on it. Tests of the check run Main.
+func testMain(ctx context.Context, args []string, environ []string, stdio Stdio) int {
+	return mainWith(ctx, args, environ, stdio, commands(), func(a *app) { a.noCrossCheck = true })
+}
+
+// oltplab runs the CLI in-process (testMain) with a private results store.
 func oltplab(t *testing.T, env []string, args ...string) result {
 	t.Helper()
+	return oltplabWith(t, testMain, env, args...)
+}
+
+// oltplabChecked is oltplab with the cross-check, for the tests about it.
+func oltplabChecked(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	return oltplabWith(t, Main, env, args...)
+}
+
+func oltplabWith(t *testing.T, main func(context.Context, []string, []string, Stdio) int, env []string, args ...string) result {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code := Main(context.Background(), args, env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
+	code := main(context.Background(), args, env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
 	t.Logf("oltplab %s -> %d\nstdout:\n%s\nstderr:\n%s", strings.Join(redactArgs(args), " "), code, out.String(), errb.String())
 	if strings.Contains(errb.String(), "internal error (this is a bug)") {
 		// Main turned a panic into exit 1: a test that expects 1 must not
@@ -251,7 +270,8 @@ func TestFlagSyntax(t *testing.T) {
 }
 
 // workflow builds, checks, runs and checks again through the CLI, and
-// returns the stored run result.
+// returns the stored run result. The run is cross-checked (a normal run
+// must not be suspect); the other commands are not about the check.
 func workflow(t *testing.T, env []string, target string, warehouses int, runArgs ...string) *driver.Result {
 	t.Helper()
 	r := oltplab(t, env, "build", "--target", target, "--warehouses", fmt.Sprint(warehouses), "--workers", "2", "--seed", "7")
@@ -264,7 +284,7 @@ func workflow(t *testing.T, env []string, target string, warehouses int, runArgs
 	r = oltplab(t, env, "check", "--target", target, "--json")
 	assertChecks(t, r, true)
 	args := append([]string{"run", "--target", target, "--json", "--seed", "11"}, runArgs...)
-	r = oltplab(t, env, args...)
+	r = oltplabChecked(t, env, args...)
 	if r.code != 0 {
 		t.Fatalf("run: exit %d", r.code)
 	}
@@ -353,7 +373,17 @@ func assertRun(t *testing.T, res *driver.Result) {
 	}
 }
 
+// assertAgreed checks that a server's figures were cross-checked with the
+// driver's own counts, conclusively, and agreed.
+func assertAgreed(t *testing.T, res *driver.Result) {
+	t.Helper()
+	if c := res.Check; c == nil || c.Inconclusive != "" || c.Transactions == nil || res.IsSuspect() {
+		t.Errorf("cross-check %+v, suspect %q: want a conclusive agreement of NOPM and TPM", c, res.Suspect)
+	}
+}
+
 func TestWorkflowSQLite(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
 	res := workflow(t, env, target, 1, "--vus", "4", "--rampup", "1s", "--duration", "5s")
@@ -417,6 +447,7 @@ func TestWorkflowPostgres(t *testing.T) {
 	env := storeEnv(t)
 	res := workflow(t, env, dbtest.RawURL(tg), 2, "--vus", "8", "--rampup", "2s", "--duration", "20s")
 	assertRun(t, res)
+	assertAgreed(t, res)
 	assertPasswordParameterNeverStored(t, env, tg)
 	if res.Options.Style != dialect.StyleProcedures {
 		t.Errorf("default style on PostgreSQL: got %s, want procedures", res.Options.Style)
@@ -435,6 +466,7 @@ func TestWorkflowMySQL(t *testing.T) {
 	env := storeEnv(t)
 	res := workflow(t, env, dbtest.RawURL(tg), 2, "--vus", "8", "--rampup", "2s", "--duration", "20s")
 	assertRun(t, res)
+	assertAgreed(t, res)
 	assertPasswordParameterNeverStored(t, env, tg)
 	r := oltplab(t, env, "run", "--target", dbtest.RawURL(tg), "--client-sql", "--vus", "4", "--rampup", "1s", "--duration", "5s", "--json")
 	if r.code != 0 {
@@ -519,6 +551,7 @@ func TestSecretsNeverAppear(t *testing.T) {
 // TestPartialOnInterrupt: a canceled run is stored, marked partial, with
 // what was measured, and the exit code says so.
 func TestPartialOnInterrupt(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
 	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
@@ -528,7 +561,7 @@ func TestPartialOnInterrupt(t *testing.T) {
 	var out, errb bytes.Buffer
 	done := make(chan int)
 	go func() {
-		done <- Main(ctx, []string{"run", "--target", target, "--vus", "2", "--rampup", "0s", "--duration", "1h", "--json"}, env,
+		done <- testMain(ctx, []string{"run", "--target", target, "--vus", "2", "--rampup", "0s", "--duration", "1h", "--json"}, env,
 			Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
 	}()
 	// Cancel once the run has produced its first live line or measured a bit.
@@ -601,6 +634,7 @@ func TestAuditVerdict(t *testing.T) {
 // TestMonitor samples the host and a database, stores the series, and
 // shows them.
 func TestMonitor(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
 	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
@@ -669,6 +703,7 @@ func TestMonitorWithoutTarget(t *testing.T) {
 // each step and a reset between them; afterwards the database is back in
 // its post-build state, and compare, report and export read the profile.
 func TestProfileWithHygiene(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
 	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
@@ -713,6 +748,7 @@ func TestProfileWithHygiene(t *testing.T) {
 // TestQuickstart: the README's first command builds, runs, checks and
 // writes a report; a second quickstart reuses the database it built.
 func TestQuickstart(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	dir := t.TempDir()
 	db, html := filepath.Join(dir, "q.db"), filepath.Join(dir, "q.html")

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
-
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 )
@@ -11,7 +9,6 @@ import (
 // scrubber and version, with obs rendering progress.
 func (a *app) scenarioEnv(st *store.Store, obs scenario.Observer) *scenario.Env {
 	wait, _ := a.storeWait() // checked when the store was opened
-	return &scenario.Env{Store: st, Log: a.log, Scrub: a.scrub, ToolVersion: version(), Observer: obs, StoreWait: wait}
+	return &scenario.Env{Store: st, Log: a.log, Scrub: a.scrub, ToolVersion: version(), Observer: obs, StoreWait: wait,
+		NoCrossCheck: a.noCrossCheck}
 }
-
-func mustJSON(v any) json.RawMessage { return scenario.JSON(v) }

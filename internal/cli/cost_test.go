@@ -12,8 +12,10 @@ import (
 
 	"github.com/oltplab/oltplab/internal/cost"
 	"github.com/oltplab/oltplab/internal/driver"
+	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // licencesYAML is the SQL Server licence study's prices.
@@ -286,6 +288,7 @@ func TestCostBadInput(t *testing.T) {
 // the same histograms as the report's p95, and without cores in the
 // prices the recorded host's CPUs are licensed (the database ran there).
 func TestCostSQLite(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
 	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
@@ -364,3 +367,6 @@ func TestCostSQLite(t *testing.T) {
 		t.Errorf("per 1,000 NOPM: got %v, want %v", got, want)
 	}
 }
+
+// mustJSON is a stored summary as the scenarios encode it.
+func mustJSON(v any) json.RawMessage { return scenario.JSON(v) }

@@ -318,7 +318,8 @@ func (a *app) experimentRunner(st *store.Store) *experiment.Runner {
 	}
 	wait, _ := a.storeWait() // checked when the store was opened
 	return &experiment.Runner{Store: st, Log: a.log, Scrub: a.scrub, ToolVersion: version(), Observer: obs, StoreWait: wait,
-		Secret: func(s string) { a.secrets = append(a.secrets, dialect.Secret(s)) }}
+		NoCrossCheck: a.noCrossCheck,
+		Secret:       func(s string) { a.secrets = append(a.secrets, dialect.Secret(s)) }}
 }
 
 // experimentEnded says how an experiment ended and what to do next.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // writePlan writes a plan into dir and returns its path.
@@ -48,6 +49,7 @@ steps: [build, profile]
 // the complete run, measures the slots it lacked once each, and its report
 // counts every slot exactly once; the killed run is superseded.
 func TestExperimentKilledAndResumed(t *testing.T) {
+	testenv.Require(t, testenv.Subprocess)
 	dir := t.TempDir()
 	plan := writePlan(t, dir, sqlitePlan)
 	results := filepath.Join(dir, "results.db")
@@ -283,6 +285,7 @@ func TestExperimentBadPlans(t *testing.T) {
 // says to give --plan or a password_file (exit 2, before connecting);
 // with --plan it goes on with the password.
 func TestResumeNeedsThePasswordTheStoreDoesNotKeep(t *testing.T) {
+	testenv.Require(t, testenv.Subprocess)
 	tg := dbtest.Postgres(t) // empty: the profile fails, the experiment can be resumed
 	dir := t.TempDir()
 	plan := writePlan(t, dir, fmt.Sprintf(`name: pw

@@ -9,6 +9,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -39,6 +40,7 @@ func TestBuildRefusesWhatDoesNotFit(t *testing.T) {
 // run is measured and stored, with status failures and the count, and
 // exits 19: it is not a success.
 func TestTooManyFailures(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
 	if r := oltplab(t, env, "build", "--target", target, "--warehouses", "1"); r.code != exitOK {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestMissingDatabase: build on a database the server does not have
@@ -68,6 +69,7 @@ func TestTargetGivenTwice(t *testing.T) {
 // TestResultsShowAndProfiles: results show printed no latency table
 // without --json, and results list --kind profile was refused.
 func TestResultsShowAndProfiles(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	target := "sqlite:" + t.TempDir() + "/tpcc.db"
 	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
@@ -92,6 +94,7 @@ func TestResultsShowAndProfiles(t *testing.T) {
 // handling of other sessions are in run --help, and oltplab clean removes
 // a copy left behind.
 func TestResetBetweenDocumentedAndCleanable(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	r := oltplab(t, env, "run", "--help")
 	for _, want := range []string{"Keeps a full copy", "free space", "oltplab clean", "-terminate-sessions", "never another user's",

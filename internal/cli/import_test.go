@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestImportTakesOnlyWhatOltplabSaved: a run whose store stayed locked
@@ -20,6 +21,7 @@ import (
 // error and exit 2, and nothing of them is stored; the file as written is
 // stored once, and importing it again is refused.
 func TestImportTakesOnlyWhatOltplabSaved(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	dir := t.TempDir()
 	storePath := filepath.Join(dir, "results.db")
 	target := "sqlite:" + filepath.Join(dir, "tpcc.db")

@@ -22,6 +22,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/latency"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // asCLIEnv makes the test binary run oltplab's command line (as
@@ -35,25 +36,13 @@ func TestMain(m *testing.M) {
 	}
 	if os.Getenv(asCLIEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := Main(ctx, os.Args[1:], os.Environ(), Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+		code := testMain(ctx, os.Args[1:], os.Environ(), Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 		stop()
 		os.Exit(code)
 	}
 	code := m.Run()
 	removeShardDB()
 	os.Exit(code)
-}
-
-func needBinaries(t *testing.T, bins ...string) {
-	t.Helper()
-	for _, b := range bins {
-		if _, err := os.Stat(b); err != nil {
-			if os.Getenv("CI") != "" || os.Getenv("OLTPLAB_REQUIRE_SERVERS") == "1" {
-				t.Fatalf("%s missing: CI requires the server tests (`make test` installs the packages)", b)
-			}
-			t.Skipf("%s missing", b)
-		}
-	}
 }
 
 // reachableDir is a temporary directory a server's own user can reach
@@ -115,7 +104,7 @@ func TestInstanceSettingsRefused(t *testing.T) {
 // TestInstanceBadInput: each bad instance spec gets one line on stderr
 // and its own exit code, and nothing starts.
 func TestInstanceBadInput(t *testing.T) {
-	needBinaries(t, "/usr/lib/postgresql/15/bin/postgres")
+	testenv.Require(t, testenv.ManagedPostgres)
 	env := append(storeEnv(t), "XDG_RUNTIME_DIR="+t.TempDir())
 	dir := reachableDir(t)
 	file := filepath.Join(dir, "a-file")
@@ -188,7 +177,7 @@ func TestInstanceExitCodes(t *testing.T) {
 // prints a target that works with the password file, shows in `instance
 // list`, and `instance stop` ends it (exit 0) with nothing left running.
 func TestInstanceForeground(t *testing.T) {
-	needBinaries(t, "/usr/lib/postgresql/15/bin/postgres")
+	testenv.Require(t, testenv.ManagedPostgres, testenv.Subprocess)
 	dir := reachableDir(t)
 	env := append(storeEnv(t), "XDG_RUNTIME_DIR="+t.TempDir())
 	cmd := exec.Command(os.Args[0], "instance", "start", "--engine", "postgres", "--name", "cli-pg",

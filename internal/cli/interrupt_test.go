@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestReadersInterrupted: report, results export and check interrupted
@@ -15,6 +17,7 @@ import (
 // signal changes nothing more) exit 130, leave a file they were to
 // replace as it was, with no temporary sibling, and lose nothing stored.
 func TestReadersInterrupted(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
 	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
@@ -43,7 +46,7 @@ func TestReadersInterrupted(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			var out, errb bytes.Buffer
-			code := Main(ctx, args, env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
+			code := testMain(ctx, args, env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
 			if code != exitInterrupted {
 				t.Errorf("exit %d, want %d; stderr %q", code, exitInterrupted, errb.String())
 			}

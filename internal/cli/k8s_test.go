@@ -10,6 +10,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestK8sManifestBadInput: a password in the target, run flags the
@@ -49,6 +51,7 @@ func TestK8sManifestBadInput(t *testing.T) {
 // shards on one SQLite database; each stores its run with its shard and
 // counts its own warehouse's New-Orders.
 func TestK8sShardsRunLocally(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	db := filepath.Join(t.TempDir(), "tpcc.db")
 	target := "sqlite:" + db

@@ -14,6 +14,7 @@ import (
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestLicencesExample runs examples/licences.yaml (made small: one
@@ -25,7 +26,7 @@ import (
 // cost per 1,000 NOPM at each target's peak; the saving against the
 // two-core baseline.
 func TestLicencesExample(t *testing.T) {
-	needBinaries(t, "/usr/lib/postgresql/15/bin/postgres")
+	testenv.Require(t, testenv.ManagedPostgres)
 	if runtime.NumCPU() < 2 {
 		t.Skip("the plan confines one instance to CPUs 0-1")
 	}
@@ -55,8 +56,8 @@ func TestLicencesExample(t *testing.T) {
 	}
 	env := append(storeEnv(t), "XDG_RUNTIME_DIR="+t.TempDir())
 	r := oltplab(t, env, "experiment", "run", file)
-	if r.code == exitControl && os.Getenv("CI") == "" && os.Getenv("OLTPLAB_REQUIRE_SERVERS") != "1" {
-		t.Skipf("this host cannot confine an instance to CPUs: %s", r.err)
+	if r.code == exitControl {
+		testenv.Unavailable(t, testenv.Root, "this host cannot confine an instance to CPUs: "+r.err)
 	}
 	if r.code != 0 {
 		t.Fatalf("experiment run: exit %d: %s", r.code, r.err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestCleanAndResetLeaveLookAlikes: what a user keeps at the name of
@@ -15,6 +16,7 @@ import (
 // `run --reset-between`, which refuse with one line and exit 5; oltplab's
 // own copy is still removed, at the end of a profile and by clean.
 func TestCleanAndResetLeaveLookAlikes(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	for _, e := range []struct {
 		name       string
 		target     func(t *testing.T) dialect.Target

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // builtCopies builds one SQLite warehouse and copies the file to names:
@@ -42,6 +43,7 @@ func builtCopies(t *testing.T, env []string, dir string, names ...string) []stri
 // and its exit code, prints the plan it runs, and runs it as an
 // experiment whose windows and targets' runs are stored.
 func TestParallelCommand(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
 	dir := t.TempDir()
 	empty := "sqlite:" + filepath.Join(dir, "empty.db")

@@ -12,6 +12,7 @@ import (
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/summary"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestRebuildAndCPUBadInput: each mistake gets one line on stderr and its
@@ -71,6 +72,7 @@ func TestRebuildAndCPUBadInput(t *testing.T) {
 // the same database rebuilt as a target (warm only), checked intact, and
 // the CPU calibration on it, all stored and listed.
 func TestRebuildAndCPU(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env := append(storeEnv(t), "XDG_RUNTIME_DIR="+t.TempDir())
 	dir := reachableDir(t)
 	r := oltplab(t, env, "rebuild", "--engine", "sqlite", "--data-dir", dir, "--warehouses", "1", "--json")

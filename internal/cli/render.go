@@ -257,7 +257,11 @@ func agreement(r *driver.Result) string {
 	if c == nil || r.IsSuspect() {
 		return ""
 	}
-	s := fmt.Sprintf(" (agree: new orders %+.1f%%", c.NewOrders.DiffPct)
+	verdict := "agree"
+	if c.Inconclusive != "" {
+		verdict = fmt.Sprintf("cross-check inconclusive under %s transactions", thousands(driver.MinCheckedTransactions))
+	}
+	s := fmt.Sprintf(" (%s: new orders %+.1f%%", verdict, c.NewOrders.DiffPct)
 	if c.Transactions != nil {
 		s += fmt.Sprintf(", transactions %+.1f%%", c.Transactions.DiffPct)
 	}

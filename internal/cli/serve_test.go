@@ -21,6 +21,7 @@ import (
 	"github.com/oltplab/oltplab/internal/experiment"
 	"github.com/oltplab/oltplab/internal/site"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // servedLabel is a profile label with markup in it: pages must show it as
@@ -69,7 +70,7 @@ func startServe(t *testing.T, env []string, args ...string) string {
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
+		done <- testMain(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -118,6 +119,7 @@ func get(t *testing.T, url string, header http.Header) (int, string, http.Header
 // then the same store in Chromium (serveInBrowser). One store serves both:
 // building it is the slow part.
 func TestServe(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	path, env := servedStore(t)
 	t.Run("pages", func(t *testing.T) { servePages(t, env) })
 	t.Run("browser", func(t *testing.T) { serveInBrowser(t, path) })
@@ -328,20 +330,11 @@ func serveInBrowser(t *testing.T, path string) {
 	}
 }
 
-// chromiumPath finds Chromium (scripts/testservers.sh installs it); under
-// CI a missing browser fails the test.
+// chromiumPath finds Chromium (scripts/testservers.sh installs it).
 func chromiumPath(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is required under CI: scripts/testservers.sh installs it (make test)")
-	}
-	t.Skip("chromium not installed (make test installs it); set CI to make this a failure")
-	return ""
+	testenv.Require(t, testenv.Chromium)
+	return testenv.ChromiumPath()
 }
 
 // dumpDOM has headless Chromium load url, follow what its scripts do for
@@ -390,6 +383,7 @@ steps: [build, profile]
 // listed on the index, its page and JSON download are served, and in
 // Chromium its page draws every chart without an error.
 func TestServeExperiment(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	dir := t.TempDir()
 	env := []string{"OLTPLAB_RESULTS=" + filepath.Join(dir, "results.db"), "HOME=" + dir}
 	if r := oltplab(t, env, "experiment", "run", writePlan(t, dir, servedPlan)); r.code != 0 {

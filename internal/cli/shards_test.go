@@ -18,6 +18,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
+	"github.com/oltplab/oltplab/internal/testenv"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -42,6 +43,7 @@ func startShards(t *testing.T, env []string, target string, n int, startAt time.
 
 // startShard starts shard i of n.
 func startShard(t *testing.T, env []string, target string, i, n int, startAt time.Time, extra ...string) *shardProc {
+	testenv.Require(t, testenv.Subprocess)
 	t.Helper()
 	args := []string{"run", "--target", target, "--shard", fmt.Sprintf("%d/%d", i, n), "--label", "shards",
 		"--vus", fmt.Sprint(n), "--rampup", "1s", "--duration", "3s", "--grace", "1s", "--shard-wait", "1m"}
@@ -129,7 +131,7 @@ func sqliteShardTarget(t *testing.T) string {
 		}
 		shardDB.path = filepath.Join(dir, "tpcc.db")
 		var out, errb strings.Builder
-		if code := Main(context.Background(), []string{"build", "--target", "sqlite:" + shardDB.path, "--warehouses", "4"},
+		if code := testMain(context.Background(), []string{"build", "--target", "sqlite:" + shardDB.path, "--warehouses", "4"},
 			[]string{"OLTPLAB_RESULTS=" + filepath.Join(dir, "results.db"), "HOME=" + dir},
 			Stdio{In: strings.NewReader(""), Out: &out, Err: &errb}); code != 0 {
 			shardDB.err = fmt.Errorf("build: exit %d: %s", code, errb.String())
@@ -279,6 +281,7 @@ func testFourShards(t *testing.T, target string) {
 // TestFourShardsMergeSQLite: four `oltplab run --shard i/4` processes on
 // one SQLite database leave one merged profile.
 func TestFourShardsMergeSQLite(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	testFourShards(t, sqliteShardTarget(t))
 }
 
@@ -292,6 +295,7 @@ func TestFourShardsMergePostgres(t *testing.T) {
 // meet in the results store and measure one window; a shard whose
 // others never come gives up with exit 22 and one line.
 func TestShardRendezvous(t *testing.T) {
+	testenv.Require(t, testenv.Subprocess, testenv.Long)
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.db")
 	env := []string{"OLTPLAB_RESULTS=" + results, "HOME=" + dir}
@@ -321,6 +325,7 @@ func TestShardRendezvous(t *testing.T) {
 // TestShardKilled: a shard killed (SIGKILL) inside the measured window
 // makes the merged result partial, naming it; shard 0 exits 21.
 func TestShardKilled(t *testing.T) {
+	testenv.Require(t, testenv.Long, testenv.Subprocess)
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.db")
 	env := []string{"OLTPLAB_RESULTS=" + results, "HOME=" + dir}

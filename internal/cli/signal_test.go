@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestSignals: oltplab as its own process, sent SIGINT or SIGTERM twice
@@ -22,6 +23,7 @@ import (
 // managed servers' own signal tests are internal/instance's and
 // TestInstanceForeground's.
 func TestSignals(t *testing.T) {
+	testenv.Require(t, testenv.Subprocess)
 	base := t.TempDir()
 	src := filepath.Join(base, "tpcc.db")
 	if r := oltplab(t, []string{"HOME=" + base}, "build", "--target", "sqlite:"+src, "--warehouses", "1",
@@ -74,6 +76,7 @@ func TestSignals(t *testing.T) {
 // cliCommand starts oltplab (this test binary as the command line) with
 // args, its HOME in dir.
 func cliCommand(t *testing.T, dir string, args ...string) *exec.Cmd {
+	testenv.Require(t, testenv.Subprocess)
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "HOME="+dir, "OLTPLAB_RESULTS=", asCLIEnv+"=1")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,19 +13,8 @@ import (
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
-
-// requireFio skips a test that needs fio on a developer machine without
-// it, and fails it under CI, where scripts/testservers.sh installs it.
-func requireFio(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("fio"); err != nil {
-		if os.Getenv("CI") != "" || os.Getenv("OLTPLAB_REQUIRE_SERVERS") == "1" {
-			t.Fatal("fio is not installed and CI requires the storage tests: run them through `make test`")
-		}
-		t.Skip("fio is not installed (Debian package fio)")
-	}
-}
 
 func resultsPath(env []string) string {
 	for _, kv := range env {
@@ -69,7 +57,7 @@ func emptyDir(t *testing.T, dir string) {
 // TestStorageBench measures two profiles for a second each on a 16 MiB
 // file and checks what is printed and stored.
 func TestStorageBench(t *testing.T) {
-	requireFio(t)
+	testenv.Require(t, testenv.Fio)
 	env := storeEnv(t)
 	dir := t.TempDir()
 	r := oltplab(t, env, "storage", "bench", dir, "--profile", "oltp-4k-qd8,seq-write-128k", "--runtime", "1s", "--size", "16M",
@@ -155,7 +143,7 @@ func TestStorageBench(t *testing.T) {
 // fio, stores the first profile marked partial, removes the test file and
 // exits 130.
 func TestStorageBenchInterrupted(t *testing.T) {
-	requireFio(t)
+	testenv.Require(t, testenv.Fio)
 	env := storeEnv(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -182,7 +170,7 @@ func TestStorageBenchInterrupted(t *testing.T) {
 		saw <- false
 	}()
 	var out, errb bytes.Buffer
-	code := Main(ctx, []string{"storage", "bench", dir, "--profile", "seq-read-128k,oltp-4k-qd8", "--runtime", "2s", "--size", "16M"},
+	code := testMain(ctx, []string{"storage", "bench", dir, "--profile", "seq-read-128k,oltp-4k-qd8", "--runtime", "2s", "--size", "16M"},
 		env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
 	t.Logf("stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
 	if !<-saw {
@@ -243,7 +231,7 @@ func TestStorageBadInput(t *testing.T) {
 	for _, c := range cases {
 		t.Run(strings.Join(c.args[1:], "_"), func(t *testing.T) {
 			if c.fio {
-				requireFio(t)
+				testenv.Require(t, testenv.Fio)
 			}
 			env := storeEnv(t)
 			r := oltplab(t, env, c.args...)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // syncBuffer is a bytes.Buffer that a running command writes to while the
@@ -80,7 +81,7 @@ func runWhileLocked(t *testing.T, env []string, storePath, target string, onWait
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(context.Background(), []string{"run", "--target", target, "--vus", "1", "--rampup", "0s",
+		done <- testMain(context.Background(), []string{"run", "--target", target, "--vus", "1", "--rampup", "0s",
 			"--duration", "2s", "--grace", "1s", "--label", "busy"}, env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
 	}()
 	// Lock once the run is recorded: it is measuring.
@@ -119,6 +120,7 @@ func runningRuns(t *testing.T, path string) int {
 // message; if the lock outlasts OLTPLAB_STORE_WAIT, the result is left in
 // a file that `results import` stores, once.
 func TestRunSurvivesABusyStore(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	dir := t.TempDir()
 	storePath := filepath.Join(dir, "results.db")
 	target := "sqlite:" + filepath.Join(dir, "tpcc.db")

@@ -55,7 +55,7 @@ func otherClient(t *testing.T, tg dialect.Target) (stop func()) {
 // TestSuspectRun: another client writing to the same database during a
 // run made its NOPM from the database 37% higher than the driver's own
 // count, silently, stored as ok with exit 0. Now the run says SUSPECT,
-// exits 9, is stored as suspect, listed as such, and the report shows it
+// exits 16, is stored as suspect, listed as such, and the report shows it
 // apart and leaves it out of the peak.
 func TestSuspectRun(t *testing.T) {
 	tg := dbtest.Postgres(t)
@@ -65,7 +65,9 @@ func TestSuspectRun(t *testing.T) {
 		t.Fatalf("build: exit %d", r.code)
 	}
 	stop := otherClient(t, tg)
-	r := oltplab(t, env, "run", "--target", target, "--vus", "1", "--rampup", "0s", "--duration", "2s", "--label", "busy")
+	// 5 s: long enough for the transactions the cross-check needs to
+	// conclude (driver.MinCheckedTransactions).
+	r := oltplabChecked(t, env, "run", "--target", target, "--vus", "1", "--rampup", "0s", "--duration", "5s", "--label", "busy")
 	stop()
 	if r.code != exitSuspect {
 		t.Errorf("run beside another client: exit %d, want %d", r.code, exitSuspect)
@@ -90,5 +92,29 @@ func TestSuspectRun(t *testing.T) {
 	inc := oltplab(t, env, "report", "busy", "--format", "md", "--include-suspect")
 	if inc.code != 0 || !strings.Contains(inc.out, "one step only") {
 		t.Errorf("report --include-suspect: exit %d, the suspect run is not counted", inc.code)
+	}
+}
+
+// TestAgreementLine: the line of the driver's own counts says whether the
+// database's figures agree, or that too few transactions left the
+// cross-check inconclusive; a suspect run's reasons are shown elsewhere.
+func TestAgreementLine(t *testing.T) {
+	check := &driver.CrossCheck{NewOrders: driver.CounterCheck{DiffPct: 1.25},
+		Transactions: &driver.CounterCheck{DiffPct: -0.5}}
+	inconclusive := *check
+	inconclusive.Inconclusive = "the driver counted 600 transactions"
+	for _, c := range []struct {
+		name string
+		r    driver.Result
+		want string
+	}{
+		{"agree", driver.Result{Check: check}, " (agree: new orders +1.2%, transactions -0.5%)"},
+		{"inconclusive", driver.Result{Check: &inconclusive}, " (cross-check inconclusive under 1,000 transactions: new orders +1.2%, transactions -0.5%)"},
+		{"suspect", driver.Result{Check: check, Suspect: []string{"NOPM from the database is +37% off"}}, ""},
+		{"not checked", driver.Result{}, ""},
+	} {
+		if got := agreement(&c.r); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+		}
 	}
 }

@@ -10,19 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// needRoot skips a test that plays an unprivileged user against oltplab
-// running as root, except under CI, which runs the tests as root.
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("this test needs root (CI runs the tests as root)")
-		}
-		t.Skip("needs root: it plays an unprivileged user against oltplab running as root")
-	}
-}
+	"github.com/oltplab/oltplab/internal/testenv"
+)
 
 // plantedLink is what an unprivileged user (nobody) can do in a
 // world-writable directory with the sticky bit (as /var/tmp and /dev/shm
@@ -77,6 +67,7 @@ func victimUntouched(t *testing.T, victim string) {
 // server it started in the foreground must not hold the test), and
 // returns its exit code and output.
 func cliRun(t *testing.T, env []string, timeout time.Duration, args ...string) (int, string) {
+	testenv.Require(t, testenv.Subprocess)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -93,7 +84,7 @@ func cliRun(t *testing.T, env []string, timeout time.Duration, args ...string) (
 // bench` refuse it with one line and exit 10, and the directory it points
 // at keeps its owner, mode and files.
 func TestRefusesPlantedLinks(t *testing.T) {
-	needRoot(t)
+	testenv.Require(t, testenv.Root)
 	env := append(storeEnv(t), "XDG_RUNTIME_DIR="+t.TempDir())
 	source := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
 	if r := oltplab(t, env, "build", "--target", source, "--warehouses", "1"); r.code != 0 {
@@ -102,22 +93,22 @@ func TestRefusesPlantedLinks(t *testing.T) {
 	cases := []struct {
 		name string
 		args func(link string) []string
-		need string
+		need testenv.Need
 	}{
 		{"instance start", func(link string) []string {
 			return []string{"instance", "start", "--engine", "postgres", "--name", "planted", "--data-dir", link}
-		}, "/usr/lib/postgresql/15/bin/postgres"},
+		}, testenv.ManagedPostgres},
 		{"backup", func(link string) []string {
 			return []string{"backup", source, "--to", link, "--cycles", "1"}
 		}, ""},
 		{"storage bench", func(link string) []string {
 			return []string{"storage", "bench", link, "--profile", "oltp-4k-qd8", "--runtime", "1s", "--size", "16M"}
-		}, "/usr/bin/fio"},
+		}, testenv.Fio},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.need != "" {
-				needBinaries(t, c.need)
+				testenv.Require(t, c.need)
 			}
 			link, victim := plantedLink(t)
 			code, out := cliRun(t, env, time.Minute, c.args(link)...)
@@ -136,6 +127,7 @@ func TestRefusesPlantedLinks(t *testing.T) {
 // removes them, and only them: a link put in the place of one is not
 // followed, and the directories they were in stay.
 func TestLeftoversRemovedAfterKill(t *testing.T) {
+	testenv.Require(t, testenv.Long, testenv.Subprocess)
 	base := t.TempDir()
 	results := filepath.Join(base, "results.db")
 	env := []string{"OLTPLAB_RESULTS=" + results, "HOME=" + base}
@@ -188,7 +180,7 @@ func TestLeftoversRemovedAfterKill(t *testing.T) {
 			t.Fatal(err)
 		}
 		sb.Wait()
-	} else if os.Getenv("CI") != "" {
+	} else if testenv.Required() {
 		t.Fatal("fio is not installed and CI requires the storage tests")
 	}
 
@@ -237,7 +229,7 @@ func TestLeftoversRemovedAfterKill(t *testing.T) {
 // process was killed during its storage step removes the test file that
 // process left, before it runs the step again.
 func TestResumeRemovesLeftovers(t *testing.T) {
-	requireFio(t)
+	testenv.Require(t, testenv.Fio)
 	dir := t.TempDir()
 	plan := writePlan(t, dir, `name: leftovers
 warehouses: 1

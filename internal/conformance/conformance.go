@@ -1,27 +1,17 @@
-// Package conformance is the one dialect conformance suite: the same tests,
-// run against every dialect on a real database (SQLite always, PostgreSQL
-// and MariaDB on the private servers of scripts/testservers.sh), as restic
-// runs one backend suite against every backend. A dialect conforms when it
-// opens and describes itself, builds the TPC-C population of clause
-// 4.3.3.1 through internal/load, runs each transaction of clause 2 with the
-// effects the specification gives it in every execution style it offers
-// (the same effects in each), survives a short timed run of internal/driver
-// with the clause 3.3.2 consistency conditions intact and audit figures
-// within bounds, classifies its errors, never shows a password, and, for
-// each optional ability it implements, does what the ability promises:
-// wait sampling (dialect.WaitSampler), interrupting a session
-// (dialect.Interrupter), checkpoints and resets (dialect.Checkpointer,
-// dialect.Resetter: never touching a look-alike of the user's at the
-// baseline's name), rebuilding indexes (dialect.IndexRebuilder), the CPU
-// calibration loop (dialect.CPUCalibrator). A new dialect gets every test by passing the suite.
+// Package conformance is the one dialect conformance suite, as restic
+// runs one backend suite against every backend: a dialect conforms when
+// it opens and describes itself, builds the TPC-C population (4.3.3.1),
+// runs each transaction of clause 2 with the specified effects in every
+// execution style it offers, survives a short timed run with the 3.3.2
+// consistency conditions intact, classifies its errors, never shows a
+// password, and does what each optional ability it implements promises
+// (waits, interrupts, checkpoints and resets, index rebuilds, the CPU
+// calibration loop). It also holds the TPC-H half (tpch.go) and the
+// benchmarks every dialect shares (bench.go). Each dialect package runs it
+// from its own conformance_test.go.
 //
-// It also holds the benchmarks every dialect shares (bench.go): the build
-// rate and the driver's CPU per transaction.
-//
-// It is a test-support package like net/http/httptest: only _test.go files
-// import it, and it imports "testing". It sees databases only through the
-// dialect interfaces: it must not import a dialect package (each test file
-// does, to register its dialect), internal/cli or internal/store.
+// It is test-only (only test files import it) and sees databases only
+// through internal/dialect: never a dialect package, store or cli.
 package conformance
 
 import (
@@ -83,6 +73,19 @@ type Dialect struct {
 type LookAlike struct {
 	Name  string
 	Plant func(t testing.TB, tg dialect.Target) (intact func() error, remove func())
+}
+
+// LookAlikes converts look-alikes of the same shape (dbtest's) to the
+// suite's.
+func LookAlikes[L ~struct {
+	Name  string
+	Plant func(t testing.TB, tg dialect.Target) (intact func() error, remove func())
+}](ls []L) []LookAlike {
+	out := make([]LookAlike, len(ls))
+	for i, l := range ls {
+		out[i] = LookAlike(l)
+	}
+	return out
 }
 
 // Run runs the suite on d.

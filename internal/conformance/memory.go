@@ -25,7 +25,7 @@ const memoryVUs = 64
 // driver.VUBytes, which bounds the virtual users a host's memory can
 // take, comes from this figure.
 //
-//	go test -run '^$' -bench 'Memory' -benchtime 1x ./internal/conformance
+//	go test -run '^$' -bench 'Conformance/memory' -benchtime 1x ./internal/dialect/...
 func BenchMemory(b *testing.B, d Dialect) {
 	db := openBench(b, d.Open(b), nil)
 	if _, err := load.Build(b.Context(), db, load.Options{Warehouses: 1, Workers: 2, Seed: 1, ToolVersion: "bench"}, nil); err != nil {

@@ -4,11 +4,11 @@
 // another server: it only reads the admin URLs the script exported
 // (OLTPLAB_TEST_POSTGRES, OLTPLAB_TEST_MYSQL, OLTPLAB_TEST_SQLSERVER).
 //
-// Without those variables a server test is skipped on a developer machine,
-// but fails under CI (CI set) or OLTPLAB_REQUIRE_SERVERS=1: CI must not
-// skip the PostgreSQL, MariaDB and SQL Server tests.
+// Whether a test without its server skips or fails is testenv.Require's
+// decision.
 //
-// Only _test.go files import this package. It must not import internal/cli.
+// Only _test.go files import this package. It imports dialect, instance
+// and testenv only.
 package dbtest
 
 import (
@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -35,23 +34,8 @@ import (
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/instance"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
-
-func required() bool {
-	return os.Getenv("CI") != "" || os.Getenv("OLTPLAB_REQUIRE_SERVERS") == "1"
-}
-
-func adminURL(t testing.TB, env string) string {
-	t.Helper()
-	u := os.Getenv(env)
-	if u == "" {
-		if required() {
-			t.Fatalf("%s is not set and CI requires server tests: run them through `make test` (scripts/testservers.sh)", env)
-		}
-		t.Skipf("%s not set: run `make test` to start private servers", env)
-	}
-	return u
-}
 
 func uniqueName() string {
 	var b [6]byte
@@ -64,7 +48,7 @@ func uniqueName() string {
 // database is dropped when the test ends.
 func Postgres(t testing.TB) dialect.Target {
 	t.Helper()
-	admin := adminURL(t, "OLTPLAB_TEST_POSTGRES")
+	admin := testenv.Env(t, testenv.Postgres)
 	name := uniqueName()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -91,7 +75,7 @@ func Postgres(t testing.TB) dialect.Target {
 // a target for it. The database is dropped when the test ends.
 func MySQL(t testing.TB) dialect.Target {
 	t.Helper()
-	admin := adminURL(t, "OLTPLAB_TEST_MYSQL")
+	admin := testenv.Env(t, testenv.MariaDB)
 	name := uniqueName()
 	db := openMySQLAdmin(t, admin)
 	defer db.Close()
@@ -131,7 +115,7 @@ func openMySQLAdmin(t testing.TB, admin string) *sql.DB {
 // returns a target for it. The database is dropped when the test ends.
 func SQLServer(t testing.TB) dialect.Target {
 	t.Helper()
-	admin := adminURL(t, "OLTPLAB_TEST_SQLSERVER")
+	admin := testenv.Env(t, testenv.SQLServer)
 	name := uniqueName()
 	db := openSQLServerAdmin(t, admin)
 	defer db.Close()
@@ -163,7 +147,7 @@ func SQLServer(t testing.TB) dialect.Target {
 // master database), for tests that create and drop databases themselves.
 func SQLServerAdmin(t testing.TB) dialect.Target {
 	t.Helper()
-	return parse(t, adminURL(t, "OLTPLAB_TEST_SQLSERVER"))
+	return parse(t, testenv.Env(t, testenv.SQLServer))
 }
 
 func openSQLServerAdmin(t testing.TB, admin string) *sql.DB {
@@ -230,10 +214,7 @@ func PrivateMySQL(t testing.TB) dialect.Target {
 // servers other packages share.
 func PrivateServer(t testing.TB, e instance.Engine) (*instance.Instance, dialect.Target) {
 	t.Helper()
-	t.Helper()
-	if _, err := exec.LookPath("mariadbd"); err != nil && e == instance.MariaDB && !required() {
-		t.Skip("mariadbd not installed: run `make test`")
-	}
+	testenv.Require(t, managed[e])
 	// The server runs as its own user, who must reach the data directory:
 	// t.TempDir's parent is private to this user.
 	dir, err := os.MkdirTemp("", "oltplab-private-")
@@ -293,6 +274,9 @@ func CrashRestart(inst *instance.Instance) error {
 	}
 	return nil
 }
+
+// managed is what starting a private server of each engine needs.
+var managed = map[instance.Engine]testenv.Need{instance.Postgres: testenv.ManagedPostgres, instance.MariaDB: testenv.ManagedMariaDB}
 
 // testSettings trade durability for speed, as scripts/testservers.sh
 // does for the shared servers: tests do not measure.

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // ForeignPostgres starts, for the test, a PostgreSQL cluster that
@@ -26,10 +27,10 @@ import (
 // loopback, replication allowed, from the installed binaries; the server
 // is a child of the test process (it dies with it) and is stopped when
 // the test ends. It returns role's target for a new database, tpcc.
-// Needs PostgreSQL's binaries; skipped without them unless CI requires
-// server tests.
+// Needs PostgreSQL's binaries (testenv.ManagedPostgres).
 func ForeignPostgres(t testing.TB, role string) dialect.Target {
 	t.Helper()
+	testenv.Require(t, testenv.ManagedPostgres)
 	bin := ""
 	for _, d := range append([]string{"/usr/lib/postgresql/15/bin"}, globSorted("/usr/lib/postgresql/*/bin")...) {
 		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
@@ -38,10 +39,7 @@ func ForeignPostgres(t testing.TB, role string) dialect.Target {
 		}
 	}
 	if bin == "" {
-		if required() {
-			t.Fatal("PostgreSQL's initdb is not installed")
-		}
-		t.Skip("PostgreSQL's initdb is not installed")
+		testenv.Unavailable(t, testenv.ManagedPostgres, "PostgreSQL's initdb is not installed")
 	}
 	// The server's own account, when the test runs as root.
 	var cred *syscall.Credential

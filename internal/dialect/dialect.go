@@ -1,18 +1,13 @@
 // Package dialect is the contract between oltplab's database-neutral code
 // (build, run, check, samplers) and one database product. A dialect package
-// (postgres, mysql, sqlite) supplies a Database: DDL, bulk load, statement
-// text, stored procedures, an error classifier and the database's own
-// counters. Differences between products are data inside those packages;
-// shared code never compares dialect names.
+// supplies a Database: DDL, bulk load, statement text, stored procedures,
+// an error classifier and the database's own counters. Differences between
+// products are data inside those packages; shared code never compares
+// dialect names. Optional abilities are separate interfaces found by type
+// assertion (hygiene.go, waits.go, datadir.go, tpch.go, interrupt.go, ...).
 //
-// Optional abilities are separate interfaces found by type assertion:
-// ProcedureInstaller, TxCounter, ServerStartReader, Checkpointer and Resetter (hygiene.go),
-// WaitSampler (waits.go), DataDirer (datadir.go), TPCH (tpch.go) on a
-// Database, and Interrupter (interrupt.go) on a Session.
-//
-// This package must not import internal/driver, internal/load, internal/store,
-// internal/cli or any database driver; dialect subpackages must not import
-// each other.
+// It imports only tpcc and tpch; dialect packages never import each
+// other.
 package dialect
 
 import (

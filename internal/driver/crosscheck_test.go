@@ -78,6 +78,51 @@ func TestCheckCounters(t *testing.T) {
 	}
 }
 
+// TestCheckCountersInconclusive: a window in which the driver counted
+// fewer than MinCheckedTransactions transactions concludes nothing: a
+// disagreement beyond the allowance is recorded but the run is not
+// suspect, except when a figure went backwards; from the minimum on the
+// same disagreement is suspect.
+func TestCheckCountersInconclusive(t *testing.T) {
+	short := func(completed, dbNO, dbTx int64) *Result {
+		noCompleted := completed * 44 / 100
+		r := &Result{
+			Options: Options{VUs: 1}, Window: Window{Seconds: 2},
+			DBNewOrders: dbNO, DBTransactions: dbTx, CounterReadSeconds: 0.001, countersRead: true,
+			TPMSource: "pg_stat_database xact_commit+xact_rollback", TxCountLagSeconds: 1,
+			Kinds: []KindResult{{Kind: "new_order", Completed: noCompleted}, {Kind: "payment", Completed: completed - noCompleted}},
+		}
+		r.txCountSource = r.TPMSource
+		r.CheckCounters(0)
+		return r
+	}
+	const n = MinCheckedTransactions
+	for _, c := range []struct {
+		name         string
+		r            *Result
+		inconclusive bool
+		suspect      string
+	}{
+		{"below the minimum, 37% more new orders", short(n-1, (n-1)*44/100*137/100, n-1), true, ""},
+		{"below the minimum, 37% more transactions", short(n-1, (n-1)*44/100, (n-1)*137/100), true, ""},
+		{"below the minimum, the schema rebuilt", short(n-1, -300, n-1), true, "went backwards by 300"},
+		{"at the minimum, 37% more new orders", short(n, n*44/100*137/100, n), false, "NOPM from the database"},
+		{"at the minimum, agreement", short(n, n*44/100, n), false, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.r.Check.Inconclusive != ""; got != c.inconclusive {
+				t.Errorf("inconclusive: got %q, want %v", c.r.Check.Inconclusive, c.inconclusive)
+			}
+			if c.suspect == "" && c.r.IsSuspect() {
+				t.Errorf("suspect %q, want not suspect", c.r.Suspect)
+			}
+			if c.suspect != "" && (!c.r.IsSuspect() || !strings.Contains(c.r.Suspect[0], c.suspect)) {
+				t.Errorf("suspect %q, want a reason saying %q", c.r.Suspect, c.suspect)
+			}
+		})
+	}
+}
+
 func TestCheckCountersAllowance(t *testing.T) {
 	r := checked(4400, 10000, true, 100)
 	// New-Orders: 2 per user at the edges, 4400/60 per second for 0.01 s.

@@ -13,7 +13,7 @@ package driver
 // the measured window less before the run, per virtual user), on the
 // private test servers:
 //
-//	scripts/testservers.sh run go test -run '^$' -bench '(Postgres|MySQL|SQLite)/memory' -benchtime 1x ./internal/conformance
+//	scripts/testservers.sh run go test -run '^$' -bench 'Conformance/memory' -benchtime 1x ./internal/dialect/postgres ./internal/dialect/mysql ./internal/dialect/sqlite
 //
 // PostgreSQL 15: 903,680 (procedures) and 965,504 (client SQL) bytes;
 // MariaDB 10.11: 910,976 and 961,664; SQLite: 1,038,336. Rounded up to

@@ -1,21 +1,15 @@
 // Package driver owns a timed run of the TPC-C workload: the virtual users
-// (one session, one terminal and one random stream each) of the tproc-c
-// mode, back to back as HammerDB or at a fixed rate, and the terminals of
-// the tpc-c mode (keying and think times, a shared session pool, deferred
-// Delivery, the response-time constraints and tpmC); latency counted from
-// each transaction's intended start; the ramp-up, measured and grace
-// windows (timed from the run's own start, or from a start shared with
-// runs on other targets: Barrier), retries of serialization and deadlock
-// failures, reconnection and the outages it rides through (outage.go),
-// per-kind HDR latency histograms, the per-second series of the measured
-// window, the database counters read at the window's edges (NOPM, TPM),
-// their fallback to its own counts when the server restarted, and their
-// cross-check against its own counts (crosscheck.go), and the driver's
-// own CPU and scheduling lag, which show it is not the bottleneck.
+// of the tproc-c mode (back to back, or at a fixed rate) and the terminals
+// of the tpc-c mode (keying and think times, a session pool, deferred
+// Delivery, tpmC); the ramp-up, measured and grace windows, alone or
+// started with other runs (Barrier, StartAt); retries, reconnection and
+// outages (outage.go); latency histograms and the per-second series; the
+// database counters read at the window's edges and their cross-check
+// against its own counts (crosscheck.go); its own CPU and scheduling lag,
+// which show it is not the bottleneck.
 //
-// It must not import internal/cli, internal/store, internal/load or any
-// dialect package (internal/dialect/...): it sees a database only through
-// the dialect interfaces.
+// It sees databases only through internal/dialect and imports only dialect
+// and tpcc.
 package driver
 
 import (

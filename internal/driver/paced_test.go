@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/driver"
+	"github.com/oltplab/oltplab/internal/testenv"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -17,6 +18,7 @@ import (
 // in fake time, which stands still while SQLite works (every response
 // time is zero), so minutes of terminal cycles take a moment.
 func TestRunPacedSQLite(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	synctest.Test(t, func(t *testing.T) {
 		db, meta := builtSQLite(t)
 		defer db.Close()

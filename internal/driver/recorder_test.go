@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/oltplab/oltplab/internal/driver"
+	"github.com/oltplab/oltplab/internal/testenv"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -38,6 +39,7 @@ func (r *tally) Transaction(t driver.Transaction) {
 // TestRecorder: a Recorder sees the phases in timeline order and, among
 // every transaction, exactly the measured ones the result counts.
 func TestRecorder(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	db, meta := builtSQLite(t)
 	rec := &tally{}
 	o := shortRun()

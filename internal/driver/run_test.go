@@ -15,11 +15,13 @@ import (
 	_ "github.com/oltplab/oltplab/internal/dialect/sqlite"
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/testenv"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
 // builtSQLite returns a SQLite database of one warehouse and its metadata.
 func builtSQLite(t *testing.T) (dialect.Database, tpcc.Meta) {
+	testenv.Require(t, testenv.Long)
 	t.Helper()
 	ctx := context.Background()
 	db, err := dialect.Open(ctx, dbtest.SQLite(t))
@@ -197,6 +199,7 @@ func kindIndex(t *testing.T, name string) int {
 }
 
 func TestRunSQLiteCanceled(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	db, meta := builtSQLite(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -225,6 +228,7 @@ func TestRunSQLiteCanceled(t *testing.T) {
 }
 
 func TestRunRefusesBadMeta(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	db, meta := builtSQLite(t)
 	for _, c := range []struct {
 		name string
@@ -249,6 +253,7 @@ func TestRunRefusesBadMeta(t *testing.T) {
 // releases its partner with ErrBarrierBroken instead of leaving it
 // waiting.
 func TestRunSharedStart(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	db, meta := builtSQLite(t)
 	o := shortRun()
 	o.VUs = 1
@@ -302,6 +307,7 @@ func TestRunSharedStart(t *testing.T) {
 // neither earlier; as shard 0 it also reads the database-wide counters
 // with its own.
 func TestRunStartAt(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	db, meta := builtSQLite(t)
 	o := shortRun()
 	o.StartAt = time.Now().Add(1500 * time.Millisecond)

@@ -10,6 +10,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/testenv"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -91,6 +92,7 @@ func districtOrders(t *testing.T, db dialect.Database) map[int]int64 {
 // warehouse only, its NOPM counts exactly those, and the shard is
 // recorded with the result.
 func TestShardRun(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	ctx := context.Background()
 	db, err := dialect.Open(ctx, dbtest.SQLite(t))
 	if err != nil {

@@ -126,10 +126,14 @@ func (r *Result) judgeSpec() {
 const agreementCheck = "figures_agree"
 
 // setAgreement records the cross-check of the database's figures: a run
-// they contradict (suspect) is no tpmC. Calling it again replaces it.
-func (s *Spec) setAgreement(ok bool, reasons []string) {
+// they contradict (suspect) is no tpmC; an inconclusive check contradicts
+// nothing and says so. Calling it again replaces it.
+func (s *Spec) setAgreement(ok bool, reasons []string, inconclusive string) {
 	c := SpecCheck{Name: agreementCheck, Value: 1, Limit: 1, Pass: ok,
 		Note: "the database's NOPM and TPM agree with the driver's own counts"}
+	if ok && inconclusive != "" {
+		c.Note = "inconclusive: " + inconclusive
+	}
 	if !ok {
 		c.Value = 0
 		c.Note = strings.Join(reasons, "; ")

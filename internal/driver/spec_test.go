@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -108,11 +109,15 @@ func TestSpecAgreement(t *testing.T) {
 	if r.Spec.TpmC == nil {
 		t.Fatal("no tpmC before the cross-check")
 	}
-	r.Spec.setAgreement(false, []string{"NOPM from the database is +40% off"})
+	r.Spec.setAgreement(false, []string{"NOPM from the database is +40% off"}, "")
 	if r.Spec.TpmC != nil || r.Spec.Conforming || checkOf(r.Spec, agreementCheck).Note != "NOPM from the database is +40% off" {
 		t.Errorf("suspect figures: tpmC %v, conforming %v, check %+v", r.Spec.TpmC, r.Spec.Conforming, checkOf(r.Spec, agreementCheck))
 	}
-	r.Spec.setAgreement(true, nil)
+	r.Spec.setAgreement(true, nil, "the driver counted 56 transactions")
+	if c := checkOf(r.Spec, agreementCheck); !c.Pass || r.Spec.TpmC == nil || !strings.HasPrefix(c.Note, "inconclusive: ") {
+		t.Errorf("inconclusive cross-check: tpmC %v, check %+v; want tpmC and the check passed, saying inconclusive", r.Spec.TpmC, c)
+	}
+	r.Spec.setAgreement(true, nil, "")
 	n := 0
 	for _, c := range r.Spec.Checks {
 		if c.Name == agreementCheck {

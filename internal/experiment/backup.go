@@ -29,6 +29,13 @@ func init() {
 		}})
 }
 
+// What the backup kind is, checked by the compiler.
+var (
+	_ Step               = (*backupStep)(nil)
+	_ Reporter           = (*backupStep)(nil)
+	_ plan.TargetChecker = (*backupStep)(nil)
+)
+
 var (
 	_ Step               = (*backupStep)(nil)
 	_ Reporter           = (*backupStep)(nil)

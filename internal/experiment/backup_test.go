@@ -11,6 +11,7 @@ import (
 	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestBackupStep: a plan's backup step runs the cycles on its target
@@ -18,6 +19,7 @@ import (
 // gives the report a row per cycle; a plan without `to` is refused at
 // its line.
 func TestBackupStep(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	dir := t.TempDir()
 	p := decodeIn(t, dir, `name: bk
 warehouses: 1
@@ -35,7 +37,7 @@ steps: [build, backup]
 	// over and its first attempt no longer counts.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r := &Runner{Store: st, ToolVersion: "test", Observer: Observer{Scenario: scenario.Observer{
+	r := &Runner{Store: st, ToolVersion: "test", NoCrossCheck: true, Observer: Observer{Scenario: scenario.Observer{
 		Note: func(m string) {
 			if strings.HasPrefix(m, "cycle 2: backup") {
 				cancel()

@@ -23,6 +23,14 @@ func init() {
 		New:     func() plan.Step { return &buildStep{BuildOptions: BuildOptions{Workers: 4}} }})
 }
 
+// What the build kind is, checked by the compiler.
+var (
+	_ Step                = (*buildStep)(nil)
+	_ Reporter            = (*buildStep)(nil)
+	_ plan.ConnectionUser = (*buildStep)(nil)
+	_ plan.TargetChecker  = (*buildStep)(nil)
+)
+
 var (
 	_ Step                = (*buildStep)(nil)
 	_ Reporter            = (*buildStep)(nil)

@@ -19,6 +19,13 @@ func init() {
 		New:     func() plan.Step { return &cpuStep{Repeat: 3} }})
 }
 
+// What the cpu kind is, checked by the compiler.
+var (
+	_ Step                = (*cpuStep)(nil)
+	_ Reporter            = (*cpuStep)(nil)
+	_ plan.ConnectionUser = (*cpuStep)(nil)
+)
+
 var (
 	_ Step                = (*cpuStep)(nil)
 	_ Reporter            = (*cpuStep)(nil)

@@ -5,17 +5,9 @@
 // target runs which step when, starting and stopping managed instances),
 // the state of each (target, step) in the store, resuming an interrupted
 // experiment without redoing or double-counting anything, and the
-// experiment's report sections.
+// experiment's report sections. A step measures through internal/scenario
+// (scenario.Env), never the driver or the loader directly.
 //
-// A step measures through internal/scenario (scenario.Env), never the
-// driver or the loader directly. The plan's cost section sets the latency
-// objective and target NOPM: the report prices each target with what its
-// last profile step measured (cost per 1,000 NOPM and TPM, total cost,
-// cores needed, savings against the baseline), its cores taken from the
-// prices, the CPUs a managed instance was confined to, or the recorded
-// host.
-//
-// It may import claim, cost, dialect, driver, fio, instance, load, plan, profile,
-// report, results, sampler, scenario, store, summary, sysstat and yamldoc. It
-// must not import cli, and nothing but cli imports it.
+// It may import the layers below it (plan, scenario, results, report, fio,
+// instance, ...), never cli; only cli imports it.
 package experiment

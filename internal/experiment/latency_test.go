@@ -2,8 +2,6 @@ package experiment
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestLatencyTier runs a plan whose managed PostgreSQL sits on a latency
@@ -21,15 +20,9 @@ import (
 // fio profile and over each timed run's window are stored with them, the
 // delays observed (lower bounds: a delay injected must be seen).
 func TestLatencyTier(t *testing.T) {
-	needPostgres(t)
-	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("fio is not installed (scripts/testservers.sh installs it)")
-	}
+	testenv.Require(t, testenv.ManagedPostgres, testenv.Fio, testenv.Root)
 	if err := latency.Check(); err != nil {
-		if os.Getenv("CI") != "" || os.Getenv("OLTPLAB_REQUIRE_SERVERS") == "1" {
-			t.Fatalf("%v (CI runs the latency layer's tests as root)", err)
-		}
-		t.Skip(err)
+		testenv.Unavailable(t, testenv.Root, err)
 	}
 	dir := reachableDir(t)
 	p := decodeIn(t, t.TempDir(), `name: tier

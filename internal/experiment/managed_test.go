@@ -14,19 +14,8 @@ import (
 	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
-
-// needPostgres skips a managed-instance test without PostgreSQL's
-// binaries, except under CI, where they are required.
-func needPostgres(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat("/usr/lib/postgresql/15/bin/postgres"); err != nil {
-		if os.Getenv("CI") != "" || os.Getenv("OLTPLAB_REQUIRE_SERVERS") == "1" {
-			t.Fatalf("PostgreSQL 15 is required under CI (`make test` installs it): %v", err)
-		}
-		t.Skipf("PostgreSQL 15 not installed: %v", err)
-	}
-}
 
 // reachableDir is a directory the server's own user can reach when the
 // tests run as root (t.TempDir's parents are private).
@@ -71,7 +60,7 @@ func serversUsing(t *testing.T, dir string) []int {
 // interrupted profile, leave no server running; the interrupted
 // experiment resumes on the instance's existing data directory.
 func TestManagedInstances(t *testing.T) {
-	needPostgres(t)
+	testenv.Require(t, testenv.ManagedPostgres)
 	dir := reachableDir(t)
 	st := openStore(t, t.TempDir())
 	planOf := func(build, steps string) *plan.Plan {
@@ -103,7 +92,7 @@ steps: `+steps+`
 	}
 	// While a step runs, its server is seen (so that noServer can fail).
 	seen := 0
-	r := &Runner{Store: st, ToolVersion: "test", Observer: Observer{Unit: func(e UnitEvent) {
+	r := &Runner{Store: st, ToolVersion: "test", NoCrossCheck: true, Observer: Observer{Unit: func(e UnitEvent) {
 		if e.State == store.StepRunning {
 			seen += len(serversUsing(t, dir))
 		}

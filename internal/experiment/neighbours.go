@@ -28,6 +28,13 @@ func init() {
 		New:     func() plan.Step { return &neighboursStep{NeighboursOptions: DefaultNeighbours()} }})
 }
 
+// What the neighbours kind is, checked by the compiler.
+var (
+	_ Step                = (*neighboursStep)(nil)
+	_ Reporter            = (*neighboursStep)(nil)
+	_ plan.ConnectionUser = (*neighboursStep)(nil)
+)
+
 var (
 	_ Step                = (*neighboursStep)(nil)
 	_ Reporter            = (*neighboursStep)(nil)

@@ -14,6 +14,7 @@ import (
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestOverTargetsManaged runs both steps over targets on two managed
@@ -26,7 +27,7 @@ import (
 // the phases and backups marked; the backups are removed and no server
 // is left running.
 func TestOverTargetsManaged(t *testing.T) {
-	needPostgres(t)
+	testenv.Require(t, testenv.ManagedPostgres)
 	dir := reachableDir(t)
 	st := openStore(t, t.TempDir())
 	p := decodeIn(t, t.TempDir(), `name: over
@@ -58,7 +59,7 @@ steps: [build, parallel, neighbours]
 	if err := plan.Validate(ctx, p); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
-	r := &Runner{Store: st, ToolVersion: "test"}
+	r := &Runner{Store: st, ToolVersion: "test", NoCrossCheck: true}
 	id, err := r.Run(ctx, p)
 	if err != nil {
 		t.Fatalf("Run: %v", err)

@@ -25,6 +25,13 @@ func init() {
 		New:     func() plan.Step { return &parallelStep{ParallelOptions: DefaultParallel()} }})
 }
 
+// What the parallel kind is, checked by the compiler.
+var (
+	_ Step                = (*parallelStep)(nil)
+	_ Reporter            = (*parallelStep)(nil)
+	_ plan.ConnectionUser = (*parallelStep)(nil)
+)
+
 var (
 	_ Step                = (*parallelStep)(nil)
 	_ Reporter            = (*parallelStep)(nil)

@@ -24,6 +24,13 @@ func init() {
 		New:     func() plan.Step { return &profileStep{Load: plan.DefaultLoad(), Repeat: 1} }})
 }
 
+// What the profile kind is, checked by the compiler.
+var (
+	_ Step                = (*profileStep)(nil)
+	_ Reporter            = (*profileStep)(nil)
+	_ plan.ConnectionUser = (*profileStep)(nil)
+)
+
 var (
 	_ Step                = (*profileStep)(nil)
 	_ Reporter            = (*profileStep)(nil)

@@ -21,6 +21,13 @@ func init() {
 		New:     func() plan.Step { return &rebuildStep{Cold: true, Repeat: 1} }})
 }
 
+// What the rebuild kind is, checked by the compiler.
+var (
+	_ Step                = (*rebuildStep)(nil)
+	_ Reporter            = (*rebuildStep)(nil)
+	_ plan.ConnectionUser = (*rebuildStep)(nil)
+)
+
 var (
 	_ Step                = (*rebuildStep)(nil)
 	_ Reporter            = (*rebuildStep)(nil)

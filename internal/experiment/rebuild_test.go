@@ -8,6 +8,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestRebuildAndCPUSteps: a managed (embedded) SQLite target and a URL
@@ -16,6 +17,7 @@ import (
 // after it runs); the URL target warm only. Each step stores a run of its
 // kind tied to the experiment, and the report has a section for each.
 func TestRebuildAndCPUSteps(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	dir := t.TempDir()
 	p := decodeIn(t, dir, `name: rb
 warehouses: 1
@@ -34,7 +36,7 @@ steps: [build, rebuild, cpu, profile]
 	}
 	st := openStore(t, dir)
 	var events []string
-	r := &Runner{Store: st, ToolVersion: "test", Observer: Observer{Unit: func(e UnitEvent) {
+	r := &Runner{Store: st, ToolVersion: "test", NoCrossCheck: true, Observer: Observer{Unit: func(e UnitEvent) {
 		if e.State != store.StepRunning {
 			events = append(events, e.Unit.TargetName()+" "+e.Unit.Step.Kind.Name+" "+string(e.State)+" "+e.Outcome.Headline)
 		}

@@ -29,6 +29,9 @@ type Runner struct {
 	// StoreWait is how long a finished measurement waits for a busy
 	// results store (scenario.Env.StoreWait).
 	StoreWait time.Duration
+	// NoCrossCheck is scenario.Env.NoCrossCheck for every step: tests
+	// only.
+	NoCrossCheck bool
 }
 
 // Observer is told what an experiment does. Every field is optional.
@@ -464,7 +467,7 @@ func (r *Runner) runUnit(ctx context.Context, id int64, p *plan.Plan, u plan.Uni
 	}
 	r.unitEvent(UnitEvent{Unit: u, Of: of, State: store.StepRunning, Attempt: attempt})
 	env := &scenario.Env{Store: r.Store, Log: r.Log, Scrub: r.Scrub, ToolVersion: r.ToolVersion, Observer: r.Observer.Scenario,
-		StoreWait:  r.StoreWait,
+		StoreWait: r.StoreWait, NoCrossCheck: r.NoCrossCheck,
 		Experiment: &scenario.ExperimentContext{ID: id, Name: p.Name, Target: u.TargetName(), Seq: u.Seq, Step: u.Step.Kind.Name}}
 	if len(running) == 1 {
 		env.Instance, env.OwnIO, env.Layer = running[0].Instance, running[0].OwnIO, running[0].Layer

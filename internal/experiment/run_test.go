@@ -12,6 +12,7 @@ import (
 	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 func decodeIn(t *testing.T, dir, src string) *plan.Plan {
@@ -41,6 +42,7 @@ func openStore(t *testing.T, dir string) *store.Store {
 // the build's table and both profiles, the baseline (the second target)
 // first, and the targets' differing context.
 func TestRunAndReport(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	dir := t.TempDir()
 	p := decodeIn(t, dir, `name: two
 warehouses: 1
@@ -60,7 +62,7 @@ steps: [build, profile]
 	}
 	st := openStore(t, dir)
 	var events []string
-	r := &Runner{Store: st, ToolVersion: "test", Observer: Observer{Unit: func(e UnitEvent) {
+	r := &Runner{Store: st, ToolVersion: "test", NoCrossCheck: true, Observer: Observer{Unit: func(e UnitEvent) {
 		events = append(events, e.Unit.TargetName()+" "+e.Unit.Step.Kind.Name+" "+string(e.State))
 	}}}
 	id, err := r.Run(context.Background(), p)
@@ -127,6 +129,7 @@ steps: [build, profile]
 // resumed by dropping what it left and building again; the interrupted
 // experiment is stored as partial with its build step interrupted.
 func TestBuildInterruptedThenResumed(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	dir := t.TempDir()
 	p := decodeIn(t, dir, `name: b
 warehouses: 1
@@ -137,7 +140,7 @@ steps: [build]
 	st := openStore(t, dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r := &Runner{Store: st, ToolVersion: "test", Observer: Observer{Scenario: scenario.Observer{
+	r := &Runner{Store: st, ToolVersion: "test", NoCrossCheck: true, Observer: Observer{Scenario: scenario.Observer{
 		BuildProgress: func(pr load.Progress) {
 			if pr.Phase == load.PhaseLoad && pr.Rows > 0 {
 				cancel()

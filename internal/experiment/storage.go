@@ -23,6 +23,13 @@ func init() {
 		New:     func() plan.Step { return &storageStep{Profile: profileList{list: "all"}} }})
 }
 
+// What the storage kind is, checked by the compiler.
+var (
+	_ Step               = (*storageStep)(nil)
+	_ Reporter           = (*storageStep)(nil)
+	_ plan.TargetChecker = (*storageStep)(nil)
+)
+
 var (
 	_ Step               = (*storageStep)(nil)
 	_ Reporter           = (*storageStep)(nil)

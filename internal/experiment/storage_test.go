@@ -3,13 +3,13 @@ package experiment
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 	"github.com/oltplab/oltplab/internal/yamldoc"
 )
 
@@ -71,9 +71,7 @@ func TestStorageStepDecode(t *testing.T) {
 // experiment, and the report's storage section with both directions of
 // the mixed profile and the second target against the baseline.
 func TestStorageStep(t *testing.T) {
-	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("fio is not installed (scripts/testservers.sh installs it)")
-	}
+	testenv.Require(t, testenv.Fio)
 	dir := t.TempDir()
 	p := decodeIn(t, dir, `name: st
 warehouses: 1
@@ -88,7 +86,7 @@ steps: [storage]
 		t.Fatalf("Validate: %v", err)
 	}
 	st := openStore(t, dir)
-	r := &Runner{Store: st, ToolVersion: "test"}
+	r := &Runner{Store: st, ToolVersion: "test", NoCrossCheck: true}
 	id, err := r.Run(ctx, p)
 	if err != nil {
 		t.Fatalf("Run: %v", err)

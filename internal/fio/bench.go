@@ -409,7 +409,7 @@ func (b *Bench) Close() error {
 }
 
 // Measure prepares, runs and closes a benchmark: the whole scenario for
-// callers that need no step in between.
+// callers that need no step in between (the latency layer's tests).
 func Measure(ctx context.Context, opts Options, h Hooks) (*Result, error) {
 	b, err := Prepare(ctx, opts)
 	if err != nil {

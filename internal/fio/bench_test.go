@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,20 +12,8 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/sysstat"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
-
-// requireFio skips a test that needs the fio program on a developer
-// machine without it, and fails it under CI (CI or
-// OLTPLAB_REQUIRE_SERVERS=1), where scripts/testservers.sh installs it.
-func requireFio(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("fio"); err != nil {
-		if os.Getenv("CI") != "" || os.Getenv("OLTPLAB_REQUIRE_SERVERS") == "1" {
-			t.Fatal("fio is not installed and CI requires the storage tests: run them through `make test`")
-		}
-		t.Skip("fio is not installed (Debian package fio)")
-	}
-}
 
 func dirEntries(t *testing.T, dir string) []string {
 	t.Helper()
@@ -44,7 +31,7 @@ func dirEntries(t *testing.T, dir string) []string {
 // TestMeasureRealFio runs two profiles for a second each on a tiny file:
 // a mixed multi-job one and a read-only one.
 func TestMeasureRealFio(t *testing.T) {
-	requireFio(t)
+	testenv.Require(t, testenv.Fio)
 	dir := t.TempDir()
 	profs, err := LookupProfiles("sql-8k,seq-read-128k")
 	if err != nil {
@@ -119,7 +106,7 @@ func fioRunningOn(file string) bool {
 // (no process left on the test file), returns what finished (nothing) marked
 // interrupted, and Close removes the file.
 func TestRunInterrupted(t *testing.T) {
-	requireFio(t)
+	testenv.Require(t, testenv.Fio)
 	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
 		t.Skip("needs /proc to see fio's process")
 	}
@@ -165,7 +152,7 @@ func TestRunInterrupted(t *testing.T) {
 }
 
 func TestPrepareBadInput(t *testing.T) {
-	requireFio(t)
+	testenv.Require(t, testenv.Fio)
 	profs, _ := LookupProfiles("oltp-4k-qd8")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "plain-file")
@@ -210,7 +197,7 @@ func TestPrepareBadInput(t *testing.T) {
 // TestPrepareMemoryBacked: a directory on tmpfs is measured with a note
 // that says it is memory, and a 1 GiB default file.
 func TestPrepareMemoryBacked(t *testing.T) {
-	requireFio(t)
+	testenv.Require(t, testenv.Fio)
 	if d, err := sysstat.DeviceOf("/dev/shm"); err != nil || d.FSType != "tmpfs" {
 		t.Skip("no tmpfs at /dev/shm")
 	}

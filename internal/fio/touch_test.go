@@ -7,19 +7,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-)
 
-// needRoot skips a test that plays an unprivileged user against oltplab
-// running as root, except under CI, which runs the tests as root.
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("this test needs root (CI runs the tests as root)")
-		}
-		t.Skip("needs root: it plays an unprivileged user against oltplab running as root")
-	}
-}
+	"github.com/oltplab/oltplab/internal/testenv"
+)
 
 const nobody = 65534
 
@@ -29,8 +19,8 @@ const nobody = 65534
 // world-writable directory, in a directory another user owns, or in one
 // everyone may write without the sticky bit. Nothing changes there.
 func TestPrepareRefusesOthersDirectories(t *testing.T) {
-	requireFio(t)
-	needRoot(t)
+	testenv.Require(t, testenv.Fio)
+	testenv.Require(t, testenv.Root)
 	profs, _ := LookupProfiles("oltp-4k-qd8")
 	base := filepath.Join(t.TempDir(), "base")
 	victim := filepath.Join(base, "victim")
@@ -80,7 +70,7 @@ func TestPrepareRefusesOthersDirectories(t *testing.T) {
 // TestCloseRemovesOnlyItsFile: Close removes the test file it created and
 // nothing that took its place.
 func TestCloseRemovesOnlyItsFile(t *testing.T) {
-	requireFio(t)
+	testenv.Require(t, testenv.Fio)
 	profs, _ := LookupProfiles("oltp-4k-qd8")
 	dir := t.TempDir()
 	other := filepath.Join(t.TempDir(), "other")

@@ -514,15 +514,6 @@ func (b *Backupper) PrepareDirs(dirs ...string) error {
 	return nil
 }
 
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
-}
-
 // RestoreReport is what a restore did, step by step.
 type RestoreReport struct {
 	Steps []RestoreStep `json:"steps"`

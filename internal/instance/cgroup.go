@@ -342,7 +342,7 @@ func makeGroup(parent, id string, initParent, initGroup func(string) error) (str
 		return "", err
 	}
 	if err := initGroup(dir); err != nil {
-		_ = os.Remove(dir)
+		_ = removeGroupDir(dir)
 		return "", err
 	}
 	return dir, nil
@@ -379,7 +379,7 @@ func sweepStale(parent string) {
 		if pid := ownerOf(e.Name()); pid > 0 && !alive(pid) {
 			dir := filepath.Join(parent, e.Name())
 			if len(readPIDs(filepath.Join(dir, "cgroup.procs"))) == 0 {
-				_ = os.Remove(dir)
+				_ = removeGroupDir(dir)
 			}
 		}
 	}
@@ -469,26 +469,6 @@ func (cg *cgroup) setIOLimit(devs []string, l IOLimit) error {
 	return nil
 }
 
-// ioLimitFiles are the files that hold the caps, for the description.
-func (cg *cgroup) ioLimitFiles() map[string]string {
-	d, v2, ok := cg.dir(ctlBlkio)
-	if !ok {
-		return nil
-	}
-	names := []string{"blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device",
-		"blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device"}
-	if v2 {
-		names = []string{"io.max"}
-	}
-	out := map[string]string{}
-	for _, n := range names {
-		if v := readTrim(filepath.Join(d, n)); v != "" {
-			out[n] = v
-		}
-	}
-	return out
-}
-
 // setMemoryLimit caps the group's memory, page cache included.
 func (cg *cgroup) setMemoryLimit(bytes int64) error {
 	d, v2, ok := cg.dir(ctlMemory)
@@ -567,15 +547,7 @@ func (cg *cgroup) remove() error {
 	}
 	var errs []error
 	for _, d := range cg.dirs() {
-		var err error
-		for try := 0; try < 50; try++ {
-			if err = os.Remove(d); err == nil || errors.Is(err, fs.ErrNotExist) {
-				err = nil
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		if err != nil {
+		if err := removeGroupDir(d); err != nil {
 			errs = append(errs, fmt.Errorf("remove cgroup %s: %w", d, err))
 			continue
 		}
@@ -585,6 +557,27 @@ func (cg *cgroup) remove() error {
 		_ = os.Remove(filepath.Dir(d))
 	}
 	return errors.Join(errs...)
+}
+
+// removeGroupDir removes an empty cgroup directory (a missing one is
+// removed already). The kernel refuses with EBUSY while a thread that
+// left the group, or a process that died in it, is still accounted
+// there, which lasts a moment after the last process exits: then it
+// retries, for up to 2.5 s; any other refusal is final at once. Every
+// removal of one of oltplab's groups goes through it.
+func removeGroupDir(d string) error {
+	var err error
+	for try := 0; try < 50; try++ {
+		err = os.Remove(d)
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if !errors.Is(err, syscall.EBUSY) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return err
 }
 
 func readPIDs(file string) []int {

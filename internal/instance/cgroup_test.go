@@ -1,10 +1,12 @@
 package instance
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/oltplab/oltplab/internal/sysstat"
@@ -263,5 +265,36 @@ func TestParseProcStat(t *testing.T) {
 	}
 	if _, err := parseProcStat("12 no name"); err == nil {
 		t.Error("want an error for a line without a name")
+	}
+}
+
+// TestRemoveGroupDir: a missing group is removed already, an empty one
+// goes, and a refusal other than the kernel's EBUSY (here a directory
+// with an entry, as a v1 group with a child group) is returned and the
+// directory kept.
+func TestRemoveGroupDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := removeGroupDir(filepath.Join(dir, "missing")); err != nil {
+		t.Errorf("missing group: %v, want nil", err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := removeGroupDir(empty); err != nil {
+		t.Errorf("empty group: %v", err)
+	}
+	if _, err := os.Stat(empty); !os.IsNotExist(err) {
+		t.Errorf("empty group still there: %v", err)
+	}
+	full := filepath.Join(dir, "full")
+	if err := os.MkdirAll(filepath.Join(full, "child"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := removeGroupDir(full); !errors.Is(err, syscall.ENOTEMPTY) {
+		t.Errorf("group with a child: %v, want ENOTEMPTY", err)
+	}
+	if _, err := os.Stat(filepath.Join(full, "child")); err != nil {
+		t.Errorf("group with a child: %v", err)
 	}
 }

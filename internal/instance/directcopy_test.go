@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/sysstat"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestCopyDirectHoldsWriteCap: a restore's copy under a cgroup v1 write
@@ -22,12 +23,7 @@ import (
 // not yet written back on its own, which it does in its flusher threads,
 // in no group, past its dirty thresholds or after 30 s.)
 func TestCopyDirectHoldsWriteCap(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if serversRequired() {
-			t.Fatal("the cgroup tests run as root under CI")
-		}
-		t.Skip("needs root for a cgroup")
-	}
+	testenv.Require(t, testenv.Root)
 	hs, err := liveHierarchies()
 	if err != nil {
 		t.Skip(err)

@@ -17,17 +17,16 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/oltplab/oltplab/internal/latency"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // needLayer skips a test that puts an instance on a latency layer when
 // this process cannot mount one, except under CI.
 func needLayer(t testing.TB) {
 	t.Helper()
+	testenv.Require(t, testenv.Root)
 	if err := latency.Check(); err != nil {
-		if serversRequired() {
-			t.Fatalf("%v (CI runs the latency layer's tests as root)", err)
-		}
-		t.Skip(err)
+		testenv.Unavailable(t, testenv.Root, err)
 	}
 }
 

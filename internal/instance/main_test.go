@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/latency"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // helperEnv makes the test binary a helper process that starts an
@@ -90,19 +91,14 @@ func helperMain(dataDir string) int {
 // fastSettings trade durability for speed where a test measures nothing.
 var fastSettings = map[string]string{"fsync": "off", "full_page_writes": "off", "synchronous_commit": "off"}
 
-func serversRequired() bool {
-	return os.Getenv("CI") != "" || os.Getenv("OLTPLAB_REQUIRE_SERVERS") == "1"
-}
-
-// needEngine skips a test whose engine is not installed, except under CI
-// (make test installs the engines; CI must not skip server tests).
+// needEngine skips or fails a test whose engine is not installed, as
+// testenv.Require decides.
 func needEngine(t testing.TB, e Engine) {
 	t.Helper()
+	need := map[Engine]testenv.Need{Postgres: testenv.ManagedPostgres, MariaDB: testenv.ManagedMariaDB}[e]
+	testenv.Require(t, need)
 	if _, err := engines[e].locate(""); err != nil {
-		if serversRequired() {
-			t.Fatalf("%v (CI requires the server tests; `make test` installs the packages)", err)
-		}
-		t.Skip(err)
+		testenv.Unavailable(t, need, err)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // writeCap is the write-IOPS cap of the io_limit tests: low enough that a
@@ -270,13 +271,13 @@ func TestMariaDB(t *testing.T) {
 }
 
 // startControlled starts an instance whose spec asks for cgroup controls.
-// A host that cannot provide them (no writable cgroup: not root) skips the
-// test, except under CI, which runs as root.
+// A host that cannot provide them (no writable cgroup: not root) skips or
+// fails the test as testenv.Require decides.
 func startControlled(t *testing.T, spec Spec) *Instance {
 	t.Helper()
 	inst, err := Start(context.Background(), spec, testLog(t))
-	if KindOf(err) == KindControl && !serversRequired() {
-		t.Skipf("this host cannot provide the controls: %v", err)
+	if KindOf(err) == KindControl {
+		testenv.Unavailable(t, testenv.Root, fmt.Sprintf("this host cannot provide the controls: %v", err))
 	}
 	if err != nil {
 		t.Fatalf("start: %v", err)
@@ -514,7 +515,7 @@ func TestBadSpecs(t *testing.T) {
 			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, tt.contains) {
 				t.Errorf("error %q: want one line naming %q", msg, tt.contains)
 			}
-			nothingLeft(t, 0, tt.spec.DataDir, nil, 0, ownPrefix("bad"))
+			nothingLeft(t, 10*time.Second, tt.spec.DataDir, nil, 0, ownPrefix("bad"))
 		})
 	}
 }
@@ -559,7 +560,7 @@ func TestParentKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.RemoveAll(probe)
-	nothingLeft(t, 0, dir, nil, 0, h.ID)
+	nothingLeft(t, 10*time.Second, dir, nil, 0, h.ID)
 }
 
 // execHelper prepares the helper process: this test binary, running
@@ -574,6 +575,7 @@ func execHelper(t *testing.T, dir string) *exec.Cmd {
 // TestSQLiteInstance: embedded SQLite takes data_dir and memory, and
 // describes its storage; there is no server to measure.
 func TestSQLiteInstance(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	dir := filepath.Join(testRoot, "sqlite")
 	ctx := context.Background()
 	inst, err := Start(ctx, Spec{Engine: SQLite, DataDir: dir, Memory: 64 << 20}, nil)

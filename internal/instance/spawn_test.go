@@ -9,12 +9,15 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestAffinityPlacement: without a cpuset cgroup the forking thread's
 // CPU affinity is what the child inherits, and the rest of oltplab keeps
 // its own.
 func TestAffinityPlacement(t *testing.T) {
+	testenv.Require(t, testenv.Subprocess)
 	cpu := lastCPU(t)
 	var before unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &before); err != nil {
@@ -47,6 +50,7 @@ func TestAffinityPlacement(t *testing.T) {
 // TestStartChildNeedsDeathSignal: a child without a parent-death signal
 // could outlive oltplab; startChild refuses it.
 func TestStartChildNeedsDeathSignal(t *testing.T) {
+	testenv.Require(t, testenv.Subprocess)
 	if _, err := startChild(exec.Command("/bin/true"), noPlacement); err == nil {
 		t.Error("started a child without Pdeathsig")
 	}

@@ -13,20 +13,8 @@ import (
 	"testing"
 
 	"github.com/oltplab/oltplab/internal/claim"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
-
-// needRoot skips a test that plays an unprivileged user against oltplab
-// running as root, unless under CI, which runs the tests as root and must
-// not skip them.
-func needRoot(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("this test needs root (CI runs the tests as root)")
-		}
-		t.Skip("needs root: it plays an unprivileged user against oltplab running as root")
-	}
-}
 
 // nobody is an unprivileged user's id: the one that plants links and
 // owns files here.
@@ -135,7 +123,7 @@ func plantLink(t testing.TB, target, link string, uid int) {
 // files in it, another cluster's directory, / and other system
 // directories. Check (the dry run) refuses them too.
 func TestDataDirRefused(t *testing.T) {
-	needRoot(t)
+	testenv.Require(t, testenv.Root)
 	needEngine(t, Postgres)
 	base := filepath.Join(testRoot, "refused")
 	if err := os.Mkdir(base, 0o755); err != nil {
@@ -207,7 +195,7 @@ func TestDataDirRefused(t *testing.T) {
 // the instance's own directory) is never followed: the start is refused
 // and the file it points at keeps its owner, mode and content.
 func TestServerLogLinkRefused(t *testing.T) {
-	needRoot(t)
+	testenv.Require(t, testenv.Root)
 	needEngine(t, Postgres)
 	dir := fromTemplate(t, Postgres, "log-link")
 	secret := filepath.Join(testRoot, "log-link-secret")
@@ -270,7 +258,7 @@ func TestDataDirReused(t *testing.T) {
 // directory, nor into a user's directory; what it does write is a marked
 // directory of its own that claim.Remove takes away whole.
 func TestBackupDirsRefused(t *testing.T) {
-	needRoot(t)
+	testenv.Require(t, testenv.Root)
 	needEngine(t, Postgres)
 	ctx := context.Background()
 	src, err := Start(ctx, Spec{Name: "bk-src", Engine: Postgres, DataDir: fromTemplate(t, Postgres, "bk-src"), Settings: fastSettings}, testLog(t))
@@ -362,7 +350,7 @@ func readMarkOf(dir string) (claim.Mark, bool, error) {
 // planted there is neither followed nor handed over, and the file it
 // points at keeps its owner, mode and content.
 func TestPrivateFilesNoFollow(t *testing.T) {
-	needRoot(t)
+	testenv.Require(t, testenv.Root)
 	needEngine(t, Postgres)
 	acct, err := lookupAccount("postgres")
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/fio"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestFsyncDelay: every fsync through a layer with a fixed fsync delay
@@ -76,7 +77,7 @@ func TestFioReadDelay(t *testing.T) {
 	res, err := fio.Measure(context.Background(), fio.Options{Dir: d.Path(), Profiles: profiles, Runtime: 5 * time.Second,
 		SizeBytes: 64 << 20, Extra: extra, Runner: l.Run}, fio.Hooks{})
 	if err == fio.ErrNotInstalled {
-		t.Skip(err)
+		testenv.Unavailable(t, testenv.Fio, err)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/claim"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // helperEnv makes the test binary a helper process that mounts a layer
@@ -80,11 +81,9 @@ func helperMain(dir string) int {
 // (not root, no FUSE), except under CI, which must run them.
 func needRoot(t testing.TB) {
 	t.Helper()
+	testenv.Require(t, testenv.Root)
 	if err := Check(); err != nil {
-		if os.Getenv("CI") != "" || os.Getenv("OLTPLAB_REQUIRE_SERVERS") == "1" {
-			t.Fatalf("%v (CI runs the latency layer's tests as root)", err)
-		}
-		t.Skip(err)
+		testenv.Unavailable(t, testenv.Root, err)
 	}
 }
 

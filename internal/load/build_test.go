@@ -11,6 +11,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	_ "github.com/oltplab/oltplab/internal/dialect/sqlite"
 	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/testenv"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -95,6 +96,7 @@ func checkCounts(t *testing.T, db dialect.Database, res load.Result, warehouses 
 }
 
 func TestBuildSQLite(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	ctx := context.Background()
 	db := openSQLite(t)
 	var log progressLog

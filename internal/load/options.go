@@ -4,12 +4,10 @@
 // with its own dialect.Loader, then adds indexes, installs stored
 // procedures, refreshes statistics and finally writes the metadata row
 // that run and check require (so an interrupted build is recognisably
-// half-built). It reports progress through a callback and returns the row
-// counts and the time spent in each phase.
+// half-built).
 //
-// It must not import internal/cli, internal/store, internal/driver or any
-// dialect package (internal/dialect/...): it sees a database only through
-// the dialect interfaces.
+// It sees databases only through internal/dialect and imports only dialect
+// and tpcc.
 package load
 
 import (

@@ -15,10 +15,3 @@ const (
 	DriverCPUSecondsTotal = "oltplab_driver_cpu_seconds_total"
 	ProfileInfo           = "oltplab_profile_info"
 )
-
-// Names lists every metric family oltplab exposes besides the standard
-// process_* families of the client library's process collector.
-func Names() []string {
-	return []string{TransactionsTotal, TransactionErrors, TransactionRetries, TransactionLatency,
-		NOPM, TPM, Phase, VirtualUsers, RunsTotal, DriverCPUSecondsTotal, ProfileInfo}
-}

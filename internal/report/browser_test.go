@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // probeScript is put at the very start of <head> of the rendered report
@@ -415,20 +417,11 @@ func openInBrowser(t *testing.T, chromium, page string) (probeResult, []string) 
 }
 
 // findChromium returns the Chromium binary that scripts/testservers.sh
-// installs (make test). Without it the test is skipped, except under CI,
-// where a missing browser fails it.
+// installs (make test).
 func findChromium(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is required under CI for the HTML report test: scripts/testservers.sh installs it (make test)")
-	}
-	t.Skip("chromium not installed (make test installs it, or apt-get install chromium); set CI to make this a failure")
-	return ""
+	testenv.Require(t, testenv.Chromium)
+	return testenv.ChromiumPath()
 }
 
 func tail(s string, n int) string {

@@ -201,7 +201,7 @@ type Profile struct {
 type Step struct {
 	VUs     int      `json:"vus"`
 	Repeats []Repeat `json:"repeats"`
-	// NOPM, TPM and TPMPerVU summarise the repeats that count (NewStep
+	// NOPM, TPM and TPMPerVU summarise the repeats that count (NewStepWith
 	// leaves partial repeats out).
 	NOPM     profile.Summary `json:"nopm"`
 	TPM      profile.Summary `json:"tpm"`
@@ -274,15 +274,10 @@ type LatencyFigures struct {
 	P99Millis float64 `json:"p99_ms"`
 }
 
-// NewStep summarises the complete (non-partial) repeats of one step that
-// are neither suspect nor over their failure rate: NOPM, TPM and TPM per virtual user, each with
-// profile.Summarize.
-func NewStep(vus int, repeats []Repeat, latency map[string]LatencyFigures) Step {
-	return NewStepWith(vus, repeats, latency, false)
-}
-
-// NewStepWith is NewStep that also summarises the suspect repeats when
-// countSuspect is set (marking them Counted).
+// NewStepWith summarises the complete (non-partial) repeats of one step
+// that are not over their failure rate: NOPM, TPM and TPM per virtual
+// user, each with profile.Summarize. Suspect repeats are left out, unless
+// countSuspect is set (then they are marked Counted and summarised too).
 func NewStepWith(vus int, repeats []Repeat, latency map[string]LatencyFigures, countSuspect bool) Step {
 	var nopm, tpm, perVU []float64
 	for i, r := range repeats {

@@ -5,8 +5,7 @@
 // report share, so that every view counts the same runs (superseded runs
 // never count).
 //
-// It reads stored summaries through internal/summary alone. It may import
-// driver, profile, report, sampler, store, summary and sysstat. It must not
+// It reads stored summaries through internal/summary alone, and must not
 // import cli, experiment or scenario (nor anything else that measures:
-// serve links it).
+// serve links it); internal/layering_test.go holds its imports.
 package results

@@ -23,11 +23,13 @@ import (
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
-func serversRequired() bool {
-	return os.Getenv("CI") != "" || os.Getenv("OLTPLAB_REQUIRE_SERVERS") == "1"
-}
+// managedNeed is what a managed instance of each engine needs (an
+// embedded SQLite instance only time: it builds a warehouse).
+var managedNeed = map[instance.Engine]testenv.Need{instance.Postgres: testenv.ManagedPostgres,
+	instance.MariaDB: testenv.ManagedMariaDB, instance.SQLite: testenv.Long}
 
 // reachableDir is a fresh directory the servers' own accounts can reach
 // when the tests run as root.
@@ -53,20 +55,18 @@ var fastSettings = map[instance.Engine]map[string]string{
 // (or backup tool) skips the test, except where servers are required.
 func managedSource(t *testing.T, e instance.Engine, tools ...string) (*scenario.Env, scenario.BackupSource, string) {
 	t.Helper()
+	testenv.Require(t, managedNeed[e])
 	for _, tool := range tools {
 		if _, err := os.Stat(tool); err != nil {
-			if serversRequired() {
-				t.Fatalf("%s: %v (`make test` installs it)", tool, err)
-			}
-			t.Skipf("%s not installed", tool)
+			testenv.Unavailable(t, managedNeed[e], err)
 		}
 	}
 	ctx := context.Background()
 	root := reachableDir(t)
 	inst, err := instance.Start(ctx, instance.Spec{Name: "src", Engine: e, DataDir: filepath.Join(root, "source"),
 		Settings: fastSettings[e]}, nil)
-	if instance.KindOf(err) == instance.KindBinary && !serversRequired() {
-		t.Skip(err)
+	if instance.KindOf(err) == instance.KindBinary {
+		testenv.Unavailable(t, managedNeed[e], err)
 	}
 	if err != nil {
 		t.Fatalf("start the source instance: %v", err)
@@ -83,7 +83,7 @@ func managedSource(t *testing.T, e instance.Engine, tools ...string) (*scenario.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	env := &scenario.Env{Store: st, ToolVersion: "test"}
+	env := &scenario.Env{Store: st, ToolVersion: "test", NoCrossCheck: true}
 	if _, _, err := env.Build(ctx, db, tg, load.Options{Warehouses: 1, Workers: 2, Seed: 7, ToolVersion: "test"}); err != nil {
 		t.Fatalf("build: %v", err)
 	}
@@ -253,6 +253,7 @@ func TestBackupMariaDB(t *testing.T) {
 }
 
 func TestBackupSQLite(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env, db, tg := sqliteEnv(t)
 	ctx := context.Background()
 	to := t.TempDir()

@@ -11,6 +11,7 @@ import (
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestProfileRefusesWhatTheHostCannotHold: with 64 MiB available (half
@@ -19,6 +20,7 @@ import (
 // and a SQLite step of more sessions than it takes are refused before
 // anything is stored or opened; a step that fits runs.
 func TestProfileRefusesWhatTheHostCannotHold(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env, db, tg := sqliteEnv(t)
 	env.MemAvailable = func() (int64, error) { return 64 << 20, nil }
 	ctx := context.Background()

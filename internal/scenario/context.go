@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"context"
-	"path/filepath"
 	"runtime"
 	"time"
 
@@ -137,17 +136,4 @@ func (e *Env) LocalDataDir(ctx context.Context, db dialect.Database, tg dialect.
 		return ""
 	}
 	return dir
-}
-
-// SQLiteDir is the directory of an embedded database's file, known
-// before the database is opened (a plan's target).
-func SQLiteDir(tg dialect.Target) string {
-	p := tg.URL.Opaque
-	if p == "" {
-		p = tg.URL.Path
-	}
-	if abs, err := filepath.Abs(p); err == nil {
-		return filepath.Dir(abs)
-	}
-	return ""
 }

@@ -38,9 +38,10 @@
 // (tpchdriver) with the samplers, stored as kinds tpch-build, tpch-check
 // and tpch.
 //
-// It may import claim, dialect, driver, fio, instance (backups with the
-// engines' own tools, restores into managed instances, a managed server to
-// restart), latency (a managed instance's latency layer, read at a window's
-// start and end), load, profile, sampler, store, summary, sysstat, tpcc,
-// tpchload and tpchdriver. It must not import cli, experiment or report.
+// It may import agent (a remote host's sampler), claim, dialect, driver,
+// fio, instance (backups with the engines' own tools, restores into
+// managed instances, a managed server to restart), latency (a managed
+// instance's latency layer), load, profile, sampler, store, summary,
+// sysstat, tpcc, tpchload and tpchdriver. It must not import cli,
+// experiment or report.
 package scenario

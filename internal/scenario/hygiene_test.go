@@ -8,12 +8,14 @@ import (
 
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestResetBetweenChecksFreeSpace: --reset-between made a full copy of the
 // database without looking at the free space. It checks first, says what
 // the copy takes, and refuses when it would not fit.
 func TestResetBetweenChecksFreeSpace(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env, db, tg := sqliteEnv(t)
 	var notes []string
 	env.Observer.Note = func(m string) { notes = append(notes, m) }

@@ -17,9 +17,9 @@ import (
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
-// serversRequired: CI must not skip the server tests.
 // canDropCaches reports whether this process may drop the OS page cache
 // (a cold restart does when it may).
 func canDropCaches() bool {
@@ -43,6 +43,7 @@ var quickSettings = map[instance.Engine]map[string]string{
 // database opened on it.
 func managedEnv(t *testing.T, engine instance.Engine) (*scenario.Env, *instance.Instance, dialect.Database) {
 	t.Helper()
+	testenv.Require(t, managedNeed[engine])
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "oltplab-scenario-")
 	if err == nil {
@@ -54,8 +55,8 @@ func managedEnv(t *testing.T, engine instance.Engine) (*scenario.Env, *instance.
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	inst, err := instance.Start(ctx, instance.Spec{Name: "scenario-" + string(engine), Engine: engine,
 		DataDir: filepath.Join(dir, "data"), Settings: quickSettings[engine]}, nil)
-	if instance.KindOf(err) == instance.KindBinary && !serversRequired() {
-		t.Skip(err)
+	if instance.KindOf(err) == instance.KindBinary {
+		testenv.Unavailable(t, managedNeed[engine], err)
 	}
 	if err != nil {
 		t.Fatalf("start %s: %v", engine, err)
@@ -71,7 +72,7 @@ func managedEnv(t *testing.T, engine instance.Engine) (*scenario.Env, *instance.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	env := &scenario.Env{Store: st, ToolVersion: "test"}
+	env := &scenario.Env{Store: st, ToolVersion: "test", NoCrossCheck: true}
 	if _, _, err := env.Build(ctx, db, inst.Target(), load.Options{Warehouses: 1, Workers: 2, Seed: 7, ToolVersion: "test"}); err != nil {
 		t.Fatalf("build: %v", err)
 	}

@@ -16,11 +16,13 @@ import (
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // sqliteEnv builds one warehouse in a fresh SQLite file and returns an Env
 // recording into a fresh store, with the database and its target.
 func sqliteEnv(t *testing.T) (*scenario.Env, dialect.Database, dialect.Target) {
+	testenv.Require(t, testenv.Long)
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -38,7 +40,7 @@ func sqliteEnv(t *testing.T) (*scenario.Env, dialect.Database, dialect.Target) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	env := &scenario.Env{Store: st, ToolVersion: "test"}
+	env := &scenario.Env{Store: st, ToolVersion: "test", NoCrossCheck: true}
 	if _, _, err := env.Build(ctx, db, tg, load.Options{Warehouses: 1, Workers: 1, Seed: 7, ToolVersion: "test"}); err != nil {
 		t.Fatalf("build: %v", err)
 	}
@@ -53,6 +55,7 @@ func shortDriver() driver.Options {
 }
 
 func TestProfileStoresEveryRun(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env, db, tg := sqliteEnv(t)
 	var stored []scenario.RunStored
 	var notes []string
@@ -93,6 +96,7 @@ func TestProfileStoresEveryRun(t *testing.T) {
 }
 
 func TestProfileInterruptedIsPartial(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env, db, tg := sqliteEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -139,6 +143,7 @@ func TestProfileWithoutSchema(t *testing.T) {
 // mode, the terminals and the spec verdict are recorded with the profile
 // and its run.
 func TestProfileTPCCMode(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	synctest.Test(t, func(t *testing.T) {
 		env, db, tg := sqliteEnv(t)
 		d := shortDriver()
@@ -189,6 +194,7 @@ func TestProfileTPCCMode(t *testing.T) {
 // slots it lacks; a run left "running" by a dead process and a partial run
 // are superseded, so every slot counts exactly once.
 func TestProfileContinue(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	env, db, tg := sqliteEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -18,11 +18,13 @@ import (
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // builtEnv builds one warehouse on target and returns an Env recording
 // into a fresh store, with the opened database.
 func builtEnv(t *testing.T, tg dialect.Target) (*scenario.Env, dialect.Database) {
+	testenv.Require(t, testenv.Long)
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "results.db"))
@@ -95,8 +97,10 @@ func TestSuspectWhenAnotherClientWrites(t *testing.T) {
 			tg := c.target(t)
 			env, db := builtEnv(t, tg)
 			stop := otherClient(t, tg)
+			// Long enough for the driver to count the transactions the
+			// cross-check needs to conclude (driver.MinCheckedTransactions).
 			d := shortDriver()
-			d.Duration = 2 * time.Second
+			d.Duration = 5 * time.Second
 			out, err := env.Profile(context.Background(), db, tg, scenario.ProfileOptions{Steps: []int{1}, Repeat: 1, Driver: d})
 			stop()
 			assertSuspect(t, env, out, err, "NOPM from the database")
@@ -109,6 +113,7 @@ func TestSuspectWhenAnotherClientWrites(t *testing.T) {
 // rebuild by another process would, give negative deltas: stored as
 // suspect, never as ok.
 func TestSuspectWhenCountersGoBack(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	// Statements that count as transactions on PostgreSQL, so that its
 	// counter stands well above what the window adds after the reset: one
 	// virtual user runs over 1,000 client-side transactions a second, so

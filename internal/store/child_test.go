@@ -4,16 +4,21 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // Some store tests need other processes: another oltplab opening or
@@ -66,6 +71,21 @@ func child(args []string) error {
 		defer s.Close()
 		_, err = s.ListRuns(ctx, RunFilter{})
 		return err
+	case "unwritable":
+		// Open a store where this user may not write, and say whether
+		// it was refused as ErrUnwritable (the parent runs this as an
+		// unprivileged user).
+		s, err := Open(ctx, args[1])
+		switch {
+		case err == nil:
+			s.Close()
+			fmt.Println("opened")
+		case errors.Is(err, ErrUnwritable):
+			fmt.Println("unwritable")
+		default:
+			fmt.Println("other:", err)
+		}
+		return nil
 	case "write":
 		// Create and complete runs, each with a histogram and a batch of
 		// samples, saying "done ID" after each.
@@ -131,6 +151,37 @@ func testOutcome(n int) Outcome {
 	return Outcome{Status: StatusOK, Summary: []byte(`{"nopm":1}`), Histograms: map[string]*hdrhistogram.Histogram{"new_order": h}, Samples: samples}
 }
 
+// openAsNobody opens a store at path as an unprivileged user (nobody,
+// 65534): the test binary, copied into dir (which nobody can reach), runs
+// as that user. It returns ErrUnwritable when the child saw Open refuse
+// the store so, and another error otherwise.
+func openAsNobody(t *testing.T, dir, path string) error {
+	t.Helper()
+	testenv.Require(t, testenv.Subprocess)
+	bin := filepath.Join(dir, "store.test")
+	src, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^$")
+	cmd.Env = append(os.Environ(), "OLTPLAB_STORE_CHILD=unwritable "+path)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the store opened as nobody: %v\n%s", err, out)
+	}
+	switch got := strings.TrimSpace(string(out)); got {
+	case "unwritable":
+		return ErrUnwritable
+	default:
+		return fmt.Errorf("as nobody: %s", got)
+	}
+}
+
 // childProc is a running child process of the test binary.
 type childProc struct {
 	cmd   *exec.Cmd
@@ -141,6 +192,7 @@ type childProc struct {
 
 // startChild runs the test binary as a child doing spec.
 func startChild(t *testing.T, spec string) *childProc {
+	testenv.Require(t, testenv.Subprocess)
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "OLTPLAB_STORE_CHILD="+spec)

@@ -115,16 +115,6 @@ func DataDir(getenv func(string) string) (string, error) {
 	return filepath.Join(home, ".local", "share", "oltplab"), nil
 }
 
-// OpenDefault opens (creating if needed) the store at DefaultPath,
-// creating the XDG data directory when that is where it lives.
-func OpenDefault(ctx context.Context, getenv func(string) string) (*Store, error) {
-	path, err := PrepareDefault(getenv)
-	if err != nil {
-		return nil, err
-	}
-	return Open(ctx, path)
-}
-
 // PrepareDefault returns DefaultPath after creating the XDG data
 // directory when that is where it lives (never the directory of a path the
 // user named in $OLTPLAB_RESULTS).

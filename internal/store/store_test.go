@@ -213,10 +213,23 @@ func TestOpenRefusesOtherFiles(t *testing.T) {
 	}
 }
 
+// TestOpenUnwritable: a store in a directory that does not exist, or that
+// the user may not write, is refused with ErrUnwritable. Permissions do
+// not stop root, so as root the read-only directory is tried by an
+// unprivileged user: the test binary run again as nobody.
 func TestOpenUnwritable(t *testing.T) {
-	tmp := t.TempDir()
+	// Reachable by nobody when the test runs as root (t.TempDir's
+	// parents are private).
+	tmp, err := os.MkdirTemp("", "oltplab-store-test-")
+	if err == nil {
+		err = os.Chmod(tmp, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
 	readOnly := filepath.Join(tmp, "ro")
-	if err := os.Mkdir(readOnly, 0o500); err != nil {
+	if err := os.Mkdir(readOnly, 0o555); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Chmod(readOnly, 0o700) })
@@ -230,10 +243,12 @@ func TestOpenUnwritable(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			var err error
 			if c.needUser && os.Geteuid() == 0 {
-				t.Skip("running as root: permissions do not stop root")
+				err = openAsNobody(t, tmp, c.path)
+			} else {
+				_, err = Open(context.Background(), c.path)
 			}
-			_, err := Open(context.Background(), c.path)
 			if !errors.Is(err, ErrUnwritable) {
 				t.Fatalf("got %v, want ErrUnwritable", err)
 			}

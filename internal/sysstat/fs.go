@@ -43,12 +43,6 @@ func (fs FS) readString(elem ...string) string {
 	return string(bytes.TrimSpace(b))
 }
 
-// readInt is readString parsed as an integer; ok is false when absent.
-func (fs FS) readInt(elem ...string) (int64, bool) {
-	v, err := strconv.ParseInt(fs.readString(elem...), 10, 64)
-	return v, err == nil
-}
-
 // parseUints parses fields into dst, stopping at the shorter of the two.
 func parseUints(fields []string, dst ...*uint64) error {
 	for i, f := range fields {

@@ -38,9 +38,6 @@ type HostSampler struct {
 // NewHostSampler returns a sampler of the host below the FS root.
 func (fs FS) NewHostSampler() *HostSampler { return &HostSampler{fs: fs} }
 
-// NewHostSampler returns a sampler of the running host.
-func NewHostSampler() *HostSampler { return live.NewHostSampler() }
-
 // Sample reads the counters at now and returns the samples of the interval
 // since the previous call: none on the first call. A counter that went
 // down (wrap, reset, device re-attached) leaves out that series for this
@@ -185,17 +182,13 @@ func hostSamples(prev, cur hostReading) []HostSample {
 	return out
 }
 
-// DeviceRoles maps the block devices holding the given directories to
-// their roles: {"data": "/var/lib/pg", "wal": "/wal"} gives
-// {"nvme0n1p2": ["data"], "nvme1n1": ["wal"]} (one device may have several
-// roles). The device name is as /proc/diskstats spells it. Directories on
-// no block device (tmpfs, overlay, network) are left out and reported in
-// err, as are directories that cannot be resolved.
-func DeviceRoles(dirs map[string]string) (map[string][]string, error) {
-	return live.DeviceRoles(dirs)
-}
-
-// DeviceRoles is the package function for the host below the FS root.
+// DeviceRoles maps the block devices holding the given directories, on
+// the host below the FS root, to their roles: {"data": "/var/lib/pg",
+// "wal": "/wal"} gives {"nvme0n1p2": ["data"], "nvme1n1": ["wal"]} (one
+// device may have several roles). The device name is as /proc/diskstats
+// spells it. Directories on no block device (tmpfs, overlay, network) are
+// left out and reported in err, as are directories that cannot be
+// resolved.
 func (fs FS) DeviceRoles(dirs map[string]string) (map[string][]string, error) {
 	out := map[string][]string{}
 	var errs []error

@@ -159,7 +159,7 @@ func edit(t *testing.T, path, old, new string) {
 
 func TestDeviceRolesOfLiveDirs(t *testing.T) {
 	dir := t.TempDir()
-	roles, err := DeviceRoles(map[string]string{"data": dir, "missing": filepath.Join(dir, "nope")})
+	roles, err := live.DeviceRoles(map[string]string{"data": dir, "missing": filepath.Join(dir, "nope")})
 	if err == nil || !strings.Contains(err.Error(), "missing directory") {
 		t.Errorf("got error %v, want one naming the missing directory", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/dialect"
 	_ "github.com/oltplab/oltplab/internal/dialect/sqlite"
+	"github.com/oltplab/oltplab/internal/testenv"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -29,6 +30,7 @@ var (
 // buildOne builds one warehouse into the empty database tg names, the way
 // `oltplab build` does.
 func buildOne(t *testing.T, tg dialect.Target) dialect.Database {
+	testenv.Require(t, testenv.Long)
 	t.Helper()
 	ctx := context.Background()
 	d, err := dialect.Open(ctx, tg)
@@ -128,6 +130,7 @@ func (c *checkedConn) Rollback(ctx context.Context) error {
 }
 
 func TestClientSQLOnSQLite(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	ctx := context.Background()
 	d := buildOne(t, dbtest.SQLite(t))
 	checkAll(t, d, true, nil)

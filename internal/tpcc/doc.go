@@ -8,7 +8,7 @@
 // consistency conditions (3.3.2) and the audit figures (9.2).
 //
 // It owns no connection and no clock: durations are values, and whoever
-// waits them out (internal/driver) keeps the time. It must not import database
-// drivers, internal/dialect, internal/driver or anything that does I/O:
-// reviewers hold this package against the specification line by line.
+// waits them out (internal/driver) keeps the time. It does no I/O and
+// imports nothing of oltplab: reviewers hold it against the specification
+// line by line.
 package tpcc

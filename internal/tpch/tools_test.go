@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // toolsDir is a directory holding dbgen, qgen, dists.dss and qgen's query
@@ -15,6 +17,7 @@ import (
 // generates update sets or qgen's parameters, so the tests that compare
 // with them run only where someone built the tools.
 func toolsDir(t *testing.T) string {
+	testenv.Require(t, testenv.Subprocess)
 	dir := os.Getenv("OLTPLAB_TPCH_TOOLS")
 	if dir == "" {
 		t.Skip("OLTPLAB_TPCH_TOOLS not set: point it at a directory with dbgen, qgen and dists.dss built from the TPC-H Tools")

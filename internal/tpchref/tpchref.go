@@ -3,11 +3,10 @@
 // tpchgen-cli (dbgen's rows byte for byte) and DuckDB with its tpch
 // extension from PyPI into a private virtual environment and runs them.
 //
-// Without Python or the packages a test skips on a developer machine,
-// but fails under CI (CI set) or OLTPLAB_REQUIRE_SERVERS=1: the harness
-// installs them there, and CI must not skip the reference tests.
+// Without Python or the packages a test skips or fails as
+// testenv.Require decides (testenv.Python).
 //
-// Only _test.go files import this package. It imports nothing of oltplab.
+// Only _test.go files import this package. It imports testenv only.
 package tpchref
 
 import (
@@ -21,11 +20,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
-)
 
-func required() bool {
-	return os.Getenv("CI") != "" || os.Getenv("OLTPLAB_REQUIRE_SERVERS") == "1"
-}
+	"github.com/oltplab/oltplab/internal/testenv"
+)
 
 // script finds scripts/tpchref.sh above the test's directory.
 func script(t testing.TB) string {
@@ -49,17 +46,15 @@ func script(t testing.TB) string {
 // run runs the script and returns its standard output.
 func run(t testing.TB, args ...string) []byte {
 	t.Helper()
+	testenv.Require(t, testenv.Python)
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(script(t), args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == 3 {
-		msg := "reference TPC-H implementations unavailable: " + string(bytes.TrimSpace(stderr.Bytes()))
-		if required() {
-			t.Fatalf("%s (CI requires the reference tests: scripts/tpchref.sh needs python3 with venv and PyPI)", msg)
-		}
-		t.Skip(msg)
+		testenv.Unavailable(t, testenv.Python, "reference TPC-H implementations unavailable (scripts/tpchref.sh needs python3 with venv and PyPI): "+
+			string(bytes.TrimSpace(stderr.Bytes())))
 	}
 	if err != nil {
 		t.Fatalf("scripts/tpchref.sh %v: %v\n%s", args, err, stderr.Bytes())

@@ -12,6 +12,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/testenv"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -79,6 +80,7 @@ func TestMain(m *testing.M) {
 }
 
 func builtTemplate(t testing.TB) (string, map[tpcc.Table]int64) {
+	testenv.Require(t, testenv.Long)
 	t.Helper()
 	template.once.Do(func() {
 		template.dir, template.err = os.MkdirTemp("", "oltplab-sqlite-test-")
@@ -144,6 +146,7 @@ func copyFile(t testing.TB, src, dst string) {
 }
 
 func TestBuildOneWarehouse(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	path, emitted := builtTemplate(t)
 	tg, err := dialect.ParseTarget("sqlite:"+path, "")
 	if err != nil {

@@ -5,6 +5,10 @@
 // results, and the TPC-H tables, loader, sessions and query flavor
 // (tpch.go).
 //
+// It imports dialect, tpcc and tpch: never another dialect package,
+// driver, load, store or cli.
+package sqlite
+
 // SQLite differs from the server dialects in ways shared code sees only as
 // data (Capabilities):
 //   - no stored procedures: only dialect.StyleClientSQL (Caps.Procedures false);
@@ -26,10 +30,6 @@
 // every other operation on a missing file fails with a *dialect.Error of
 // class ClassUndefinedObject ("no such database file"), so that `run` on a
 // mistyped path does not silently create an empty database.
-//
-// This package must not import internal/driver, internal/load,
-// internal/store, internal/cli or another dialect package.
-package sqlite
 
 import (
 	"context"

@@ -5,12 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oltplab/oltplab/internal/testenv"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
 // TestPlanFixes: the rewritten statements still apply to the shared text,
 // and SQLite runs them on the intended access path.
 func TestPlanFixes(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	d := openBuilt(t)
 	ctx := context.Background()
 	orig := tpcc.NewStatements(tpcc.SQLOptions{})

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/testenv"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -269,6 +270,7 @@ func TestStockLevel(t *testing.T) {
 // TestConcurrentMix runs the standard mix from four concurrent sessions on
 // one warehouse and checks the consistency conditions afterwards.
 func TestConcurrentMix(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	d := openBuilt(t)
 	ctx := context.Background()
 	const sessions, perSession = 4, 100

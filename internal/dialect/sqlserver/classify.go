@@ -129,20 +129,3 @@ func serverErrno(err error) int32 {
 	}
 	return me.Number
 }
-
-// hasErrno reports whether any server error in err's chain has number n.
-func hasErrno(err error, n int32) bool {
-	var me mssql.Error
-	if !errors.As(err, &me) {
-		return false
-	}
-	if me.Number == n {
-		return true
-	}
-	for _, e := range me.All {
-		if e.Number == n {
-			return true
-		}
-	}
-	return false
-}
