@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/oltplab/oltplab/internal/testenv"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,6 +16,7 @@ import (
 // without the schema are refused the same way, and a TPC-C schema's
 // tables are never taken for TPC-H's.
 func TestTPCHWorkflow(t *testing.T) {
+	testenv.Require(t, testenv.Subprocess, testenv.Long)
 	env := storeEnv(t)
 	target := "sqlite:" + filepath.Join(t.TempDir(), "h.db")
 

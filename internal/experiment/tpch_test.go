@@ -3,6 +3,7 @@ package experiment
 import (
 	"bytes"
 	"context"
+	"github.com/oltplab/oltplab/internal/testenv"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 // section compares the figures and each query's interval with the
 // baseline's, and renders.
 func TestTPCHStep(t *testing.T) {
+	testenv.Require(t, testenv.Long)
 	dir := t.TempDir()
 	if _, err := plan.Decode(filepath.Join(dir, "x.yaml"), []byte("name: x\nsteps: [build]\ntargets: [{name: a, url: \"sqlite:a.db\"}]\n")); err == nil ||
 		!strings.Contains(err.Error(), "warehouses") {

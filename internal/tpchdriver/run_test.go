@@ -3,6 +3,7 @@ package tpchdriver_test
 import (
 	"context"
 	"errors"
+	"github.com/oltplab/oltplab/internal/testenv"
 	"runtime"
 	"strconv"
 	"strings"
@@ -24,7 +25,10 @@ import (
 // it in turn (a build is most of a case's time): the refresh functions
 // take the next update sets each time, as the metadata records.
 
-func TestSQLite(t *testing.T)   { suite(t, dbtest.SQLite(t)) }
+func TestSQLite(t *testing.T) {
+	testenv.Require(t, testenv.Long)
+	suite(t, dbtest.SQLite(t))
+}
 func TestPostgres(t *testing.T) { suite(t, dbtest.Postgres(t)) }
 func TestMySQL(t *testing.T)    { suite(t, dbtest.MySQL(t)) }
 
