@@ -28,11 +28,12 @@ func TestClientConnBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cc.Close()
+	ct := newClientTx(cc)
 	count := func() int64 { return queryInt(t, d, "SELECT count(*) FROM batch_t") }
 	const read = "SELECT v FROM batch_t WHERE k = ?"
 	const del = "DELETE FROM batch_t WHERE k = ?"
 
-	tx, _ := cc.Begin(ctx)
+	tx, _ := ct.Begin(ctx)
 	tx.(tpcc.Deferrer).Defer("INSERT INTO batch_t VALUES (?, ?, ?)", int64(1), int64(10), "a")
 	tx.(tpcc.Deferrer).Defer("UPDATE batch_t SET v = v + 1 WHERE k = ?", int64(1))
 	tx.(tpcc.Deferrer).Defer("INSERT INTO batch_t VALUES (?, ?, ?)", int64(2), int64(20), "b")
@@ -78,7 +79,7 @@ func TestClientConnBatches(t *testing.T) {
 
 	// A failing deferred statement fails the next read; after the
 	// rollback nothing of the transaction remains.
-	tx, _ = cc.Begin(ctx)
+	tx, _ = ct.Begin(ctx)
 	tx.(tpcc.Deferrer).Defer("INSERT INTO batch_t VALUES (?, ?, ?)", int64(3), int64(30), "c")
 	tx.(tpcc.Deferrer).Defer("INSERT INTO batch_t VALUES (?, ?, ?)", int64(1), int64(99), "dup") // duplicate key
 	err = tx.QueryRow(ctx, read, int64(3)).Scan(&v)
@@ -94,7 +95,7 @@ func TestClientConnBatches(t *testing.T) {
 	}
 
 	// The same failure at commit.
-	tx, _ = cc.Begin(ctx)
+	tx, _ = ct.Begin(ctx)
 	tx.(tpcc.Deferrer).Defer("INSERT INTO batch_t VALUES (?, ?, ?)", int64(4), int64(40), "d")
 	tx.(tpcc.Deferrer).Defer("INSERT INTO batch_t VALUES (?, ?, ?)", int64(1), int64(99), "dup")
 	if err := tx.Commit(ctx); !errors.As(err, &me) || me.Number != 1062 {
@@ -108,7 +109,7 @@ func TestClientConnBatches(t *testing.T) {
 	}
 
 	// Out of order: an error, and nothing is left behind.
-	tx, _ = cc.Begin(ctx)
+	tx, _ = ct.Begin(ctx)
 	tx.(tpcc.Deferrer).Defer("INSERT INTO batch_t VALUES (?, ?, ?)", int64(5), int64(50), "e")
 	tx.(tpcc.Prefetcher).Prefetch(read, int64(1))
 	tx.(tpcc.Prefetcher).Prefetch("SELECT k FROM batch_t ORDER BY k")
@@ -131,7 +132,7 @@ func TestClientConnBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		const tricky = `O'Brien \ "x" ?`
-		tx, _ = cc.Begin(ctx)
+		tx, _ = ct.Begin(ctx)
 		tx.(tpcc.Deferrer).Defer("UPDATE batch_t SET s = ? WHERE k = ?", tricky, int64(1))
 		var s string
 		if err := tx.QueryRow(ctx, "SELECT s FROM batch_t WHERE k = ?", int64(1)).Scan(&s); err != nil || s != tricky {
