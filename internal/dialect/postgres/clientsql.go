@@ -69,8 +69,9 @@ type clientWire struct {
 
 var _ tpcc.PipelineConn = (*clientWire)(nil)
 
-// Queue binds sql with args; every statement's result is read, a read's
-// as the transaction needs it.
+// Queue binds sql with args. What the transaction reads of the result
+// makes no difference here: the server answers every statement, and
+// Result reads the answers in turn.
 func (c *clientWire) Queue(sql string, args []any, _ tpcc.ResultUse) error {
 	s, ok := c.stmts[sql]
 	if !ok {
