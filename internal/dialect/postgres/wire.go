@@ -586,7 +586,8 @@ func (w *wireConn) close() error {
 
 // scan decodes the current row's columns, in text form, into dest: *int64,
 // *int, *float64, *string, *time.Time, *bool or *any (nil for NULL, else
-// the text); a nil dest skips its column.
+// the text); a nil dest skips its column. tpcc.ScanText decodes all but
+// timestamps and booleans (decodeTimeOrBool).
 func (w *wireConn) scan(dest ...any) error {
 	b := w.row
 	if len(b) < 2 {
@@ -610,19 +611,20 @@ func (w *wireConn) scan(dest ...any) error {
 			}
 			v, b = b[:n], b[n:]
 		}
-		if err := decodeText(v, null, d); err != nil {
+		ok, err := tpcc.ScanText(v, null, d)
+		if !ok {
+			err = decodeTimeOrBool(v, d)
+		}
+		if err != nil {
 			return fmt.Errorf("column %d: %w", i+1, err)
 		}
 	}
 	return nil
 }
 
-// decodeText decodes a column in text form into dest: what
-// tpcc.ScanText decodes, *time.Time and *bool.
-func decodeText(v []byte, null bool, dest any) error {
-	if ok, err := tpcc.ScanText(v, null, dest); ok {
-		return err
-	}
+// decodeTimeOrBool decodes a value that is not NULL into the
+// destinations tpcc.ScanText leaves to the dialect.
+func decodeTimeOrBool(v []byte, dest any) error {
 	switch d := dest.(type) {
 	case *time.Time:
 		t, err := parseTimestamp(v)

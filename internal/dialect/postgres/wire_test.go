@@ -2,8 +2,10 @@ package postgres
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -215,6 +217,20 @@ func wireSessionOf(t *testing.T, d *Database) *procSession {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s.(*procSession)
+}
+
+// decodeText decodes one column through wireConn.scan, as a DataRow of
+// one column whose text is v (null: NULL).
+func decodeText(v []byte, null bool, dest any) error {
+	row := binary.BigEndian.AppendUint16(nil, 1)
+	if null {
+		row = binary.BigEndian.AppendUint32(row, math.MaxUint32)
+	} else {
+		row = binary.BigEndian.AppendUint32(row, uint32(len(v)))
+		row = append(row, v...)
+	}
+	w := &wireConn{row: row}
+	return w.scan(dest)
 }
 
 func TestDecodeText(t *testing.T) {
