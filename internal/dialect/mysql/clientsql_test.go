@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
@@ -141,5 +142,26 @@ func TestClientConnBatches(t *testing.T) {
 		if err := tx.Rollback(ctx); err != nil {
 			t.Fatal(err)
 		}
+	}
+
+	// An argument with no SQL literal fails the statement that would send
+	// its batch; nothing of that batch reaches the server, now or with the
+	// next transaction on the connection.
+	tx, _ = ct.Begin(ctx)
+	tx.(tpcc.Deferrer).Defer("INSERT INTO batch_t VALUES (?, ?, ?)", int64(6), int64(60), "f")
+	tx.(tpcc.Deferrer).Defer("UPDATE batch_t SET v = ? WHERE k = ?", struct{}{}, int64(1))
+	if _, err := tx.Exec(ctx, del, int64(1)); err == nil || !strings.Contains(err.Error(), "argument 1") {
+		t.Fatalf("a batch with an argument that has no literal: got %v, want the argument's error", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatalf("rollback: %v", err)
+	}
+	tx, _ = ct.Begin(ctx)
+	tx.(tpcc.Deferrer).Defer("INSERT INTO batch_t VALUES (?, ?, ?)", int64(7), int64(70), "g")
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("commit after a batch that was not sent: %v", err)
+	}
+	if got, kept := count(), queryInt(t, d, "SELECT count(*) FROM batch_t WHERE k IN (1, 7)"); got != 2 || kept != 2 {
+		t.Fatalf("rows after a batch that was not sent and a commit: %d, of them 1 and 7: %d; want 2 and 2", got, kept)
 	}
 }
