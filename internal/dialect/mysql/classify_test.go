@@ -108,7 +108,7 @@ func TestLockWaitTimeout(t *testing.T) {
 				if err != nil {
 					t.Fatalf("session: %v", err)
 				}
-				s, sessionConn = tpcc.NewClientSession(cc, clientStatements, cc.Close), cc.c
+				s, sessionConn = tpcc.NewClientSession(newClientTx(cc), clientStatements, cc.Close), cc.c
 			}
 			defer s.Close()
 			if _, err := sessionConn.exec(ctx, "SET SESSION innodb_lock_wait_timeout = 1"); err != nil {

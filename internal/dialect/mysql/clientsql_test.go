@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
@@ -28,11 +29,12 @@ func TestClientConnBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cc.Close()
+	ct := newClientTx(cc)
 	count := func() int64 { return queryInt(t, d, "SELECT count(*) FROM batch_t") }
 	const read = "SELECT v FROM batch_t WHERE k = ?"
 	const del = "DELETE FROM batch_t WHERE k = ?"
 
-	tx, _ := cc.Begin(ctx)
+	tx, _ := ct.Begin(ctx)
 	tx.(tpcc.Deferrer).Defer("INSERT INTO batch_t VALUES (?, ?, ?)", int64(1), int64(10), "a")
 	tx.(tpcc.Deferrer).Defer("UPDATE batch_t SET v = v + 1 WHERE k = ?", int64(1))
 	tx.(tpcc.Deferrer).Defer("INSERT INTO batch_t VALUES (?, ?, ?)", int64(2), int64(20), "b")
@@ -78,7 +80,7 @@ func TestClientConnBatches(t *testing.T) {
 
 	// A failing deferred statement fails the next read; after the
 	// rollback nothing of the transaction remains.
-	tx, _ = cc.Begin(ctx)
+	tx, _ = ct.Begin(ctx)
 	tx.(tpcc.Deferrer).Defer("INSERT INTO batch_t VALUES (?, ?, ?)", int64(3), int64(30), "c")
 	tx.(tpcc.Deferrer).Defer("INSERT INTO batch_t VALUES (?, ?, ?)", int64(1), int64(99), "dup") // duplicate key
 	err = tx.QueryRow(ctx, read, int64(3)).Scan(&v)
@@ -94,7 +96,7 @@ func TestClientConnBatches(t *testing.T) {
 	}
 
 	// The same failure at commit.
-	tx, _ = cc.Begin(ctx)
+	tx, _ = ct.Begin(ctx)
 	tx.(tpcc.Deferrer).Defer("INSERT INTO batch_t VALUES (?, ?, ?)", int64(4), int64(40), "d")
 	tx.(tpcc.Deferrer).Defer("INSERT INTO batch_t VALUES (?, ?, ?)", int64(1), int64(99), "dup")
 	if err := tx.Commit(ctx); !errors.As(err, &me) || me.Number != 1062 {
@@ -108,7 +110,7 @@ func TestClientConnBatches(t *testing.T) {
 	}
 
 	// Out of order: an error, and nothing is left behind.
-	tx, _ = cc.Begin(ctx)
+	tx, _ = ct.Begin(ctx)
 	tx.(tpcc.Deferrer).Defer("INSERT INTO batch_t VALUES (?, ?, ?)", int64(5), int64(50), "e")
 	tx.(tpcc.Prefetcher).Prefetch(read, int64(1))
 	tx.(tpcc.Prefetcher).Prefetch("SELECT k FROM batch_t ORDER BY k")
@@ -131,7 +133,7 @@ func TestClientConnBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		const tricky = `O'Brien \ "x" ?`
-		tx, _ = cc.Begin(ctx)
+		tx, _ = ct.Begin(ctx)
 		tx.(tpcc.Deferrer).Defer("UPDATE batch_t SET s = ? WHERE k = ?", tricky, int64(1))
 		var s string
 		if err := tx.QueryRow(ctx, "SELECT s FROM batch_t WHERE k = ?", int64(1)).Scan(&s); err != nil || s != tricky {
@@ -140,5 +142,26 @@ func TestClientConnBatches(t *testing.T) {
 		if err := tx.Rollback(ctx); err != nil {
 			t.Fatal(err)
 		}
+	}
+
+	// An argument with no SQL literal fails the statement that would send
+	// its batch; nothing of that batch reaches the server, now or with the
+	// next transaction on the connection.
+	tx, _ = ct.Begin(ctx)
+	tx.(tpcc.Deferrer).Defer("INSERT INTO batch_t VALUES (?, ?, ?)", int64(6), int64(60), "f")
+	tx.(tpcc.Deferrer).Defer("UPDATE batch_t SET v = ? WHERE k = ?", struct{}{}, int64(1))
+	if _, err := tx.Exec(ctx, del, int64(1)); err == nil || !strings.Contains(err.Error(), "argument 1") {
+		t.Fatalf("a batch with an argument that has no literal: got %v, want the argument's error", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatalf("rollback: %v", err)
+	}
+	tx, _ = ct.Begin(ctx)
+	tx.(tpcc.Deferrer).Defer("INSERT INTO batch_t VALUES (?, ?, ?)", int64(7), int64(70), "g")
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("commit after a batch that was not sent: %v", err)
+	}
+	if got, kept := count(), queryInt(t, d, "SELECT count(*) FROM batch_t WHERE k IN (1, 7)"); got != 2 || kept != 2 {
+		t.Fatalf("rows after a batch that was not sent and a commit: %d, of them 1 and 7: %d; want 2 and 2", got, kept)
 	}
 }

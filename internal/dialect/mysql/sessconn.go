@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
@@ -167,7 +165,8 @@ func (c *sessConn) close() error {
 // scanValues converts a row's values, as the driver gives them (int64,
 // uint64, float64, float32, []byte for DECIMAL and strings, time.Time,
 // nil), into dest: *int64, *int, *float64, *string, *time.Time, *bool or
-// *any; a nil dest skips its column.
+// *any; a nil dest skips its column. Text is decoded as tpcc.ScanText
+// decodes it.
 func scanValues(vals []driver.Value, dest []any) error {
 	if len(vals) != len(dest) {
 		return fmt.Errorf("%d columns scanned into %d destinations", len(vals), len(dest))
@@ -181,20 +180,19 @@ func scanValues(vals []driver.Value, dest []any) error {
 }
 
 func scanValue(v driver.Value, dest any) error {
+	switch x := v.(type) {
+	case nil:
+		_, err := tpcc.ScanText(nil, true, dest)
+		return err
+	case []byte:
+		if ok, err := tpcc.ScanText(x, false, dest); ok {
+			return err
+		}
+	}
 	switch d := dest.(type) {
 	case nil:
-		return nil
 	case *any:
-		if b, ok := v.([]byte); ok {
-			v = string(b) // the driver reuses its buffer
-		}
 		*d = v
-		return nil
-	}
-	if v == nil {
-		return fmt.Errorf("NULL into %T", dest)
-	}
-	switch d := dest.(type) {
 	case *int64:
 		x, err := asInt(v)
 		*d = x
@@ -211,29 +209,15 @@ func scanValue(v driver.Value, dest any) error {
 			*d = float64(x)
 		case int64:
 			*d = float64(x)
-		case []byte:
-			if len(x) == 0 {
-				return errors.New("empty number")
-			}
-			// ParseFloat keeps no reference to its argument but in an
-			// error, which is made from a copy.
-			f, err := strconv.ParseFloat(unsafe.String(&x[0], len(x)), 64)
-			if err != nil {
-				return fmt.Errorf("%q: not a number", x)
-			}
-			*d = f
 		default:
 			return fmt.Errorf("%T into *float64", v)
 		}
 	case *string:
-		switch x := v.(type) {
-		case []byte:
-			*d = string(x)
-		case string:
-			*d = x
-		default:
+		x, ok := v.(string)
+		if !ok {
 			return fmt.Errorf("%T into *string", v)
 		}
+		*d = x
 	case *time.Time:
 		t, ok := v.(time.Time)
 		if !ok {
@@ -260,14 +244,9 @@ func asInt(v driver.Value) (int64, error) {
 		}
 		return int64(x), nil
 	case []byte:
-		if len(x) == 0 {
-			return 0, errors.New("empty integer")
-		}
-		n, err := strconv.ParseInt(unsafe.String(&x[0], len(x)), 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%q: not an integer", x)
-		}
-		return n, nil
+		var n int64
+		_, err := tpcc.ScanText(x, false, &n)
+		return n, err
 	}
 	return 0, fmt.Errorf("%T into an integer", v)
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -143,6 +144,34 @@ func TestClientTxDeferred(t *testing.T) {
 	}
 	if got := count(); got != 2 {
 		t.Fatalf("rows after rollback of queued statements: got %d, want 2", got)
+	}
+
+	// An argument with no encoding fails the statement that would send
+	// its batch; nothing of that batch reaches the server, now or with the
+	// next transaction on the connection.
+	tx, _ = ct.Begin(ctx)
+	tx.(tpcc.Deferrer).Defer("INSERT INTO deferred_t VALUES ($1, $2)", int64(6), int64(60))
+	tx.(tpcc.Deferrer).Defer("UPDATE deferred_t SET v = $1 WHERE k = $2", struct{}{}, int64(1))
+	if _, err := tx.Exec(ctx, "DELETE FROM deferred_t WHERE k = $1", int64(1)); err == nil || !strings.Contains(err.Error(), "no encoding") {
+		t.Fatalf("a batch with an argument that has no encoding: got %v, want the argument's error", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatalf("rollback: %v", err)
+	}
+	if got := w.txStatus; got != 'I' {
+		t.Errorf("transaction status after rollback: got %q, want 'I'", got)
+	}
+	tx, _ = ct.Begin(ctx)
+	tx.(tpcc.Deferrer).Defer("INSERT INTO deferred_t VALUES ($1, $2)", int64(7), int64(70))
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("commit after a batch that was not sent: %v", err)
+	}
+	var kept int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM deferred_t WHERE k IN (1, 2, 7)").Scan(&kept); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != 3 || kept != 3 {
+		t.Fatalf("rows after a batch that was not sent and a commit: %d, of them 1, 2 and 7: %d; want 3 and 3", got, kept)
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -587,7 +586,8 @@ func (w *wireConn) close() error {
 
 // scan decodes the current row's columns, in text form, into dest: *int64,
 // *int, *float64, *string, *time.Time, *bool or *any (nil for NULL, else
-// the text); a nil dest skips its column.
+// the text); a nil dest skips its column. tpcc.ScanText decodes all but
+// timestamps and booleans (decodeTimeOrBool).
 func (w *wireConn) scan(dest ...any) error {
 	b := w.row
 	if len(b) < 2 {
@@ -611,50 +611,21 @@ func (w *wireConn) scan(dest ...any) error {
 			}
 			v, b = b[:n], b[n:]
 		}
-		if err := decodeText(v, null, d); err != nil {
+		ok, err := tpcc.ScanText(v, null, d)
+		if !ok {
+			err = decodeTimeOrBool(v, d)
+		}
+		if err != nil {
 			return fmt.Errorf("column %d: %w", i+1, err)
 		}
 	}
 	return nil
 }
 
-func decodeText(v []byte, null bool, dest any) error {
-	if a, ok := dest.(*any); ok {
-		if null {
-			*a = nil
-		} else {
-			*a = string(v)
-		}
-		return nil
-	}
-	if dest == nil {
-		return nil
-	}
-	if null {
-		return fmt.Errorf("NULL into %T", dest)
-	}
+// decodeTimeOrBool decodes a value that is not NULL into the
+// destinations tpcc.ScanText leaves to the dialect.
+func decodeTimeOrBool(v []byte, dest any) error {
 	switch d := dest.(type) {
-	case *int64:
-		x, err := parseInt(v)
-		*d = x
-		return err
-	case *int:
-		x, err := parseInt(v)
-		*d = int(x)
-		return err
-	case *float64:
-		if len(v) == 0 {
-			return errors.New("empty number")
-		}
-		// ParseFloat keeps no reference to its argument but in an
-		// error, which is made from a copy.
-		x, err := strconv.ParseFloat(unsafe.String(&v[0], len(v)), 64)
-		if err != nil {
-			return fmt.Errorf("%q: not a number", v)
-		}
-		*d = x
-	case *string:
-		*d = string(v)
 	case *time.Time:
 		t, err := parseTimestamp(v)
 		*d = t
@@ -664,37 +635,9 @@ func decodeText(v []byte, null bool, dest any) error {
 			return fmt.Errorf("%q: not a boolean", v)
 		}
 		*d = v[0] == 't'
-	default:
-		return fmt.Errorf("cannot scan into %T", dest)
+		return nil
 	}
-	return nil
-}
-
-// parseInt parses a decimal integer.
-func parseInt(v []byte) (int64, error) {
-	neg := len(v) > 0 && v[0] == '-'
-	digits := v
-	if neg {
-		digits = v[1:]
-	}
-	if len(digits) == 0 || len(digits) > 18 {
-		x, err := strconv.ParseInt(string(v), 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%q: not an integer", v)
-		}
-		return x, nil
-	}
-	var x int64
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("%q: not an integer", v)
-		}
-		x = x*10 + int64(c-'0')
-	}
-	if neg {
-		x = -x
-	}
-	return x, nil
+	return fmt.Errorf("cannot scan into %T", dest)
 }
 
 // parseTimestamp parses a TIMESTAMP in the ISO DateStyle,

@@ -2,8 +2,10 @@ package postgres
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -217,33 +219,35 @@ func wireSessionOf(t *testing.T, d *Database) *procSession {
 	return s.(*procSession)
 }
 
+// decodeText decodes one column through wireConn.scan, as a DataRow of
+// one column whose text is v (null: NULL).
+func decodeText(v []byte, null bool, dest any) error {
+	row := binary.BigEndian.AppendUint16(nil, 1)
+	if null {
+		row = binary.BigEndian.AppendUint32(row, math.MaxUint32)
+	} else {
+		row = binary.BigEndian.AppendUint32(row, uint32(len(v)))
+		row = append(row, v...)
+	}
+	w := &wireConn{row: row}
+	return w.scan(dest)
+}
+
 func TestDecodeText(t *testing.T) {
 	var i int64
-	var n int
-	var f float64
-	var s string
 	var tm time.Time
 	var b bool
 	var a any
+	var d time.Duration
 	for _, tc := range []struct {
 		in   string
 		null bool
 		dest any
 		want any // nil: an error is expected
 	}{
-		{"42", false, &i, int64(42)},
-		{"-9223372036854775808", false, &i, int64(-9223372036854775808)},
-		{"9223372036854775808", false, &i, nil},
-		{"12a", false, &i, nil},
-		{"", false, &i, nil},
-		{"-", false, &i, nil},
-		{"7", false, &n, 7},
+		{"42", false, &i, int64(42)}, // tpcc.ScanText's
 		{"", true, &i, nil},
-		{"3.25", false, &f, 3.25},
-		{"-0.10", false, &f, -0.1},
-		{"1e400", false, &f, nil},
-		{"x", false, &f, nil},
-		{"ab  ", false, &s, "ab  "},
+		{"", true, &tm, nil},
 		{"2026-11-27 06:05:04", false, &tm, time.Date(2026, 11, 27, 6, 5, 4, 0, time.UTC)},
 		{"2026-11-27 06:05:04.5", false, &tm, time.Date(2026, 11, 27, 6, 5, 4, 500_000_000, time.UTC)},
 		{"2026-11-27 06:05:04.000321", false, &tm, time.Date(2026, 11, 27, 6, 5, 4, 321_000, time.UTC)},
@@ -255,7 +259,7 @@ func TestDecodeText(t *testing.T) {
 		{"f", false, &b, false},
 		{"true", false, &b, nil},
 		{"x", true, &a, nil},
-		{"17", false, &a, "17"},
+		{"2026-11-27", false, &d, nil},
 	} {
 		t.Run(fmt.Sprintf("%q into %T", tc.in, tc.dest), func(t *testing.T) {
 			err := decodeText([]byte(tc.in), tc.null, tc.dest)
