@@ -52,7 +52,7 @@ func compareText(w io.Writer, in report.Input, red func(string) string) error {
 	for _, p := range ps {
 		printProfileTable(w, p, red)
 	}
-	fmt.Fprintf(w, "\nratio to %s (mean NOPM; 95%% CI by Fieller's method):\n", name(base))
+	fmt.Fprintf(w, "\nratio to %s (mean NOPM; 95%% CI on the log scale):\n", name(base))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	header := "VUs"
 	for _, p := range ps {
@@ -134,8 +134,8 @@ func ignoredDiff(k string) bool {
 }
 
 // ratioText is a ratio with its interval, written so that no sign can be
-// taken for a separator: "1.20x [−1.20, 26.15] too few repeats (n<3) to
-// conclude".
+// taken for a separator: "1.20x [0.95, 1.52] not significant", "1.29x
+// (too few runs: n<3 a side)".
 func ratioText(r profile.RatioCI) string {
 	ci := func() string {
 		return interval(fmt.Sprintf("%.2f", r.Lo), fmt.Sprintf("%.2f", r.Hi))
@@ -143,12 +143,10 @@ func ratioText(r profile.RatioCI) string {
 	switch {
 	case !r.Defined:
 		return "-"
-	case !r.HasCI:
-		return fmt.Sprintf("%.2fx (no CI: 1 repeat)", r.Ratio)
-	case r.Unbounded:
-		return fmt.Sprintf("%.2fx (CI unbounded, not significant)", r.Ratio)
 	case r.TooFew:
-		return fmt.Sprintf("%.2fx %s too few repeats (n<%d) to conclude", r.Ratio, ci(), profile.MinRepeats)
+		return fmt.Sprintf("%.2fx (too few runs: n<%d a side)", r.Ratio, profile.MinRepeats)
+	case !r.HasCI:
+		return fmt.Sprintf("%.2fx (no CI: a side measured nothing)", r.Ratio)
 	case !r.Significant:
 		return fmt.Sprintf("%.2fx %s not significant", r.Ratio, ci())
 	}

@@ -313,17 +313,20 @@ func printProfileTable(w io.Writer, p report.Profile, red func(string) string) {
 	tooFew := false
 	for _, s := range p.Steps {
 		ci := func(sum profile.Summary) string {
-			if !sum.HasCI() {
-				return "-"
+			switch {
+			case sum.HasCI():
+				return interval(thousands(sum.CILo), thousands(sum.CIHi))
+			case sum.N > 0:
+				return "too few runs"
 			}
-			return interval(thousands(sum.CILo), thousands(sum.CIHi))
+			return "-"
 		}
 		var flags []string
 		if s.NOPM.HighVariation || s.TPM.HighVariation {
 			flags = append(flags, "high variation")
 		}
-		if s.NOPM.HasCI() && !s.NOPM.Conclusive() {
-			flags = append(flags, fmt.Sprintf("n=%d: too few to conclude", s.NOPM.N))
+		if s.NOPM.N > 0 && !s.NOPM.HasCI() {
+			flags = append(flags, fmt.Sprintf("n=%d: no interval", s.NOPM.N))
 			tooFew = true
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t\n", s.VUs, s.NOPM.N,
@@ -333,8 +336,8 @@ func printProfileTable(w io.Writer, p report.Profile, red func(string) string) {
 	}
 	tw.Flush()
 	if tooFew {
-		fmt.Fprintf(w, "note: an interval from fewer than %d repeats rests on too few degrees of freedom to conclude anything: use --repeat %d or more\n",
-			profile.MinRepeats, profile.MinRepeats)
+		fmt.Fprintf(w, "note: too few runs: no interval is drawn from fewer than %d runs of a step (two give Student's t = 12.7, "+
+			"ten times their spread): use --repeat %d or more\n", profile.MinRepeats, profile.MinRepeats)
 	}
 	for _, s := range p.Steps {
 		for _, r := range s.Repeats {

@@ -362,9 +362,9 @@ func (v *view) comparisonTable() table {
 	}
 	base := v.profiles[0].Name
 	t := table{ID: "comparison", Title: "Comparison with " + base,
-		Note: "Ratios of mean NOPM and TPM to " + base + " with their 95% confidence interval (Fieller's theorem, Welch degrees of freedom). " +
-			"\"not significant\": the interval contains 1 (or is unbounded), so the difference may be noise; " +
-			"\"too few repeats\": a side has fewer than 3 repeats, so the interval cannot support a conclusion.",
+		Note: "Ratios of mean NOPM and TPM to " + base + " with their 95% confidence interval (on the log scale, Welch degrees of freedom). " +
+			"\"not significant\": the interval contains 1, so the difference may be noise; " +
+			"\"too few runs\": a side has fewer than 3 runs, and no interval is drawn from fewer.",
 		Header: []string{"VUs"}, Right: []bool{true}}
 	for _, metric := range []string{"NOPM", "TPM"} {
 		for i, p := range v.profiles {
@@ -462,9 +462,9 @@ func (v *view) stepTable(pi int) table {
 		}
 		switch {
 		case s.NOPM.N == 1:
-			flags = append(flags, "single repeat")
-		case s.NOPM.HasCI() && !s.NOPM.Conclusive():
-			flags = append(flags, fmt.Sprintf("%d repeats: %s", s.NOPM.N, tooFewNote))
+			flags = append(flags, "single run: "+tooFewNote)
+		case s.NOPM.N > 0 && !s.NOPM.HasCI():
+			flags = append(flags, fmt.Sprintf("%d runs: %s", s.NOPM.N, tooFewNote))
 		}
 		cells := texts(strconv.Itoa(s.VUs), strconv.Itoa(s.NOPM.N),
 			n.Mean, n.SD, n.Range, n.CV, n.CI,

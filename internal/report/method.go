@@ -1,0 +1,10 @@
+package report
+
+// statisticsMethod is the Method part's sentence on the statistics every
+// profile gets.
+const statisticsMethod = "Statistics: mean and sample standard deviation over the complete runs of a step, and the 95% confidence " +
+	"interval of the mean from 3 runs on (none from fewer: on two runs Student's t is 12.7 and the interval ten times their spread). " +
+	"NOPM, TPM and the other rates are positive, so their interval is taken on the log scale, mean × exp(∓t·CV/√n) with Student's t " +
+	"at n−1 degrees of freedom: it never reaches below zero and is wider above the mean than below. A ratio of two targets' means " +
+	"is taken on the log scale too (the delta method, Welch's degrees of freedom), and is \"not significant\" when its interval contains 1. " +
+	"A verdict (peak, plateau, knee, a fall) drawn from steps of one run each says that it rests on single runs."
