@@ -335,6 +335,7 @@ func printProfileTable(w io.Writer, p report.Profile, red func(string) string) {
 			thousands(s.TPMPerVU.Mean), 100*s.NOPM.CV, strings.Join(flags, ", "))
 	}
 	tw.Flush()
+	printStopping(w, p, users)
 	if tooFew {
 		fmt.Fprintf(w, "note: too few runs: no interval is drawn from fewer than %d runs of a step (two give Student's t = 12.7, "+
 			"ten times their spread): use --repeat %d or more\n", profile.MinRepeats, profile.MinRepeats)
@@ -355,6 +356,29 @@ func printProfileTable(w io.Writer, p report.Profile, red func(string) string) {
 	if p.Verdict.Reason != "" {
 		fmt.Fprintf(w, "verdict: %s\n", p.Verdict.Reason)
 	}
+}
+
+// printStopping says, for a profile measured with --repeat auto, which
+// ended each step: the precision, or the budget of runs.
+func printStopping(w io.Writer, p report.Profile, users string) {
+	st := p.Stopping
+	if st == nil {
+		return
+	}
+	r := st.Rule
+	fmt.Fprintf(w, "repeat auto: each step until the 95%% interval of its %s is within %s, %d to %d runs\n",
+		stoppingOf(st), profile.FormatPrecision(r.Precision), r.Min, r.Max)
+	for _, s := range st.Stops {
+		fmt.Fprintf(w, "  %d %s: %s\n", s.Users, users, s.Text(r.Precision))
+	}
+}
+
+// stoppingOf says what a profile's stopping rule bounded.
+func stoppingOf(st *profile.Stopping) string {
+	if st.Baseline != "" {
+		return "NOPM ratio to " + st.Baseline + " (its mean NOPM where " + st.Baseline + " has no runs)"
+	}
+	return "mean NOPM"
 }
 
 // printProfileSummary prints the statistics of a profile that just ran.

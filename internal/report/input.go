@@ -190,6 +190,22 @@ type Profile struct {
 	// Limits are caps the target was given, drawn as reference lines:
 	// "read_iops", "write_iops" (the I/O limit of a managed instance).
 	Limits map[string]float64 `json:"limits,omitempty"`
+	// Stopping is how a profile measured with `repeat: auto` stopped each
+	// step; nil for a fixed number of repeats.
+	Stopping *profile.Stopping `json:"stopping,omitempty"`
+}
+
+// StopAt is what the stopping rule decided for the step of vus users.
+func (p Profile) StopAt(vus int) (profile.Stop, bool) {
+	if p.Stopping == nil {
+		return profile.Stop{}, false
+	}
+	for _, s := range p.Stopping.Stops {
+		if s.Users == vus {
+			return s, true
+		}
+	}
+	return profile.Stop{}, false
 }
 
 // Step is one virtual-user (or tpc-c terminal) count of a profile with
@@ -302,6 +318,19 @@ func NewStepWith(vus int, repeats []Repeat, latency map[string]LatencyFigures, c
 		TPMPerVU: profile.Summarize(perVU),
 		Latency:  latency,
 	}
+}
+
+// CountedNOPM is the NOPM of the repeats s summarises (those NewStep
+// counts): what a ratio or a stopping rule takes from the step.
+func (s Step) CountedNOPM() []float64 {
+	var out []float64
+	for _, r := range s.Repeats {
+		if r.Partial || r.Failures || r.Suspect && !r.Counted {
+			continue
+		}
+		out = append(out, r.NOPM)
+	}
+	return out
 }
 
 // StepFigures converts the steps of p for profile.Analyze, taking the

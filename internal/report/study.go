@@ -568,7 +568,11 @@ func (s *study) method() []block {
 		"Workload: TPROC-C style (the five TPC-C transactions with their specified inputs and mix, clause 5.2.4.2, without keying or think time): its figures are NOPM and TPM, not tpmC, and compare with HammerDB's TPROC-C and between oltplab runs.",
 		"NOPM: new orders per minute, from the schema (the delta of SUM(d_next_o_id)). TPM: database transactions per minute, from the database's own commit and rollback counters (the driver's own count on SQLite, which has none); TPM is counted differently by each engine.",
 		"Every run's NOPM and TPM are cross-checked against the driver's own counts (2% and 5%); a run that disagrees is suspect, listed apart and not counted.",
-		statisticsMethod,
+		statisticsMethod)
+	if s.anyStopping() {
+		items = append(items, profile.StopRuleMethod)
+	}
+	items = append(items,
 		"Knee and plateau: "+profile.Rule,
 		"Host figures: CPU and disk from the host's counters every second over the measured window; disk latency p99 is the "+diskP99Note+". Wait classes: share of sampled database session time.")
 	for _, t := range s.e.Targets {
