@@ -41,7 +41,8 @@ var (
 //	  rampup: 10s
 //	  duration: 30s
 //	  repeat: 2               # or auto, with precision, min_repeats, max_repeats
-//	  interleave: true
+//	  interleave: true        # or targets: alternate the runs between the targets, analysed in pairs
+//	  aa_check: true          # with interleave: targets, the baseline measured again at the end
 //	  checkpoint_before: true
 //	  reset_between: false
 type profileStep struct {
@@ -51,12 +52,59 @@ type profileStep struct {
 	Repeat    plan.Repeat `yaml:"repeat"`
 	// Adaptive: the stopping rule of repeat: auto.
 	plan.Adaptive    `yaml:",inline"`
-	Interleave       bool `yaml:"interleave"`
-	ResetBetween     bool `yaml:"reset_between"`
-	CheckpointBefore bool `yaml:"checkpoint_before"`
+	Interleave       Interleave `yaml:"interleave"`
+	ResetBetween     bool       `yaml:"reset_between"`
+	CheckpointBefore bool       `yaml:"checkpoint_before"`
+	// AACheck measures the baseline once more at every step at the end
+	// of a paired comparison (interleave: targets): the A/A check.
+	AACheck bool `yaml:"aa_check"`
 
 	experiment string // the plan's name, for labels
 	baseline   string // the plan's baseline target
+}
+
+// Interleave is how a profile step orders its runs: false, every step's
+// repeats back to back; true, the whole sweep once per repeat,
+// alternating direction; targets, moreover alternating between the
+// targets, run by run, for a paired comparison (see paired.go).
+type Interleave struct {
+	Sweep   bool // the whole sweep once per repeat
+	Targets bool // alternate between the targets (implies Sweep)
+}
+
+// UnmarshalText reads true, false or targets.
+func (i *Interleave) UnmarshalText(b []byte) error {
+	switch strings.ToLower(strings.TrimSpace(string(b))) {
+	case "true", "yes", "on":
+		*i = Interleave{Sweep: true}
+	case "false", "no", "off", "":
+		*i = Interleave{}
+	case "targets":
+		*i = Interleave{Sweep: true, Targets: true}
+	default:
+		return fmt.Errorf("want true, false or targets, got %q", string(b))
+	}
+	return nil
+}
+
+// MarshalText writes the option as UnmarshalText reads it.
+func (i Interleave) MarshalText() ([]byte, error) {
+	switch {
+	case i.Targets:
+		return []byte("targets"), nil
+	case i.Sweep:
+		return []byte("true"), nil
+	}
+	return []byte("false"), nil
+}
+
+// Scope is the step's scope: over all targets at once when its runs
+// alternate between them (plan.Scoper).
+func (s *profileStep) Scope() plan.Scope {
+	if s.Interleave.Targets {
+		return plan.OverTargets
+	}
+	return plan.PerTarget
 }
 
 // VUs is a virtual-user sequence: a list of counts, one count, or a
@@ -120,6 +168,12 @@ func (s *profileStep) Prepare(p *plan.Plan) error {
 	if err := s.Load.Validate(s.VUs.Steps[0]); err != nil {
 		return err
 	}
+	if s.AACheck && !s.Interleave.Targets {
+		return fmt.Errorf("aa_check goes with interleave: targets (the baseline measured again after a paired comparison)")
+	}
+	if s.Interleave.Targets && len(p.Targets) < 2 {
+		return fmt.Errorf("interleave: targets needs at least two targets to alternate between, the plan has %d", len(p.Targets))
+	}
 	s.experiment, s.baseline = p.Name, p.Baseline
 	return nil
 }
@@ -136,7 +190,13 @@ func (s *profileStep) Describe() string {
 	case s.Repeat.N > 1:
 		fmt.Fprintf(&b, " × %d repeats", s.Repeat.N)
 	}
-	if s.runs() > 1 && s.Interleave {
+	switch {
+	case s.Interleave.Targets:
+		b.WriteString(" alternating between the targets (paired)")
+		if s.AACheck {
+			b.WriteString(", A/A check at the end")
+		}
+	case s.runs() > 1 && s.Interleave.Sweep:
 		b.WriteString(" (interleaved)")
 	}
 	fmt.Fprintf(&b, ", ramp-up %s, %s measured", s.Rampup, s.Duration)
@@ -168,10 +228,20 @@ func (s *profileStep) Estimate(p *plan.Plan, t *plan.TargetSpec) time.Duration {
 	if s.ResetBetween {
 		per += hygieneSeconds * time.Second
 	}
-	return time.Duration(len(s.VUs.Steps)*s.runs()) * per // auto: its budget, the most it can take
+	runs := len(s.VUs.Steps) * s.runs() // auto: its budget, the most it can take
+	if s.Interleave.Targets {
+		runs *= len(p.Targets)
+		if s.AACheck {
+			runs += len(s.VUs.Steps)
+		}
+	}
+	return time.Duration(runs) * per
 }
 
 func (s *profileStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
+	if s.Interleave.Targets {
+		return s.runPaired(ctx, x)
+	}
 	var prev profileProgress
 	if len(x.Progress) > 0 {
 		if err := json.Unmarshal(x.Progress, &prev); err != nil {
@@ -187,7 +257,7 @@ func (s *profileStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	}
 	o := scenario.ProfileOptions{
 		Label: s.experiment + "/" + x.Target.Spec.Name, Steps: s.VUs.Steps, VUsSpec: s.VUs.Spec,
-		Repeat: s.runs(), Interleave: s.Interleave, Checkpoint: s.CheckpointBefore, Reset: s.ResetBetween,
+		Repeat: s.runs(), Interleave: s.Interleave.Sweep, Checkpoint: s.CheckpointBefore, Reset: s.ResetBetween,
 		Driver: d, Continue: prev.ProfileID,
 		Started: func(ctx context.Context, id int64) error {
 			return x.Save(ctx, profileProgress{ProfileID: id, Seed: d.Seed})
@@ -301,6 +371,9 @@ func stopsHeadline(stops []profile.Stop) string {
 // profile overlaid, the baseline first, with the I/O caps a managed
 // instance was given.
 func (s *profileStep) Section(ctx context.Context, rc *ReportContext, index int) (report.Section, error) {
+	if units := rc.Units(index); len(units) == 1 && units[0].Target == "" {
+		return s.pairedSection(ctx, rc, units[0])
+	}
 	var sec report.Section
 	var missing []string
 	for _, u := range rc.inOrder(rc.Units(index)) {

@@ -21,7 +21,10 @@ profile:                     # options of every profile step (as oltplab run)
                              # until the 95% CI is within precision (or the ratio's, against
                              # the baseline), min_repeats to max_repeats runs
   # precision: 5%            # with repeat: auto (and min_repeats: 3, max_repeats: 10)
-  interleave: true           # the whole sweep once per repeat, alternating direction
+  interleave: true           # the whole sweep once per repeat, alternating direction; or targets:
+                             # runs alternate between the targets too (A B, B A, ...), analysed
+                             # as pairs beside the unpaired ratio
+  # aa_check: true           # with interleave: targets, the baseline again at the end (host drift)
   checkpoint_before: true    # write dirty pages before each run
   reset_between: false       # return to the post-build state before each run
   client_sql: false          # statements from the client instead of procedures

@@ -107,6 +107,9 @@ type Section struct {
 	Tables   []Table   `json:"tables,omitempty"`
 	// Charts are time series the step draws itself (after its tables).
 	Charts []TimeChart `json:"charts,omitempty"`
+	// Method is what the step adds to the report's method part (how its
+	// figures were analysed); the experiment's Method carries it.
+	Method []string `json:"-"`
 }
 
 // TimeChart is a time series a section draws itself: x in seconds from

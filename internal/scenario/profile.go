@@ -466,11 +466,33 @@ func (p *ProfileRun) halfWidth(step int, nopm []float64) (float64, string) {
 // saveStops records what the stopping rule has decided so far with the
 // profile's parameters.
 func (p *ProfileRun) saveStops(ctx context.Context) error {
-	st := profile.Stopping{Rule: p.o.Adaptive.Rule, Baseline: p.o.Adaptive.BaselineName, Stops: p.adaptive.Stops()}
+	return p.SaveStopping(ctx, profile.Stopping{Rule: p.o.Adaptive.Rule, Baseline: p.o.Adaptive.BaselineName, Stops: p.adaptive.Stops()})
+}
+
+// SaveStopping records with the profile's parameters how its steps
+// stopped: a caller that runs the stopping rule over several profiles at
+// once (a paired comparison) stores its decisions with each.
+func (p *ProfileRun) SaveStopping(ctx context.Context, st profile.Stopping) error {
 	p.params["stopping"] = st
+	p.params["repeat"] = "auto"
 	if err := p.e.Store.UpdateProfileParams(ctx, p.ID, JSON(p.params)); err != nil {
 		return storeErr("record where the profile's steps stopped", err)
 	}
+	return nil
+}
+
+// Supersede marks a kept slot's run superseded, saying why, and forgets
+// it: the slot is measured again (a paired comparison measures again a
+// pair an interruption left half measured).
+func (p *ProfileRun) Supersede(ctx context.Context, slot profile.Slot, why string) error {
+	k, ok := p.Kept[slot]
+	if !ok {
+		return nil
+	}
+	if err := p.e.Store.SupersedeRun(ctx, k.RunID, why); err != nil {
+		return storeErr("mark a run superseded", err)
+	}
+	delete(p.Kept, slot)
 	return nil
 }
 
