@@ -40,7 +40,11 @@ func (a *app) printRunResult(r *driver.Result, id int64, tg dialect.Target) {
 		printSpecHeadline(w, r.Spec)
 	}
 	fmt.Fprintf(w, "  NOPM %12s   from %s\n", thousands(r.NOPM), r.NOPMSource)
-	fmt.Fprintf(w, "  TPM  %12s   from %s\n", thousands(r.TPM), r.TPMSource)
+	if r.OwnStatements > 0 {
+		fmt.Fprintf(w, "  TPM  %12s   from %s, less oltplab's own %d sampling statements\n", thousands(r.TPM), r.TPMSource, r.OwnStatements)
+	} else {
+		fmt.Fprintf(w, "  TPM  %12s   from %s\n", thousands(r.TPM), r.TPMSource)
+	}
 	fmt.Fprintf(w, "  driver's own counts: NOPM %s, TPM %s%s\n", thousands(r.DriverNOPM), thousands(r.DriverTPM), agreement(r))
 	if p := r.Pacing; p != nil && p.OfferedTPM > 0 {
 		fmt.Fprintf(w, "  offered TPM %s (%g transactions/s for each of %d virtual users)\n", thousands(p.OfferedTPM), p.RatePerVU, o.VUs)

@@ -105,6 +105,7 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 		r.res.TPMSource = tc.TxCountSource()
 		r.res.txCountSource = r.res.TPMSource
 		r.res.TxCountLagSeconds = db.Caps().TxCountLag.Seconds()
+		r.res.txCountsOwn = db.Caps().TxCountsStatements
 	}
 	conn, err := db.Connect(ctx)
 	if err != nil {

@@ -566,7 +566,7 @@ func (s *study) method() []block {
 	items := append([]string{}, s.e.Method...)
 	items = append(items,
 		"Workload: TPROC-C style (the five TPC-C transactions with their specified inputs and mix, clause 5.2.4.2, without keying or think time): its figures are NOPM and TPM, not tpmC, and compare with HammerDB's TPROC-C and between oltplab runs.",
-		"NOPM: new orders per minute, from the schema (the delta of SUM(d_next_o_id)). TPM: database transactions per minute, from the database's own commit and rollback counters (the driver's own count on SQLite, which has none); TPM is counted differently by each engine.",
+		"NOPM: new orders per minute, from the schema (the delta of SUM(d_next_o_id)). TPM: database transactions per minute, from the database's own commit and rollback counters (the driver's own count on SQLite, which has none), less the statements oltplab's own samplers ran in the window where the counter counts each as a transaction (PostgreSQL: at the tpc-c mode's low rates they would be most of it); TPM is counted differently by each engine.",
 		"Every run's NOPM and TPM are cross-checked against the driver's own counts (2% and 5%); a run that disagrees is suspect, listed apart and not counted.",
 		statisticsMethod)
 	if s.anyStopping() {
