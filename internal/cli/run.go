@@ -280,6 +280,9 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 	if !o.quiet {
 		ew := a.errw()
 		obs.Live = func(l driver.Live) {
+			if !l.Line {
+				return // a gauge's update, not a line
+			}
 			fmt.Fprintf(ew, "  %6s  %-8s TPM %9.0f  NOPM %9.0f  errors %d\n",
 				l.Elapsed.Round(time.Second), l.Phase, l.TPM, l.NOPM, l.Errors)
 		}

@@ -3,7 +3,7 @@
 // Prometheus and Grafana users who watch a run as it happens
 // (`oltplab run --metrics-listen ADDR`): transactions by type and outcome,
 // failures by error class, retries, latency histograms per type, the
-// driver's own NOPM and TPM over the last live interval, the phase, the
+// driver's own NOPM and TPM over the last live interval (the run so far while it is younger, updated every second), the phase, the
 // virtual users and the driver process's CPU. It owns the metric names
 // (names.go), the registry and the HTTP endpoint.
 //
