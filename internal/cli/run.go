@@ -71,7 +71,7 @@ func (o *runOptions) register(fs *pflag.FlagSet, a *app) {
 	fs.IntVar(&o.driver.DeliverySessions, "delivery-sessions", 0, fmt.Sprintf("`N` (tpc-c): sessions that execute the deferred Deliveries (default: one per %d terminals)", driver.DeliveryTerminalsPerSession))
 	o.load.RegisterFlags(fs)
 	o.repeat, o.adaptive = plan.Repeat{N: 1}, plan.DefaultAdaptive()
-	fs.Var(&o.repeat, "repeat", "run each step `N` times (mean, spread and 95% confidence interval per step, from 3 runs on: "+
+	fs.Var(&o.repeat, "repeat", "run each step `N` times, 3 or more (mean, spread and 95% confidence interval per step, from 3 runs on: "+
 		"two give none), or auto: until the 95% interval of the step's mean NOPM is within --precision, at least --min-repeats "+
 		"and at most --max-repeats runs (Kalibera and Jones's precision, decided as the runs come: see README, \"Repeats that adapt\")")
 	fs.Var(&o.adaptive.Precision, "precision", "with --repeat auto: the widest 95% interval accepted, as a `PERCENT` of the mean")
