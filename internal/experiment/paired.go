@@ -453,8 +453,8 @@ func (ps *pairedSet) drift() map[int]profile.Drift {
 	return out
 }
 
-// headline is the paired ratios at the largest step: "b 0.52× a paired
-// (95% CI 0.50–0.54, 5 pairs) at 4 VUs; A/A: no host drift".
+// headline is the paired ratios at the largest step: "b/a NOPM at 4
+// VUs, paired: 0.52× (95% CI 0.50–0.54, 5 pairs); A/A: no host drift".
 func (ps *pairedSet) headline() string {
 	rows := ps.rows()
 	if len(rows) == 0 {
@@ -464,7 +464,7 @@ func (ps *pairedSet) headline() string {
 	var parts []string
 	for _, r := range rows {
 		if r.users == top && r.paired.Defined {
-			parts = append(parts, fmt.Sprintf("%s %s %s paired at %d VUs", r.target, pairedText(r.paired), ps.names[0], r.users))
+			parts = append(parts, fmt.Sprintf("%s/%s NOPM at %d VUs, paired: %s", r.target, ps.names[0], r.users, pairedText(r.paired)))
 		}
 	}
 	drifted, checked := 0, 0
@@ -628,5 +628,23 @@ func (s *profileStep) pairedSection(ctx context.Context, rc *ReportContext, u st
 		}
 	}
 	sec.Note = strings.Join(notes, " ")
+	if h := ps.headline(); h != "" {
+		in := ""
+		if rc.profileSteps() > 1 {
+			in = " (" + u.Kind + " step " + strconv.Itoa(u.StepIndex+1) + ")"
+		}
+		sec.Findings = append(sec.Findings, h+in+" (each ratio from pairs of runs measured one after the other; see the paired comparison table).")
+	}
 	return sec, nil
+}
+
+// profileSteps counts the plan's profile steps.
+func (rc *ReportContext) profileSteps() int {
+	n := 0
+	for _, sp := range rc.Params.Steps {
+		if sp.Kind == "profile" {
+			n++
+		}
+	}
+	return n
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/store"
 )
 
@@ -70,7 +71,7 @@ steps: [build, profile]
 	steps, _ := st.ExperimentSteps(ctx, id)
 	var oc Outcome
 	_ = json.Unmarshal(steps[2].Outcome, &oc)
-	if len(oc.Profiles) != 3 || !strings.Contains(oc.Headline, "paired at 1 VUs") {
+	if len(oc.Profiles) != 3 || !strings.Contains(oc.Headline, "b/a NOPM at 1 VUs, paired: ") {
 		t.Errorf("outcome %+v: want three profiles and the paired ratio in the headline", oc)
 	}
 
@@ -91,6 +92,16 @@ steps: [build, profile]
 	}
 	if aa := sec.Tables[1].Rows; len(aa) != 1 || aa[0][1] != "3" || (aa[0][5] != "held" && aa[0][5] != "HOST DRIFT") {
 		t.Errorf("A/A rows %q: want one step judged against 3 runs", aa)
+	}
+	if len(sec.Findings) != 1 || !strings.Contains(sec.Findings[0], "b/a NOPM at 1 VUs, paired: ") {
+		t.Errorf("findings %q: want the paired ratio for the summary", sec.Findings)
+	}
+	var md strings.Builder
+	if err := report.Markdown(&md, in); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "Paired comparison with a") || !strings.Contains(md.String(), "- b/a NOPM at 1 VUs, paired: ") {
+		t.Errorf("the study report lacks the paired table or its summary line")
 	}
 	method := strings.Join(in.Experiment.Method, "\n")
 	if !strings.Contains(method, "Paired comparison") || !strings.Contains(method, "A/A check") {

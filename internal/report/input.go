@@ -110,6 +110,9 @@ type Section struct {
 	// Method is what the step adds to the report's method part (how its
 	// figures were analysed); the experiment's Method carries it.
 	Method []string `json:"-"`
+	// Findings are sentences the study report's summary states for the
+	// step beside the ratios it computes itself (a paired comparison's).
+	Findings []string `json:"findings,omitempty"`
 }
 
 // TimeChart is a time series a section draws itself: x in seconds from

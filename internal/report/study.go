@@ -199,6 +199,7 @@ func (s *study) summary() []block {
 	var lines []string
 	for _, st := range s.steps {
 		lines = append(lines, headlines(st.v, st.Title, len(s.steps) > 1)...)
+		lines = append(lines, st.Findings...)
 	}
 	for _, e := range s.e.Schedule {
 		if e.State != "done" {
@@ -422,6 +423,8 @@ func (s *study) profiles() []block {
 			out = append(out, block{Note: st.Note})
 		}
 		out = append(out, tableBlocks(pre, v.profilesTable(), v.verdictTable(), v.suspectTable(), v.comparisonTable())...)
+		// The step's own tables (a paired comparison, its A/A check).
+		out = append(out, tableBlocks("", sectionTables(st.Section, pre+"own-")...)...)
 		nopm := v.summaryChart("chart-nopm", "NOPM vs virtual users", "NOPM", func(s Step) profile.Summary { return s.NOPM })
 		tpm := v.summaryChart("chart-tpm", "TPM vs virtual users", "TPM", func(s Step) profile.Summary { return s.TPM })
 		perVU := v.summaryChart("chart-tpm-per-vu", "TPM per virtual user", "TPM / VU", func(s Step) profile.Summary { return s.TPMPerVU })
