@@ -33,7 +33,7 @@ var allowed = map[string][]string{
 	"experiment": {"claim", "cost", "dialect", "driver", "fio", "instance", "load", "plan", "profile",
 		"report", "results", "sampler", "scenario", "store", "summary", "sysstat", "tpch", "tpchdriver",
 		"tpchload", "yamldoc"},
-	"plan": {"cost", "dialect", "driver", "instance", "load", "store", "yamldoc"},
+	"plan": {"cost", "dialect", "driver", "instance", "load", "profile", "store", "yamldoc"},
 
 	// Reading and serving stored results.
 	"site":    {"report", "results", "store"},

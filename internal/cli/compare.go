@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -52,7 +53,7 @@ func compareText(w io.Writer, in report.Input, red func(string) string) error {
 	for _, p := range ps {
 		printProfileTable(w, p, red)
 	}
-	fmt.Fprintf(w, "\nratio to %s (mean NOPM; 95%% CI by Fieller's method):\n", name(base))
+	fmt.Fprintf(w, "\nratio to %s (mean NOPM; 95%% CI on the log scale):\n", name(base))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	header := "VUs"
 	for _, p := range ps {
@@ -97,35 +98,89 @@ func compareText(w io.Writer, in report.Input, red func(string) string) error {
 		ctxs[i] = p.Context
 	}
 	diff := profile.DiffKeys(ctxs)
-	if len(diff) == 0 {
-		fmt.Fprintf(w, "\nno differences in recorded context\n")
-		return nil
+	differs := map[string]bool{}
+	for _, k := range diff {
+		differs[k] = true
 	}
-	fmt.Fprintf(w, "\nwhat differs between them:\n")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	header = "  key"
+	header = "  parameter"
 	for _, p := range ps {
 		header += "\t" + name(p)
 	}
+	// Every run parameter, the ones that shape the load first, whether it
+	// differs or not: a ratio means little without knowing that both
+	// sides ran the same load the same way.
+	fmt.Fprintf(w, "\nrun parameters (* differs):\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, header)
+	for _, k := range runParams(ctxs) {
+		mark := " "
+		if differs["param."+k] {
+			mark = "*"
+		}
+		fmt.Fprintln(tw, contextLine(mark+" "+k, "param."+k, ctxs))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var rest []string
 	for _, k := range diff {
-		if ignoredDiff(k) {
-			continue
+		if !strings.HasPrefix(k, "param.") && !ignoredDiff(k) {
+			rest = append(rest, k)
 		}
-		line := "  " + k
-		for _, c := range ctxs {
-			v := c[k]
-			if len(v) > 40 {
-				v = v[:37] + "..."
-			}
-			if v == "" {
-				v = "-"
-			}
-			line += "\t" + v
-		}
-		fmt.Fprintln(tw, line)
+	}
+	if len(rest) == 0 {
+		fmt.Fprintf(w, "\nno other differences in recorded context\n")
+		return nil
+	}
+	fmt.Fprintf(w, "\nwhat else differs between them:\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Replace(header, "parameter", "key", 1))
+	for _, k := range rest {
+		fmt.Fprintln(tw, contextLine("  "+k, k, ctxs))
 	}
 	return tw.Flush()
+}
+
+// leadingParams are the run parameters that shape the load, listed first
+// by compare in this order; the others follow by name.
+var leadingParams = []string{"mode", "mode_label", "style", "vus", "terminals", "sessions", "delivery_sessions", "rate_per_vu",
+	"warehouses", "all_warehouses", "rampup_seconds", "duration_seconds", "grace_seconds", "repeat", "interleave",
+	"checkpoint_before", "reset_between", "dialect"}
+
+// runParams is every run parameter recorded with any of the profiles
+// (their "param." keys, the seed left out), leadingParams first.
+func runParams(ctxs []map[string]string) []string {
+	var out []string
+	seen := map[string]bool{"seed": true}
+	all := profile.Keys(ctxs)
+	for _, k := range leadingParams {
+		if slices.Contains(all, "param."+k) {
+			out, seen[k] = append(out, k), true
+		}
+	}
+	for _, k := range all {
+		if p, ok := strings.CutPrefix(k, "param."); ok && !seen[p] {
+			out, seen[p] = append(out, p), true
+		}
+	}
+	return out
+}
+
+// contextLine is one row of a context table: label, then key's value in
+// each context ("-" where it has none), shortened to 40 characters.
+func contextLine(label, key string, ctxs []map[string]string) string {
+	line := label
+	for _, c := range ctxs {
+		v := c[key]
+		if len(v) > 40 {
+			v = v[:37] + "..."
+		}
+		if v == "" {
+			v = "-"
+		}
+		line += "\t" + v
+	}
+	return line
 }
 
 // ignoredDiff hides keys that always differ between two profiles.
@@ -134,8 +189,8 @@ func ignoredDiff(k string) bool {
 }
 
 // ratioText is a ratio with its interval, written so that no sign can be
-// taken for a separator: "1.20x [−1.20, 26.15] too few repeats (n<3) to
-// conclude".
+// taken for a separator: "1.20x [0.95, 1.52] not significant", "1.29x
+// (too few runs: n<3 a side)".
 func ratioText(r profile.RatioCI) string {
 	ci := func() string {
 		return interval(fmt.Sprintf("%.2f", r.Lo), fmt.Sprintf("%.2f", r.Hi))
@@ -143,12 +198,10 @@ func ratioText(r profile.RatioCI) string {
 	switch {
 	case !r.Defined:
 		return "-"
-	case !r.HasCI:
-		return fmt.Sprintf("%.2fx (no CI: 1 repeat)", r.Ratio)
-	case r.Unbounded:
-		return fmt.Sprintf("%.2fx (CI unbounded, not significant)", r.Ratio)
 	case r.TooFew:
-		return fmt.Sprintf("%.2fx %s too few repeats (n<%d) to conclude", r.Ratio, ci(), profile.MinRepeats)
+		return fmt.Sprintf("%.2fx (too few runs: n<%d a side)", r.Ratio, profile.MinRepeats)
+	case !r.HasCI:
+		return fmt.Sprintf("%.2fx (no CI: a side measured nothing)", r.Ratio)
 	case !r.Significant:
 		return fmt.Sprintf("%.2fx %s not significant", r.Ratio, ci())
 	}

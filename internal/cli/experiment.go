@@ -303,6 +303,9 @@ func (a *app) experimentRunner(st *store.Store) *experiment.Runner {
 			Note:          func(msg string) { fmt.Fprintln(ew, "  "+msg) },
 			BuildProgress: pr.Update,
 			Live: func(l driver.Live) {
+				if !l.Line {
+					return // a gauge's update, not a line
+				}
 				fmt.Fprintf(ew, "    %6s  %-8s TPM %9.0f  NOPM %9.0f  errors %d\n",
 					l.Elapsed.Round(time.Second), l.Phase, l.TPM, l.NOPM, l.Errors)
 			},

@@ -40,7 +40,11 @@ func (a *app) printRunResult(r *driver.Result, id int64, tg dialect.Target) {
 		printSpecHeadline(w, r.Spec)
 	}
 	fmt.Fprintf(w, "  NOPM %12s   from %s\n", thousands(r.NOPM), r.NOPMSource)
-	fmt.Fprintf(w, "  TPM  %12s   from %s\n", thousands(r.TPM), r.TPMSource)
+	if r.OwnStatements > 0 {
+		fmt.Fprintf(w, "  TPM  %12s   from %s, less oltplab's own %d sampling statements\n", thousands(r.TPM), r.TPMSource, r.OwnStatements)
+	} else {
+		fmt.Fprintf(w, "  TPM  %12s   from %s\n", thousands(r.TPM), r.TPMSource)
+	}
 	fmt.Fprintf(w, "  driver's own counts: NOPM %s, TPM %s%s\n", thousands(r.DriverNOPM), thousands(r.DriverTPM), agreement(r))
 	if p := r.Pacing; p != nil && p.OfferedTPM > 0 {
 		fmt.Fprintf(w, "  offered TPM %s (%g transactions/s for each of %d virtual users)\n", thousands(p.OfferedTPM), p.RatePerVU, o.VUs)
@@ -317,17 +321,20 @@ func printProfileTable(w io.Writer, p report.Profile, red func(string) string) {
 	tooFew := false
 	for _, s := range p.Steps {
 		ci := func(sum profile.Summary) string {
-			if !sum.HasCI() {
-				return "-"
+			switch {
+			case sum.HasCI():
+				return interval(thousands(sum.CILo), thousands(sum.CIHi))
+			case sum.N > 0:
+				return "too few runs"
 			}
-			return interval(thousands(sum.CILo), thousands(sum.CIHi))
+			return "-"
 		}
 		var flags []string
 		if s.NOPM.HighVariation || s.TPM.HighVariation {
 			flags = append(flags, "high variation")
 		}
-		if s.NOPM.HasCI() && !s.NOPM.Conclusive() {
-			flags = append(flags, fmt.Sprintf("n=%d: too few to conclude", s.NOPM.N))
+		if s.NOPM.N > 0 && !s.NOPM.HasCI() {
+			flags = append(flags, fmt.Sprintf("n=%d: no interval", s.NOPM.N))
 			tooFew = true
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t\n", s.VUs, s.NOPM.N,
@@ -336,9 +343,10 @@ func printProfileTable(w io.Writer, p report.Profile, red func(string) string) {
 			thousands(s.TPMPerVU.Mean), 100*s.NOPM.CV, strings.Join(flags, ", "))
 	}
 	tw.Flush()
+	printStopping(w, p, users)
 	if tooFew {
-		fmt.Fprintf(w, "note: an interval from fewer than %d repeats rests on too few degrees of freedom to conclude anything: use --repeat %d or more\n",
-			profile.MinRepeats, profile.MinRepeats)
+		fmt.Fprintf(w, "note: too few runs: no interval is drawn from fewer than %d runs of a step (two give Student's t = 12.7, "+
+			"ten times their spread): use --repeat %d or more\n", profile.MinRepeats, profile.MinRepeats)
 	}
 	for _, s := range p.Steps {
 		for _, r := range s.Repeats {
@@ -356,6 +364,29 @@ func printProfileTable(w io.Writer, p report.Profile, red func(string) string) {
 	if p.Verdict.Reason != "" {
 		fmt.Fprintf(w, "verdict: %s\n", p.Verdict.Reason)
 	}
+}
+
+// printStopping says, for a profile measured with --repeat auto, which
+// ended each step: the precision, or the budget of runs.
+func printStopping(w io.Writer, p report.Profile, users string) {
+	st := p.Stopping
+	if st == nil {
+		return
+	}
+	r := st.Rule
+	fmt.Fprintf(w, "repeat auto: each step until the 95%% interval of its %s is within %s, %d to %d runs\n",
+		stoppingOf(st), profile.FormatPrecision(r.Precision), r.Min, r.Max)
+	for _, s := range st.Stops {
+		fmt.Fprintf(w, "  %d %s: %s\n", s.Users, users, s.Text(r.Precision))
+	}
+}
+
+// stoppingOf says what a profile's stopping rule bounded.
+func stoppingOf(st *profile.Stopping) string {
+	if st.Baseline != "" {
+		return "NOPM ratio to " + st.Baseline + " (its mean NOPM where " + st.Baseline + " has no runs)"
+	}
+	return "mean NOPM"
 }
 
 // printProfileSummary prints the statistics of a profile that just ran.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/fio"
+	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/store"
@@ -197,6 +199,27 @@ func (a *app) listProfiles(ctx context.Context, st *store.Store, label string, l
 	return tw.Flush()
 }
 
+// stepStop says how the stopping rule of an auto-repeated profile ended
+// the step a run belongs to; false for a profile of fixed repeats.
+func (a *app) stepStop(ctx context.Context, st *store.Store, r store.Run) (string, bool) {
+	p, err := st.GetProfile(ctx, r.ProfileID)
+	if err != nil {
+		return "", false
+	}
+	var params struct {
+		Stopping *profile.Stopping `json:"stopping"`
+	}
+	if json.Unmarshal(p.Params, &params) != nil || params.Stopping == nil {
+		return "", false
+	}
+	for _, s := range params.Stopping.Stops {
+		if s.Users == r.VUs {
+			return s.Text(params.Stopping.Rule.Precision), true
+		}
+	}
+	return "has not stopped yet", true
+}
+
 // headline is the one line that best describes a stored result (its
 // summary's Headline), or why it has none.
 func headline(r store.Run) string {
@@ -273,6 +296,9 @@ func resultsShow(ctx context.Context, a *app, args []string) error {
 			users = "terminal(s)"
 		}
 		fmt.Fprintf(w, "  profile  %d, step %d, repeat %d, %d %s\n", r.ProfileID, r.Step, r.Repeat, r.VUs, users)
+		if stop, ok := a.stepStop(ctx, st, r); ok {
+			fmt.Fprintf(w, "  repeat   auto: its step %s\n", stop)
+		}
 	}
 	if r.Seed != nil {
 		fmt.Fprintf(w, "  seed     %d\n", *r.Seed)

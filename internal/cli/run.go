@@ -16,27 +16,31 @@ import (
 	"github.com/oltplab/oltplab/internal/store"
 )
 
-const runSynopsis = "run --target URL [--mode tproc-c|tpc-c] [--vus N|LIST|fib:N|pow2:N|geo:FROM:TO:F] [--rate R] [--terminals N|LIST] [--sessions N] [--rampup D] [--duration D] [--repeat N] [--label L] [--client-sql] [--json] [--metrics-listen ADDR] [--shard I/N [--start-at TIME] [--shard-group NAME] [--shard-wait D]]"
+const runSynopsis = "run --target URL [--mode tproc-c|tpc-c] [--vus N|LIST|fib:N|pow2:N|geo:FROM:TO:F] [--rate R] [--terminals N|LIST] [--sessions N] [--rampup D] [--duration D] [--repeat N|auto [--precision P%]] [--label L] [--client-sql] [--json] [--metrics-listen ADDR] [--shard I/N [--start-at TIME] [--shard-group NAME] [--shard-wait D]]"
 
 // defaultVUs is the virtual users of a tproc-c run without --vus.
 const defaultVUs = "4"
 
 // runOptions are the flags of `oltplab run`.
 type runOptions struct {
-	target     targetFlags
-	results    storeFlags
-	mode       string
-	vus        string
-	terminals  string
-	vusGiven   bool // --vus was given, not defaulted
-	steps      []int
-	repeat     int
-	interleave bool
-	label      string
-	json       bool
-	quiet      bool // no live lines (quickstart prints its own)
-	checkpoint bool // --checkpoint-before
-	reset      bool // --reset-between
+	target    targetFlags
+	results   storeFlags
+	mode      string
+	vus       string
+	terminals string
+	vusGiven  bool // --vus was given, not defaulted
+	steps     []int
+	repeat    plan.Repeat
+	// adaptive is --precision, --min-repeats and --max-repeats: the
+	// stopping rule of --repeat auto; adaptiveGiven: one was given.
+	adaptive      plan.Adaptive
+	adaptiveGiven bool
+	interleave    bool
+	label         string
+	json          bool
+	quiet         bool // no live lines (quickstart prints its own)
+	checkpoint    bool // --checkpoint-before
+	reset         bool // --reset-between
 	// terminateSessions: --terminate-sessions
 	terminateSessions bool
 	agent             string // --agent: oltplab agent on the database's host
@@ -66,7 +70,13 @@ func (o *runOptions) register(fs *pflag.FlagSet, a *app) {
 	fs.IntVar(&o.driver.Sessions, "sessions", 0, fmt.Sprintf("`N` (tpc-c): sessions the terminals share, each held only while a transaction runs (default: one per terminal, at most %d)", driver.DefaultSessionsMax))
 	fs.IntVar(&o.driver.DeliverySessions, "delivery-sessions", 0, fmt.Sprintf("`N` (tpc-c): sessions that execute the deferred Deliveries (default: one per %d terminals)", driver.DeliveryTerminalsPerSession))
 	o.load.RegisterFlags(fs)
-	fs.IntVar(&o.repeat, "repeat", 1, "run each step `N` times (mean, spread and 95% confidence interval per step; 3 or more: two repeats give an interval too wide to conclude anything)")
+	o.repeat, o.adaptive = plan.Repeat{N: 1}, plan.DefaultAdaptive()
+	fs.Var(&o.repeat, "repeat", "run each step `N` times, 3 or more (mean, spread and 95% confidence interval per step, from 3 runs on: "+
+		"two give none), or auto: until the 95% interval of the step's mean NOPM is within --precision, at least --min-repeats "+
+		"and at most --max-repeats runs (Kalibera and Jones's precision, decided as the runs come: see README, \"Repeats that adapt\")")
+	fs.Var(&o.adaptive.Precision, "precision", "with --repeat auto: the widest 95% interval accepted, as a `PERCENT` of the mean")
+	fs.IntVar(&o.adaptive.MinRepeats, "min-repeats", o.adaptive.MinRepeats, "with --repeat auto: the fewest runs of a step, `N` at least 3")
+	fs.IntVar(&o.adaptive.MaxRepeats, "max-repeats", o.adaptive.MaxRepeats, "with --repeat auto: the most runs of a step (`N`), the budget")
 	fs.BoolVar(&o.interleave, "interleave", false, "with --repeat: run the whole sequence once per repeat, alternating direction, to spread drift")
 	fs.StringVar(&o.label, "label", "", "`NAME` of this profile, for oltplab compare and oltplab report (e.g. nvme)")
 	fs.DurationVar(&o.driver.AnswerTimeout, "answer-timeout", d.AnswerTimeout,
@@ -100,10 +110,16 @@ func (o *runOptions) validate() error {
 		return err
 	}
 	steps := o.steps
-	if o.repeat < 1 {
-		return usageErrorf("run: --repeat must be at least 1, got %d", o.repeat)
+	if o.adaptiveGiven && !o.repeat.Auto {
+		return usageErrorf("run: --precision, --min-repeats and --max-repeats go with --repeat auto")
 	}
-	if err := profile.CheckSlots(len(steps), o.repeat); err != nil {
+	if err := o.adaptive.Validate(o.repeat); err != nil {
+		return usageErrorf("run: --repeat auto: %v", err)
+	}
+	if o.repeat.Auto && (o.driver.Shard.Active() || o.startAt != "") {
+		return usageErrorf("run: --repeat auto decides each step's runs as they come; shards need a number of repeats they share")
+	}
+	if err := profile.CheckSlots(len(steps), o.runs()); err != nil {
 		return usageErrorf("run: --vus and --repeat: %v", err)
 	}
 	if o.terminateSessions && !o.reset {
@@ -128,6 +144,9 @@ func (o *runOptions) validate() error {
 	}
 	return nil
 }
+
+// runs is the most runs of each step: --repeat, or auto's budget.
+func (o *runOptions) runs() int { return o.adaptive.Runs(o.repeat) }
 
 // parseSteps reads the users of each step: virtual users (tproc-c) or
 // terminals (tpc-c, 0 for ten per warehouse), refusing the flags of the
@@ -171,6 +190,7 @@ func runRun(ctx context.Context, a *app, args []string) error {
 		return helpOK(err)
 	}
 	o.vusGiven = fs.Changed("vus")
+	o.adaptiveGiven = fs.Changed("precision") || fs.Changed("min-repeats") || fs.Changed("max-repeats")
 	if o.shard != "" {
 		sh, err := driver.ParseShard(o.shard)
 		if err != nil {
@@ -215,11 +235,15 @@ func (o runOptions) scenarioOptions() scenario.ProfileOptions {
 	if o.driver.Mode == driver.ModeTPCC {
 		spec = o.terminals
 	}
-	return scenario.ProfileOptions{
-		Label: o.label, Steps: o.steps, VUsSpec: spec, Repeat: o.repeat, Interleave: o.interleave,
+	so := scenario.ProfileOptions{
+		Label: o.label, Steps: o.steps, VUsSpec: spec, Repeat: o.runs(), Interleave: o.interleave,
 		Checkpoint: o.checkpoint, Reset: o.reset, TerminateSessions: o.terminateSessions, Driver: o.driver,
 		ShardGroup: o.shardGroup,
 	}
+	if o.repeat.Auto {
+		so.Adaptive = &scenario.AdaptiveOptions{Rule: o.adaptive.Rule()}
+	}
+	return so
 }
 
 // profile runs every step and repeat of o as one stored profile, printing
@@ -256,6 +280,9 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 	if !o.quiet {
 		ew := a.errw()
 		obs.Live = func(l driver.Live) {
+			if !l.Line {
+				return // a gauge's update, not a line
+			}
 			fmt.Fprintf(ew, "  %6s  %-8s TPM %9.0f  NOPM %9.0f  errors %d\n",
 				l.Elapsed.Round(time.Second), l.Phase, l.TPM, l.NOPM, l.Errors)
 		}
@@ -266,7 +293,7 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 	so := o.scenarioOptions()
 	so.Rendezvous = o.rendezvous(env)
 	out, err := env.Profile(ctx, db, tg, so)
-	if len(o.steps)*o.repeat > 1 && !o.json && out.Measured {
+	if len(o.steps)*o.runs() > 1 && !o.json && out.Measured {
 		// The profile is stored: its statistics print even after Ctrl-C.
 		if perr := a.printProfileSummary(context.WithoutCancel(ctx), st, out.ID); perr != nil {
 			return out, errors.Join(err, perr)

@@ -29,9 +29,17 @@ type Figure struct {
 type Ownership struct {
 	Currency string `json:"currency"`
 	Years    int    `json:"years"`
-	// Cores is the target's cores and where they came from; nil when
-	// unknown (nothing priced per core needs them then).
+	// Cores is the target's cores as priced and where they came from:
+	// the prices' cores, else the measured ones; nil when unknown
+	// (nothing priced per core needs them then).
 	Cores *Figure `json:"cores,omitempty"`
+	// MeasuredCores is the cores the target was measured on, as the
+	// caller knows them (the CPUs a managed instance was confined to,
+	// the recorded host's): what per-core throughput divides by. Nil
+	// when unknown. It differs from Cores when the prices give the
+	// cores of the machine priced (16) and the measurement ran on fewer
+	// (a 2-core instance).
+	MeasuredCores *Figure `json:"measured_cores,omitempty"`
 	// LicensedCores is the cores the database licence is bought for;
 	// nil without a db_licence.
 	LicensedCores *Figure `json:"licensed_cores,omitempty"`
@@ -66,6 +74,9 @@ func (p Prices) ownership(root []string, cores int, source string) (Ownership, e
 	cur, years := p.Currency, p.Years
 	yf := float64(years)
 	o := Ownership{Currency: cur, Years: years}
+	if cores > 0 {
+		o.MeasuredCores = coresFigure("measured cores", cores, source)
+	}
 	switch {
 	case p.Cores > 0:
 		o.Cores = coresFigure("cores", p.Cores, "from the prices (cores)")

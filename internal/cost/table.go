@@ -217,13 +217,26 @@ func (r *Row) price(steps []Step, o Options) {
 		}
 	}
 
-	if r.Peak != nil && r.Cores != nil {
-		cores := r.Cores.Value
+	// Per-core throughput divides by the cores that produced it: the
+	// measured ones, or the priced ones when nothing says what the
+	// measurement ran on (and the figure says which).
+	basis, which := r.MeasuredCores, "measured"
+	if basis == nil {
+		basis, which = r.Cores, "priced"
+	}
+	if r.Peak != nil && basis != nil {
+		cores := basis.Value
 		perCore := r.Peak.NOPM / cores
-		r.NOPMPerCore = &Figure{Name: "NOPM per core at the peak", Value: perCore, Unit: "NOPM per core",
+		r.NOPMPerCore = &Figure{Name: "NOPM per " + which + " core at the peak", Value: perCore, Unit: "NOPM per core",
 			Text: rounded(perCore, 1) + " NOPM per core"}
 		r.NOPMPerCore.Formula = fmt.Sprintf("%s NOPM at %s / %s = %s", rounded(r.Peak.NOPM, 1),
-			plural(r.Peak.VUs, "VU", "VUs"), r.Cores.Text, r.NOPMPerCore.Text)
+			plural(r.Peak.VUs, "VU", "VUs"), plural(int(cores), which+" core", which+" cores"), r.NOPMPerCore.Text)
+		if which == "measured" && r.Cores != nil && r.Cores.Value != cores {
+			r.NOPMPerCore.Formula += fmt.Sprintf(" (measured on %s; priced for %s)", basis.Text, r.Cores.Text)
+		}
+		if which == "priced" {
+			r.NOPMPerCore.Formula += " (the cores the measurement ran on are unknown)"
+		}
 		if o.TargetNOPM > 0 {
 			x := o.TargetNOPM / perCore
 			// A quotient that is a whole number up to rounding error

@@ -2,6 +2,7 @@ package cost
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -99,7 +100,7 @@ func TestCoresNeeded(t *testing.T) {
 	}
 	tab, _ := Compute([]Target{priced("ssd-4c", 34075, 4, Step{VUs: 89, NOPM: 243_714})}, Options{TargetNOPM: 1_000_000})
 	r := tab.Rows[0]
-	if got, want := r.NOPMPerCore.Formula, "243,714 NOPM at 89 VUs / 4 cores = 60,928.5 NOPM per core"; got != want {
+	if got, want := r.NOPMPerCore.Formula, "243,714 NOPM at 89 VUs / 4 priced cores = 60,928.5 NOPM per core (the cores the measurement ran on are unknown)"; got != want {
 		t.Errorf("per core:\n got %q\nwant %q", got, want)
 	}
 	if got, want := r.CoresNeeded.Formula,
@@ -111,6 +112,31 @@ func TestCoresNeeded(t *testing.T) {
 	tab, _ = Compute([]Target{p}, Options{TargetNOPM: 100})
 	if tab.Rows[0].NOPMPerCore != nil || tab.Rows[0].CoresNeeded != nil {
 		t.Errorf("per-core figures without cores: %+v", tab.Rows[0])
+	}
+}
+
+// TestPerCoreUsesMeasuredCores: a 2-core instance priced as the 16-core
+// machine its licence is bought for gave "NOPM per core 62.5" (1,000
+// NOPM over the 16 priced cores). Per-core throughput divides by the
+// cores the measurement ran on and says so; the priced cores stay what
+// the licence counts.
+func TestPerCoreUsesMeasuredCores(t *testing.T) {
+	tg := priced("two", 1000, 16, Step{VUs: 4, NOPM: 1000})
+	tg.Cores, tg.CoresSource = 2, "the CPUs the managed instance was confined to (cpus: 0-1)"
+	tab, err := Compute([]Target{tg}, Options{TargetNOPM: 4000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := tab.Rows[0]
+	if r.Cores == nil || r.Cores.Value != 16 || r.MeasuredCores == nil || r.MeasuredCores.Value != 2 {
+		t.Fatalf("cores %+v, measured %+v: want 16 priced, 2 measured", r.Cores, r.MeasuredCores)
+	}
+	if r.NOPMPerCore.Value != 500 || r.NOPMPerCore.Name != "NOPM per measured core at the peak" ||
+		!strings.Contains(r.NOPMPerCore.Formula, "/ 2 measured cores = 500 NOPM per core (measured on 2 cores; priced for 16 cores)") {
+		t.Errorf("per core %+v: want 500 over the 2 measured cores, saying so", r.NOPMPerCore)
+	}
+	if r.CoresNeeded.Value != 8 {
+		t.Errorf("cores for 4,000 NOPM: %v, want 8 at 500 per measured core", r.CoresNeeded.Value)
 	}
 }
 

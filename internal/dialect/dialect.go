@@ -55,6 +55,11 @@ type Capabilities struct {
 	// figure it reads at an instant misses up to this much of the most
 	// recent work (0: counted at commit).
 	TxCountLag time.Duration
+	// TxCountsStatements says whether the TxCounter counts a statement
+	// run outside an explicit transaction as a transaction of its own,
+	// as oltplab's samplers run theirs: TPM then leaves out what oltplab
+	// itself sent (driver.Result.OwnStatements).
+	TxCountsStatements StatementCounting
 	// Embedded: the database runs inside oltplab's own process (SQLite), so
 	// the driver's CPU per transaction includes the database's work.
 	Embedded bool
@@ -63,6 +68,22 @@ type Capabilities struct {
 	// server (ConnectionLimiter).
 	MaxSessions int
 }
+
+// StatementCounting is whether a server's transaction counter counts
+// each statement run outside an explicit transaction.
+type StatementCounting int
+
+const (
+	// StatementsUnknown: it may; the cross-check allows for oltplab's own
+	// statements without taking them out of TPM.
+	StatementsUnknown StatementCounting = iota
+	// StatementsCounted: every such statement is a transaction in the
+	// counter (PostgreSQL's xact_commit).
+	StatementsCounted
+	// StatementsNotCounted: the counter counts COMMIT and ROLLBACK only
+	// (MySQL's Com_commit): oltplab's reads add nothing to it.
+	StatementsNotCounted
+)
 
 // ConnectionLimiter is implemented by databases whose server bounds its
 // connections: a run that would open more than it accepts is refused

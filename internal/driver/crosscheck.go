@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
@@ -36,9 +37,17 @@ import (
 //   - for TPM from a server counter: the edge rate x 2 x the counter's
 //     publication lag (dialect.Capabilities.TxCountLag: a PostgreSQL
 //     backend publishes its counts about once a second), the retried and
-//     failed attempts (the server counts their rollbacks), oltplab's own
-//     statements on the database (the counter reads and the samplers'
-//     queries: observerStatements);
+//     failed attempts (the server counts their rollbacks), the counter
+//     reads themselves, and oltplab's own statements on the database
+//     (the samplers' queries inside the window: observerStatements). A
+//     counter that counts each of them as a transaction
+//     (dialect.StatementsCounted, PostgreSQL) has them taken out of its
+//     figure (Result.OwnStatements, and out of TPM): only their rate over
+//     the edges' reads and lag stays in the allowance, plus one in flight
+//     at each edge, so that a divergence as large as the samplers' whole
+//     count still fails. One that does not count them
+//     (dialect.StatementsNotCounted, MySQL's Com_commit) allows nothing
+//     for them; one that may (unknown) allows all of them;
 //   - for NOPM: the New-Orders that failed (a lost connection may hide a
 //     commit);
 //
@@ -105,7 +114,9 @@ type CrossCheck struct {
 	// counter): there is nothing to compare.
 	Transactions *CounterCheck `json:"transactions,omitempty"`
 	// ObserverStatements is what oltplab's own samplers ran on the
-	// database during the run, allowed for in Transactions.
+	// database inside the window: taken out of the counter's figure
+	// (Result.OwnStatements) where it counts them, allowed for where it
+	// may.
 	ObserverStatements int64 `json:"observer_statements"`
 	// Inconclusive says why the comparisons conclude nothing (the driver
 	// counted fewer than MinCheckedTransactions): their OK is then only
@@ -120,10 +131,11 @@ type CrossCheck struct {
 // tolerance; below MinCheckedTransactions only a figure that went
 // backwards does (the check is then inconclusive). observerStatements is
 // the number of statements oltplab's samplers ran on the target database
-// while the run went on (0 when none ran). A result without a measured
-// window, or whose counters could not be read at both edges (its database
-// figures do not exist), is left alone. Calling it again replaces the
-// previous check.
+// inside the measured window (0 when none ran): where the server's counter
+// counts them, TPM leaves them out (OwnStatements). A result without a
+// measured window, or whose counters could not be read at both edges (its
+// database figures do not exist), is left alone. Calling it again
+// replaces the previous check.
 func (r *Result) CheckCounters(observerStatements int64) {
 	r.Suspect = nil
 	r.Check = nil
@@ -200,12 +212,32 @@ func (r *Result) CheckCounters(observerStatements int64) {
 				"another client wrote to this database, or it was rebuilt during the run",
 			r.DBNewOrders, c.NewOrders.DiffPct, newOrders, c.NewOrders.Limit()))
 	}
+	r.OwnStatements = 0
 	if src := r.txCountSource; src != "" {
 		lag := r.TxCountLagSeconds
-		txAllow := 2*vus + ceil(txRate*(edges+2*lag)) + retried + failed +
-			observerStatements + 2*counterReadStatements
-		tc := newCounterCheck(r.DBTransactions, completed, txAllow, TransactionTolerance)
+		dbTx, own, ownAllow := r.DBTransactions, int64(0), observerStatements
+		switch r.txCountsOwn {
+		case dialect.StatementsCounted:
+			if dbTx >= 0 {
+				own = observerStatements
+				dbTx = max(dbTx-own, 0)
+			}
+			ownRate := float64(observerStatements) / r.Window.Seconds
+			ownAllow = ceil(ownRate*(edges+2*lag)) + min(observerStatements, 2)
+		case dialect.StatementsNotCounted:
+			ownAllow = 0
+		}
+		txAllow := 2*vus + ceil(txRate*(edges+2*lag)) + retried + failed + ownAllow + 2*counterReadStatements
+		tc := newCounterCheck(dbTx, completed, txAllow, TransactionTolerance)
 		c.Transactions = &tc
+		less := ""
+		if own > 0 {
+			less = fmt.Sprintf(" once oltplab's own %d statements are taken out", own)
+			r.OwnStatements = own
+			if r.TPMSource == src { // not replaced by the driver's count
+				r.TPM = perMinute(dbTx, r.Window.Seconds)
+			}
+		}
 		switch {
 		case r.DBTransactions < 0:
 			r.Suspect = append(r.Suspect, fmt.Sprintf(
@@ -213,9 +245,9 @@ func (r *Result) CheckCounters(observerStatements int64) {
 				src, -r.DBTransactions))
 		case !tc.OK && conclusive:
 			r.Suspect = append(r.Suspect, fmt.Sprintf(
-				"TPM from %s (%d transactions) is %+.1f%% off the driver's own count (%d), beyond the allowed ±%.0f: "+
+				"TPM from %s (%d transactions%s) is %+.1f%% off the driver's own count (%d), beyond the allowed ±%.0f: "+
 					"another client ran transactions there, or its counters were reset during the run",
-				src, r.DBTransactions, tc.DiffPct, completed, tc.Limit()))
+				src, dbTx, less, tc.DiffPct, completed, tc.Limit()))
 		}
 	}
 	r.Check = c

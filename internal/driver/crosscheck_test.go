@@ -3,6 +3,8 @@ package driver
 import (
 	"strings"
 	"testing"
+
+	"github.com/oltplab/oltplab/internal/dialect"
 )
 
 // checked builds the Result of a 60 s window of 4 virtual users whose
@@ -228,5 +230,66 @@ func TestEdgeAllowance(t *testing.T) {
 	r.CheckCounters(0)
 	if c := r.Check.NewOrders; c.Allowance != 16 || c.OK {
 		t.Errorf("a minute's window 10%% above: allowance %d, ok %v; want 16, not ok", c.Allowance, c.OK)
+	}
+}
+
+// TestCheckCountersOwnStatements: in the tpc-c mode's minute of keying
+// and thinking terminals the driver completed 58 transactions while
+// PostgreSQL's counter rose by 424, 366 of them oltplab's own samplers'
+// queries (a wait sample every 200 ms and the counters every second).
+// TPM is the counter less what oltplab sent, not 424; another client's
+// transactions on top still fail the check.
+func TestCheckCountersOwnStatements(t *testing.T) {
+	tpcc := func(dbTx, observer int64, counting dialect.StatementCounting) *Result {
+		r := &Result{
+			Options:            Options{Mode: ModeTPCC, Terminals: 10},
+			Window:             Window{Seconds: 60},
+			DBNewOrders:        26,
+			NOPM:               26,
+			DriverNOPM:         26,
+			DriverTPM:          58,
+			DBTransactions:     dbTx,
+			TPM:                float64(dbTx),
+			TPMSource:          "pg_stat_database xact_commit+xact_rollback",
+			TxCountLagSeconds:  1,
+			CounterReadSeconds: 0.01,
+			countersRead:       true,
+			Series:             []SecondSample{{IntervalSeconds: 1, NewOrders: 1, Transactions: 2}},
+			Kinds: []KindResult{
+				{Kind: "new_order", Completed: 26},
+				{Kind: "payment", Completed: 25},
+				{Kind: "order_status", Completed: 3},
+				{Kind: "delivery", Completed: 2},
+				{Kind: "stock_level", Completed: 2},
+			},
+		}
+		r.txCountSource = r.TPMSource
+		r.txCountsOwn = counting
+		r.CheckCounters(observer)
+		return r
+	}
+	clean := tpcc(424, 366, dialect.StatementsCounted)
+	if clean.TPM != 58 || clean.OwnStatements != 366 || clean.IsSuspect() {
+		t.Errorf("PostgreSQL, 424 counted of which 366 oltplab's: TPM %v, own %d, suspect %q; want TPM 58 (the counter less oltplab's own statements), agreeing",
+			clean.TPM, clean.OwnStatements, clean.Suspect)
+	}
+	if c := clean.Check.Transactions; c.Database != 58 || c.Limit() > 30 {
+		t.Errorf("transactions check %+v (limit %.1f): want 58 compared, a limit that no longer holds the samplers' whole count", c, c.Limit())
+	}
+	// Another client's 40 transactions in the minute (+69%): beyond
+	// what the edges explain.
+	other := tpcc(424+40, 366, dialect.StatementsCounted)
+	if !other.IsSuspect() || !strings.Contains(other.Suspect[0], "(98 transactions once oltplab's own 366 statements are taken out)") {
+		t.Errorf("another client's 40 transactions: suspect %q, want the check to fail naming what was taken out", other.Suspect)
+	}
+	// MySQL's Com_commit does not count the samplers' reads: nothing is
+	// taken out and nothing allowed for them.
+	my := tpcc(58+40, 366, dialect.StatementsNotCounted)
+	if my.TPM != 98 || my.OwnStatements != 0 || !my.IsSuspect() {
+		t.Errorf("Com_commit 40 above the driver: TPM %v, own %d, suspect %q; want 98, nothing taken out, suspect", my.TPM, my.OwnStatements, my.Suspect)
+	}
+	// The stored result rechecks as it was judged.
+	if err := clean.Recheck(); err != nil {
+		t.Errorf("recheck: %v", err)
 	}
 }

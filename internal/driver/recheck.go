@@ -2,6 +2,8 @@ package driver
 
 import (
 	"fmt"
+
+	"github.com/oltplab/oltplab/internal/dialect"
 	"math"
 	"slices"
 	"strings"
@@ -56,6 +58,9 @@ func (r *Result) Recheck() error {
 			var observers int64
 			if r.Check != nil {
 				observers = r.Check.ObserverStatements
+			}
+			if r.OwnStatements > 0 {
+				c.txCountsOwn = dialect.StatementsCounted // its counter counted them: TPM left them out
 			}
 			c.CheckCounters(observers)
 			if c.IsSuspect() && !r.IsSuspect() {
@@ -112,7 +117,11 @@ func (r *Result) recheckRates() []string {
 	case r.CountsFallback != "" || strings.HasPrefix(r.TPMSource, DriverFallbackSource):
 		rate("TPM", r.TPM, r.DriverTPM, "the driver's own")
 	default:
-		rate("TPM", r.TPM, perMinute(r.DBTransactions, w), fmt.Sprintf("its %d transactions", r.DBTransactions))
+		net := r.DBTransactions
+		if r.OwnStatements > 0 && net >= 0 {
+			net = max(net-r.OwnStatements, 0)
+		}
+		rate("TPM", r.TPM, perMinute(net, w), fmt.Sprintf("its %d transactions less oltplab's own %d statements", r.DBTransactions, r.OwnStatements))
 	}
 	return errs
 }

@@ -44,6 +44,13 @@ type Result struct {
 	// (0 when the database's counters could not be used: CountsFallback).
 	DBTransactions int64 `json:"db_transactions"`
 	DBNewOrders    int64 `json:"db_new_orders"`
+	// OwnStatements is what oltplab itself ran on the database inside the
+	// window (its samplers' queries) that the server's counter counts as
+	// transactions (dialect.StatementsCounted): TPM leaves them out,
+	// (DBTransactions - OwnStatements) per minute. At a low rate (the
+	// tpc-c mode's keying and thinking terminals) they would otherwise
+	// be most of the counter. 0 where the counter does not count them.
+	OwnStatements int64 `json:"own_statements,omitempty"`
 	// CountsFallback says why TPM and NOPM are the driver's own counts
 	// rather than the database's (its counters could not be read at the
 	// end of the window; the server restarted inside it); empty when they
@@ -150,6 +157,9 @@ type Result struct {
 	// txCountSource names the server counter behind DBTransactions; empty
 	// without one. TPMSource says so too, unless TPM had to be replaced.
 	txCountSource string
+	// txCountsOwn: that counter counts oltplab's own statements
+	// (dialect.Capabilities.TxCountsStatements).
+	txCountsOwn dialect.StatementCounting
 }
 
 // Window is the measured window: from the moment the start counters were

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -14,14 +15,30 @@ import (
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
-// Live is a report on a running run, every Options.LiveEvery. Its rates
-// are the driver's own counts over the last interval, whatever the phase.
+// Live is a report on a running run. Its rates are the driver's own
+// counts, whatever the phase.
+//
+// Live is called every second (every LiveEvery when shorter), so that a
+// gauge follows the run from its first second; its rates are over the
+// last LiveEvery, or over the run so far while it is younger (they used
+// to read 0 for the first LiveEvery of every run). Line marks one call
+// per LiveEvery: what prints a line of progress prints those.
 type Live struct {
 	Elapsed time.Duration // since the run started (ramp-up included)
 	Phase   Phase
 	TPM     float64 // completed transactions per minute over the interval
 	NOPM    float64 // committed New-Orders per minute over the interval
 	Errors  int64   // failed transactions in the interval
+	// Interval is what the rates cover: LiveEvery, or less at the start.
+	Interval time.Duration
+	// Line: LiveEvery has passed since the previous line.
+	Line bool
+}
+
+// liveMark is the driver's counts at one live call.
+type liveMark struct {
+	at             time.Time
+	done, no, errs int64
 }
 
 // counterReadTimeout bounds the reads of the window's end counters when
@@ -105,6 +122,7 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 		r.res.TPMSource = tc.TxCountSource()
 		r.res.txCountSource = r.res.TPMSource
 		r.res.TxCountLagSeconds = db.Caps().TxCountLag.Seconds()
+		r.res.txCountsOwn = db.Caps().TxCountsStatements
 	}
 	conn, err := db.Connect(ctx)
 	if err != nil {
@@ -213,8 +231,9 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 	r.cancelSched = cancelSched
 	r.readCtx = ctx
 	r.t0 = clk.Now()
-	r.lastLive = r.t0
-	sched := schedule{clk: clk, rampup: o.Rampup, duration: o.Duration, grace: o.Grace, liveEvery: o.LiveEvery, at: windowAt}
+	r.lastLine = r.t0
+	r.liveMarks = []liveMark{{at: r.t0}}
+	sched := schedule{clk: clk, rampup: o.Rampup, duration: o.Duration, grace: o.Grace, liveEvery: min(o.LiveEvery, time.Second), at: windowAt}
 	notifyPhase(o.Recorder, PhaseRampup, o.VUs)
 	sched.run(schedCtx, vusDone, r)
 	<-vusDone
@@ -316,8 +335,10 @@ type runner struct {
 	lastSample   time.Time
 	secondMerged *hdrhistogram.Histogram
 
-	lastLive                     time.Time
-	liveDone, liveNO, liveErrors int64
+	// liveMarks are the counts at the live calls of the last LiveEvery
+	// (the oldest at or before its start); lastLine the last Line.
+	liveMarks []liveMark
+	lastLine  time.Time
 
 	// nopmWhere restricts the NOPM source to a shard's warehouses.
 	nopmWhere string
@@ -695,13 +716,26 @@ func (r *runner) live(now time.Time, p Phase) {
 		no += v.stats.live.newOrders.Load()
 		errs += v.stats.live.errors.Load()
 	}
-	interval := now.Sub(r.lastLive)
-	l := Live{Elapsed: now.Sub(r.t0), Phase: p, Errors: errs - r.liveErrors}
-	if m := interval.Minutes(); m > 0 {
-		l.TPM = float64(done-r.liveDone) / m
-		l.NOPM = float64(no-r.liveNO) / m
+	r.liveMarks = append(r.liveMarks, liveMark{at: now, done: done, no: no, errs: errs})
+	// The base is the newest mark at least LiveEvery old, or the run's
+	// start while it is younger.
+	cut := now.Add(-r.o.LiveEvery)
+	k := 0
+	for k+1 < len(r.liveMarks)-1 && !r.liveMarks[k+1].at.After(cut) {
+		k++
 	}
-	r.lastLive, r.liveDone, r.liveNO, r.liveErrors = now, done, no, errs
+	r.liveMarks = slices.Delete(r.liveMarks, 0, k)
+	base := r.liveMarks[0]
+	interval := now.Sub(base.at)
+	l := Live{Elapsed: now.Sub(r.t0), Phase: p, Errors: errs - base.errs, Interval: interval}
+	if m := interval.Minutes(); m > 0 {
+		l.TPM = float64(done-base.done) / m
+		l.NOPM = float64(no-base.no) / m
+	}
+	// A line per LiveEvery, allowing for a tick that comes a little early.
+	if now.Sub(r.lastLine) >= r.o.LiveEvery-r.o.LiveEvery/20 {
+		l.Line, r.lastLine = true, now
+	}
 	if r.liveFn != nil {
 		r.liveFn(l)
 	}

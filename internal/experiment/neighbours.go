@@ -302,8 +302,8 @@ func instancesTable(s summary.Neighbours) report.Table {
 
 func lossTable(s summary.Neighbours) report.Table {
 	t := report.Table{Title: "Victims' loss against their baseline",
-		Note: "Loss = 1 − noisy/baseline, in percent (negative: faster in the noisy phase), with the 95% interval of Fieller's theorem " +
-			"for the ratio of the two phases' means. \"not significant\": the interval contains no loss.",
+		Note: "Loss = 1 − noisy/baseline, in percent (negative: faster in the noisy phase), with the 95% interval of the ratio of the two phases' means " +
+			"(on the log scale, so it never crosses zero). \"not significant\": the interval contains no loss.",
 		Header: []string{"Victim", "NOPM baseline", "NOPM noisy", "NOPM loss", "95% CI", "TPM loss", "95% CI", ""},
 		Right:  []bool{false, true, true, true, true, true, true, false}}
 	for _, l := range s.Losses {
@@ -314,7 +314,9 @@ func lossTable(s summary.Neighbours) report.Table {
 		case l.HasCI:
 			nci, tci = pct(l.NOPMLo)+" to "+pct(l.NOPMHi), pct(l.TPMLo)+" to "+pct(l.TPMHi)
 			sig = significance(l.Significant, l.TooFew)
-		case l.Unbounded:
+		case l.TooFew:
+			sig = significance(false, true)
+		case l.Unbounded: // stored by oltplab before intervals were taken on the log scale
 			nci, sig = "unbounded", "not significant"
 		}
 		if l.Suspect {
@@ -329,7 +331,7 @@ func whileNoisyTable(s summary.Neighbours) report.Table {
 	t := report.Table{Title: "Victims while the backups run",
 		Note: "Within the noisy phase, each victim's rate while a backup ran against its rate from that backup's end to the next " +
 			"one's start, cycle by cycle (the driver's per-second counts, per-minute rates; a second counts where its middle falls). " +
-			"Loss = 1 − during/between with Fieller's 95% interval over the cycles. The same instances are loaded in both, so the noisy " +
+			"Loss = 1 − during/between with the 95% interval of the ratio over the cycles. The same instances are loaded in both, so the noisy " +
 			"instances' stopped load does not count here, as it does against the baseline.",
 		Header: []string{"Victim", "Cycles", "NOPM during", "NOPM between", "NOPM loss", "95% CI", "TPM during", "TPM between", "TPM loss", ""},
 		Right:  []bool{false, true, true, true, true, true, true, true, true, false}}
@@ -339,7 +341,9 @@ func whileNoisyTable(s summary.Neighbours) report.Table {
 		case w.HasCI:
 			nci = pct(w.NOPMLo) + " to " + pct(w.NOPMHi)
 			sig = significance(w.Significant, w.TooFew)
-		case w.Unbounded:
+		case w.TooFew:
+			sig = significance(false, true)
+		case w.Unbounded: // stored by oltplab before intervals were taken on the log scale
 			nci, sig = "unbounded", "not significant"
 		}
 		t.Rows = append(t.Rows, []string{w.Name, strconv.Itoa(w.NOPMDuring.N), mean(w.NOPMDuring), mean(w.NOPMBetween), pct(w.NOPMLossPct), nci,

@@ -375,7 +375,10 @@ func mean(s profile.Summary) string {
 }
 
 func ci(s profile.Summary) string {
-	if !s.HasCI() {
+	switch {
+	case s.N > 0 && !s.HasCI():
+		return "too few runs"
+	case !s.HasCI():
 		return "—"
 	}
 	return fmtNum(s.CILo) + "–" + fmtNum(s.CIHi)

@@ -141,8 +141,8 @@ steps: [build, parallel]
 	if len(sec.Tables) != 3 || len(sec.Tables[0].Rows) != 3 || sec.Tables[0].Rows[2][0] != "total" || len(sec.Tables[2].Rows) != 4 {
 		t.Fatalf("parallel section: got %+v, want the targets with a total, the windows and the alignment", sec.Tables)
 	}
-	if sec.Tables[0].Rows[0][3] == "—" {
-		t.Errorf("two windows give a confidence interval: got %v", sec.Tables[0].Rows[0])
+	if sec.Tables[0].Rows[0][3] != "too few runs" {
+		t.Errorf("two windows give no confidence interval: got %v, want \"too few runs\"", sec.Tables[0].Rows[0])
 	}
 	if len(sec.Charts) != 1 || len(sec.Charts[0].Series) != 3 || len(sec.Charts[0].X) < 2 {
 		t.Errorf("parallel chart: got %+v, want the total and both targets second by second", sec.Charts)

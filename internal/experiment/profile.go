@@ -15,13 +15,16 @@ import (
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/scenario"
+	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/yamldoc"
 )
 
 func init() {
 	plan.Register(plan.Kind{Name: "profile", Scope: plan.PerTarget,
-		Summary: "a virtual-user sweep with repeats, as `oltplab run` (options: vus, rampup, duration, grace, repeat, interleave, reset_between, checkpoint_before, client_sql, all_warehouses, max_retries, reconnect_for, max_failure_rate, seed)",
-		New:     func() plan.Step { return &profileStep{Load: plan.DefaultLoad(), Repeat: 1} }})
+		Summary: "a virtual-user sweep with repeats, as `oltplab run` (options: vus, rampup, duration, grace, repeat (a number or auto), precision, min_repeats, max_repeats, interleave, reset_between, checkpoint_before, client_sql, all_warehouses, max_retries, reconnect_for, max_failure_rate, seed)",
+		New: func() plan.Step {
+			return &profileStep{Load: plan.DefaultLoad(), Repeat: plan.Repeat{N: 1}, Adaptive: plan.DefaultAdaptive()}
+		}})
 }
 
 // What the profile kind is, checked by the compiler.
@@ -44,20 +47,71 @@ var (
 //	  vus: [1, 2, 4]          # or "fib:13", "pow2:8", "1,2,4"
 //	  rampup: 10s
 //	  duration: 30s
-//	  repeat: 2
-//	  interleave: true
+//	  repeat: 2               # or auto, with precision, min_repeats, max_repeats
+//	  interleave: true        # or targets: alternate the runs between the targets, analysed in pairs
+//	  aa_check: true          # with interleave: targets, the baseline measured again at the end
 //	  checkpoint_before: true
 //	  reset_between: false
 type profileStep struct {
 	VUs VUs `yaml:"vus"`
 	// Load: ramp-up, duration, grace and the driver's other options.
-	plan.Load        `yaml:",inline"`
-	Repeat           int  `yaml:"repeat"`
-	Interleave       bool `yaml:"interleave"`
-	ResetBetween     bool `yaml:"reset_between"`
-	CheckpointBefore bool `yaml:"checkpoint_before"`
+	plan.Load `yaml:",inline"`
+	Repeat    plan.Repeat `yaml:"repeat"`
+	// Adaptive: the stopping rule of repeat: auto.
+	plan.Adaptive    `yaml:",inline"`
+	Interleave       Interleave `yaml:"interleave"`
+	ResetBetween     bool       `yaml:"reset_between"`
+	CheckpointBefore bool       `yaml:"checkpoint_before"`
+	// AACheck measures the baseline once more at every step at the end
+	// of a paired comparison (interleave: targets): the A/A check.
+	AACheck bool `yaml:"aa_check"`
 
 	experiment string // the plan's name, for labels
+	baseline   string // the plan's baseline target
+}
+
+// Interleave is how a profile step orders its runs: false, every step's
+// repeats back to back; true, the whole sweep once per repeat,
+// alternating direction; targets, moreover alternating between the
+// targets, run by run, for a paired comparison (see paired.go).
+type Interleave struct {
+	Sweep   bool // the whole sweep once per repeat
+	Targets bool // alternate between the targets (implies Sweep)
+}
+
+// UnmarshalText reads true, false or targets.
+func (i *Interleave) UnmarshalText(b []byte) error {
+	switch strings.ToLower(strings.TrimSpace(string(b))) {
+	case "true", "yes", "on":
+		*i = Interleave{Sweep: true}
+	case "false", "no", "off", "":
+		*i = Interleave{}
+	case "targets":
+		*i = Interleave{Sweep: true, Targets: true}
+	default:
+		return fmt.Errorf("want true, false or targets, got %q", string(b))
+	}
+	return nil
+}
+
+// MarshalText writes the option as UnmarshalText reads it.
+func (i Interleave) MarshalText() ([]byte, error) {
+	switch {
+	case i.Targets:
+		return []byte("targets"), nil
+	case i.Sweep:
+		return []byte("true"), nil
+	}
+	return []byte("false"), nil
+}
+
+// Scope is the step's scope: over all targets at once when its runs
+// alternate between them (plan.Scoper).
+func (s *profileStep) Scope() plan.Scope {
+	if s.Interleave.Targets {
+		return plan.OverTargets
+	}
+	return plan.PerTarget
 }
 
 // VUs is a virtual-user sequence: a list of counts, one count, or a
@@ -109,27 +163,48 @@ func (s *profileStep) Prepare(p *plan.Plan) error {
 	if len(s.VUs.Steps) == 0 {
 		return fmt.Errorf("vus is required (e.g. vus: [1, 2, 4] or vus: fib:13)")
 	}
-	if s.Repeat < 1 {
-		return fmt.Errorf("repeat must be at least 1, got %d", s.Repeat)
+	if !s.Repeat.Auto && s.Repeat.N < 1 {
+		return fmt.Errorf("repeat must be at least 1 or auto, got %d", s.Repeat.N)
 	}
-	if err := profile.CheckSlots(len(s.VUs.Steps), s.Repeat); err != nil {
+	if err := s.Adaptive.Validate(s.Repeat); err != nil {
+		return err
+	}
+	if err := profile.CheckSlots(len(s.VUs.Steps), s.runs()); err != nil {
 		return err
 	}
 	if err := s.Load.Validate(s.VUs.Steps[0]); err != nil {
 		return err
 	}
-	s.experiment = p.Name
+	if s.AACheck && !s.Interleave.Targets {
+		return fmt.Errorf("aa_check goes with interleave: targets (the baseline measured again after a paired comparison)")
+	}
+	if s.Interleave.Targets && len(p.Targets) < 2 {
+		return fmt.Errorf("interleave: targets needs at least two targets to alternate between, the plan has %d", len(p.Targets))
+	}
+	s.experiment, s.baseline = p.Name, p.Baseline
 	return nil
 }
+
+// runs is the most runs of each step: the repeat, or auto's budget.
+func (s *profileStep) runs() int { return s.Adaptive.Runs(s.Repeat) }
 
 func (s *profileStep) Describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "profile %s VUs", s.VUs.Spec)
-	if s.Repeat > 1 {
-		fmt.Fprintf(&b, " × %d repeats", s.Repeat)
-		if s.Interleave {
-			b.WriteString(" (interleaved)")
+	switch {
+	case s.Repeat.Auto:
+		fmt.Fprintf(&b, " × auto repeats (%d to %d runs, until the 95%% interval is within %s)", s.MinRepeats, s.MaxRepeats, s.Precision)
+	case s.Repeat.N > 1:
+		fmt.Fprintf(&b, " × %d repeats", s.Repeat.N)
+	}
+	switch {
+	case s.Interleave.Targets:
+		b.WriteString(" alternating between the targets (paired)")
+		if s.AACheck {
+			b.WriteString(", A/A check at the end")
 		}
+	case s.runs() > 1 && s.Interleave.Sweep:
+		b.WriteString(" (interleaved)")
 	}
 	fmt.Fprintf(&b, ", ramp-up %s, %s measured", s.Rampup, s.Duration)
 	if s.CheckpointBefore {
@@ -160,10 +235,20 @@ func (s *profileStep) Estimate(p *plan.Plan, t *plan.TargetSpec) time.Duration {
 	if s.ResetBetween {
 		per += hygieneSeconds * time.Second
 	}
-	return time.Duration(len(s.VUs.Steps)*s.Repeat) * per
+	runs := len(s.VUs.Steps) * s.runs() // auto: its budget, the most it can take
+	if s.Interleave.Targets {
+		runs *= len(p.Targets)
+		if s.AACheck {
+			runs += len(s.VUs.Steps)
+		}
+	}
+	return time.Duration(runs) * per
 }
 
 func (s *profileStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
+	if s.Interleave.Targets {
+		return s.runPaired(ctx, x)
+	}
 	var prev profileProgress
 	if len(x.Progress) > 0 {
 		if err := json.Unmarshal(x.Progress, &prev); err != nil {
@@ -179,11 +264,18 @@ func (s *profileStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	}
 	o := scenario.ProfileOptions{
 		Label: s.experiment + "/" + x.Target.Spec.Name, Steps: s.VUs.Steps, VUsSpec: s.VUs.Spec,
-		Repeat: s.Repeat, Interleave: s.Interleave, Checkpoint: s.CheckpointBefore, Reset: s.ResetBetween,
+		Repeat: s.runs(), Interleave: s.Interleave.Sweep, Checkpoint: s.CheckpointBefore, Reset: s.ResetBetween,
 		Driver: d, Continue: prev.ProfileID,
 		Started: func(ctx context.Context, id int64) error {
 			return x.Save(ctx, profileProgress{ProfileID: id, Seed: d.Seed})
 		},
+	}
+	if s.Repeat.Auto {
+		a, err := s.adaptive(ctx, x)
+		if err != nil {
+			return Outcome{}, err
+		}
+		o.Adaptive = a
 	}
 	out, err := x.Env.Profile(ctx, x.Target.DB, x.Target.Target, o)
 	oc := Outcome{ProfileID: out.ID, RunIDs: out.Runs}
@@ -197,13 +289,98 @@ func (s *profileStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 			oc.Headline = fmt.Sprintf("peak NOPM %.0f at %d VUs", rp.Verdict.PeakNOPM, rp.Verdict.PeakVUs)
 		}
 	}
+	if h := stopsHeadline(out.Stops); h != "" {
+		oc.Headline = strings.TrimPrefix(oc.Headline+"; "+h, "; ")
+	}
 	return oc, nil
+}
+
+// adaptive is the stopping rule of repeat: auto on x's target: on a
+// target other than the baseline, once the baseline's same step has
+// measured, the rule bounds the ratio to the baseline's NOPM.
+func (s *profileStep) adaptive(ctx context.Context, x *Exec) (*scenario.AdaptiveOptions, error) {
+	a := &scenario.AdaptiveOptions{Rule: s.Adaptive.Rule()}
+	if x.Target.Spec.Name == s.baseline || x.Env.Experiment == nil {
+		return a, nil
+	}
+	base, err := baselineFigures(ctx, x, s.baseline)
+	if err != nil || base == nil {
+		return a, err
+	}
+	a.Baseline, a.BaselineName = func(users int) []float64 { return base[users] }, s.baseline
+	return a, nil
+}
+
+// baselineFigures reads the NOPM of the counting runs the baseline
+// target's run of the same plan step measured, per step's users; nil
+// when the baseline has not run that step (yet: it comes later in the
+// schedule).
+func baselineFigures(ctx context.Context, x *Exec, baseline string) (map[int][]float64, error) {
+	units := x.Plan.Schedule()
+	seq := x.Env.Experiment.Seq
+	if seq < 1 || seq > len(units) {
+		return nil, nil
+	}
+	index := units[seq-1].Step.Index
+	steps, err := x.Env.Store.ExperimentSteps(ctx, x.Env.Experiment.ID)
+	if err != nil {
+		return nil, &scenario.StoreError{Op: "read the experiment's steps", Err: err}
+	}
+	for _, st := range steps {
+		if st.StepIndex != index || st.Target != baseline || st.State != store.StepDone {
+			continue
+		}
+		var oc Outcome
+		if json.Unmarshal(st.Outcome, &oc) != nil || oc.ProfileID == 0 {
+			return nil, nil
+		}
+		p, err := x.Env.Store.GetProfile(ctx, oc.ProfileID)
+		if err != nil {
+			return nil, &scenario.StoreError{Op: "read the baseline's profile", Err: err}
+		}
+		rp, err := results.Profile(ctx, x.Env.Store, p, false)
+		if err != nil {
+			return nil, err
+		}
+		out := map[int][]float64{}
+		for _, s := range rp.Steps {
+			out[s.VUs] = s.CountedNOPM()
+		}
+		return out, nil
+	}
+	return nil, nil
+}
+
+// stopsHeadline says how the steps of an adaptive profile stopped:
+// "precision 5% reached at 2 of 3 steps, budget ended at 1".
+func stopsHeadline(stops []profile.Stop) string {
+	if len(stops) == 0 {
+		return ""
+	}
+	n := map[profile.StopReason]int{}
+	for _, s := range stops {
+		n[s.Reason]++
+	}
+	var parts []string
+	if k := n[profile.StopPrecision]; k > 0 {
+		parts = append(parts, fmt.Sprintf("precision reached at %d of %d steps", k, len(stops)))
+	}
+	if k := n[profile.StopBudget]; k > 0 {
+		parts = append(parts, fmt.Sprintf("budget ended at %d", k))
+	}
+	if k := n[profile.StopInterrupted]; k > 0 {
+		parts = append(parts, fmt.Sprintf("interrupted at %d", k))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Section is the profile step's part of the report: every target's
 // profile overlaid, the baseline first, with the I/O caps a managed
 // instance was given.
 func (s *profileStep) Section(ctx context.Context, rc *ReportContext, index int) (report.Section, error) {
+	if units := rc.Units(index); len(units) == 1 && units[0].Target == "" {
+		return s.pairedSection(ctx, rc, units[0])
+	}
 	var sec report.Section
 	var missing []string
 	for _, u := range rc.inOrder(rc.Units(index)) {

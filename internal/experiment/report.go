@@ -102,6 +102,17 @@ func (rc *ReportContext) Profile(seq int) (store.Profile, bool) {
 	return store.Profile{}, false
 }
 
+// ProfileLabeled returns the profile of one schedule entry with a label
+// (a step over all targets stores one per target).
+func (rc *ReportContext) ProfileLabeled(seq int, label string) (store.Profile, bool) {
+	for _, p := range rc.profiles {
+		if p.ExperimentSeq == seq && p.Label == label {
+			return p, true
+		}
+	}
+	return store.Profile{}, false
+}
+
 // inOrder sorts schedule entries by the report's target order.
 func (rc *ReportContext) inOrder(units []store.ExperimentStep) []store.ExperimentStep {
 	units = slices.Clone(units)
@@ -186,6 +197,7 @@ func Report(ctx context.Context, st *store.Store, id int64, includeSuspect bool)
 			}
 		}
 		out.Method = append(out.Method, title)
+		out.Method = append(out.Method, sec.Method...)
 	}
 	out.Cost = rc.costTable(priced, pricedStep)
 	return report.Input{Experiment: out}, nil

@@ -300,7 +300,7 @@ func stints(units []plan.Unit) []stint {
 	var out []stint
 	for _, u := range units {
 		n := len(out)
-		if n > 0 && u.Step.Kind.Scope == plan.PerTarget && out[n-1][0].Step.Kind.Scope == plan.PerTarget &&
+		if n > 0 && u.Step.Scope() == plan.PerTarget && out[n-1][0].Step.Scope() == plan.PerTarget &&
 			out[n-1][0].TargetName() == u.TargetName() {
 			out[n-1] = append(out[n-1], u)
 			continue

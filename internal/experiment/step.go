@@ -26,6 +26,9 @@ type Outcome struct {
 	RunIDs   []int64 `json:"run_ids,omitempty"`
 	// ProfileID is the profile a profile step stored (0 otherwise).
 	ProfileID int64 `json:"profile_id,omitempty"`
+	// Profiles are the profiles a step over all targets stored, by
+	// target name (a paired comparison; "<name>/aa" its A/A check).
+	Profiles map[string]int64 `json:"profiles,omitempty"`
 }
 
 // Exec is what one execution of a step is given.

@@ -65,11 +65,11 @@ func New() *Metrics {
 	}, []string{"type", "class"})
 	m.nopm = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: NOPM,
-		Help: "New-Orders committed per minute over the last live interval, counted by the driver (the stored result's NOPM comes from the database).",
+		Help: "New-Orders committed per minute over the last live interval (the run so far while it is younger), updated every second, counted by the driver (the stored result's NOPM comes from the database).",
 	})
 	m.tpm = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: TPM,
-		Help: "Transactions completed per minute over the last live interval, counted by the driver.",
+		Help: "Transactions completed per minute over the last live interval (the run so far while it is younger), updated every second, counted by the driver.",
 	})
 	m.phase = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: Phase,

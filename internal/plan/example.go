@@ -18,8 +18,14 @@ profile:                     # options of every profile step (as oltplab run)
   vus: [1, 2, 4]             # or fib:13, pow2:8, geo:256:1024:1.41, "1,2,4"
   rampup: 10s                # executed, not measured
   duration: 30s              # the measured window of each run
-  repeat: 2                  # runs per virtual-user count (mean, spread, CI)
-  interleave: true           # the whole sweep once per repeat, alternating direction
+  repeat: 2                  # runs per virtual-user count (mean, spread; a CI from 3 on), or auto:
+                             # until the 95% CI is within precision (or the ratio's, against
+                             # the baseline), min_repeats to max_repeats runs
+  # precision: 5%            # with repeat: auto (and min_repeats: 3, max_repeats: 10)
+  interleave: true           # the whole sweep once per repeat, alternating direction; or targets:
+                             # runs alternate between the targets too (A B, B A, ...), analysed
+                             # as pairs beside the unpaired ratio
+  # aa_check: true           # with interleave: targets, the baseline again at the end (host drift)
   checkpoint_before: true    # write dirty pages before each run
   reset_between: false       # return to the post-build state before each run
   client_sql: false          # statements from the client instead of procedures

@@ -56,6 +56,15 @@ type Entry struct {
 	Step  Step
 }
 
+// Scope is what one execution of the entry covers: its kind's, unless
+// its options decide (Scoper).
+func (e *Entry) Scope() Scope {
+	if s, ok := e.Step.(Scoper); ok {
+		return s.Scope()
+	}
+	return e.Kind.Scope
+}
+
 // planFile is the fixed part of a plan file; the sections named after a
 // step kind (build:, profile:, ...) are decoded by their kinds.
 type planFile struct {

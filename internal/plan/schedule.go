@@ -14,7 +14,7 @@ type Unit struct {
 
 // TargetName is the unit's target, "" for a step over all targets.
 func (u Unit) TargetName() string {
-	if u.Step.Kind.Scope == OverTargets {
+	if u.Step.Scope() == OverTargets {
 		return ""
 	}
 	return u.Targets[0].Name
@@ -39,7 +39,7 @@ func (p *Plan) Schedule() []Unit {
 		out = append(out, Unit{Seq: len(out) + 1, Step: s, Targets: ts, Estimate: s.Step.Estimate(p, ts[0])})
 	}
 	for _, seg := range p.segments() {
-		if seg[0].Kind.Scope == OverTargets {
+		if seg[0].Scope() == OverTargets {
 			add(seg[0], p.Targets)
 			continue
 		}
@@ -58,7 +58,7 @@ func (p *Plan) segments() [][]*Entry {
 	var segs [][]*Entry
 	for _, s := range p.Steps {
 		n := len(segs)
-		if s.Kind.Scope == PerTarget && n > 0 && segs[n-1][0].Kind.Scope == PerTarget {
+		if s.Scope() == PerTarget && n > 0 && segs[n-1][0].Scope() == PerTarget {
 			segs[n-1] = append(segs[n-1], s)
 			continue
 		}

@@ -60,6 +60,13 @@ type Step interface {
 	Estimate(p *Plan, t *TargetSpec) time.Duration
 }
 
+// Scoper is a Step whose options decide its scope, in place of its
+// kind's: a profile step that alternates its runs between the targets
+// (interleave: targets) runs over all of them at once.
+type Scoper interface {
+	Scope() Scope
+}
+
 // ConnectionUser is a Step that opens client connections: managed
 // instances accept as many as the largest step of the plan asks for.
 type ConnectionUser interface {

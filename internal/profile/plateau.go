@@ -63,6 +63,9 @@ type Verdict struct {
 	PerUserPeakVUs int `json:"per_user_peak_vus,omitempty"`
 	// Reason explains the verdict in one line with the numbers behind it.
 	Reason string `json:"reason"`
+	// SingleRuns lists the steps (their VUs) that rest on one run: a
+	// verdict drawn from them rests on single runs and says so in Reason.
+	SingleRuns []int `json:"single_runs,omitempty"`
 }
 
 // Analyze finds the peak and the knee of a profile. Steps without a
@@ -84,6 +87,28 @@ type Verdict struct {
 // scaling as long as users still add a useful share, and a fall is
 // called a fall.
 func Analyze(steps []StepFigures, threshold float64) Verdict {
+	v := analyze(steps, threshold)
+	for _, s := range steps {
+		if s.NOPM.N == 1 && s.VUs >= 1 {
+			v.SingleRuns = append(v.SingleRuns, s.VUs)
+		}
+	}
+	slices.Sort(v.SingleRuns)
+	switch n := len(v.SingleRuns); {
+	case n == 0:
+	case n == len(slices.DeleteFunc(slices.Clone(steps), func(s StepFigures) bool { return s.NOPM.N == 0 || s.VUs < 1 })):
+		v.Reason += "; it rests on single runs (one run per step: no spread is known, so no difference between steps is established)"
+	default:
+		vus := make([]string, n)
+		for i, u := range v.SingleRuns {
+			vus[i] = strconv.Itoa(u)
+		}
+		v.Reason += fmt.Sprintf("; at %s VUs it rests on a single run", strings.Join(vus, ", "))
+	}
+	return v
+}
+
+func analyze(steps []StepFigures, threshold float64) Verdict {
 	if threshold <= 0 || math.IsNaN(threshold) {
 		threshold = DefaultKneeThreshold
 	}

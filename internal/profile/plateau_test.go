@@ -163,3 +163,39 @@ func TestFormatThousands(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictOnSingleRuns: a peak, plateau or fall found from steps of
+// one run each says it rests on single runs; a step of three does not.
+func TestVerdictOnSingleRuns(t *testing.T) {
+	three := Summary{N: 3, Mean: 2000}
+	tests := []struct {
+		name   string
+		steps  []StepFigures
+		single []int
+		reason string
+	}{
+		{"all single", steps([]int{1, 2, 4}, []float64{1000, 1900, 1000}, nil, nil), []int{1, 2, 4}, "it rests on single runs"},
+		{"one single", []StepFigures{{VUs: 1, NOPM: Summary{N: 3, Mean: 1000}}, {VUs: 2, NOPM: three}, {VUs: 4, NOPM: Summary{N: 1, Mean: 1000}}},
+			[]int{4}, "at 4 VUs it rests on a single run"},
+		{"none single", []StepFigures{{VUs: 1, NOPM: Summary{N: 3, Mean: 1000}}, {VUs: 2, NOPM: three}}, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Analyze(tt.steps, 0)
+			if len(v.SingleRuns) != len(tt.single) {
+				t.Fatalf("SingleRuns = %v, want %v", v.SingleRuns, tt.single)
+			}
+			for i := range tt.single {
+				if v.SingleRuns[i] != tt.single[i] {
+					t.Errorf("SingleRuns = %v, want %v", v.SingleRuns, tt.single)
+				}
+			}
+			if tt.reason != "" && !strings.Contains(v.Reason, tt.reason) {
+				t.Errorf("Reason %q lacks %q", v.Reason, tt.reason)
+			}
+			if tt.reason == "" && strings.Contains(v.Reason, "single run") {
+				t.Errorf("Reason %q mentions single runs", v.Reason)
+			}
+		})
+	}
+}

@@ -21,31 +21,39 @@ type Summary struct {
 	// CV is the coefficient of variation StdDev/|Mean| as a fraction
 	// (0.05 is 5%); 0 when N < 2 or Mean is 0.
 	CV float64 `json:"cv"`
-	// CILo and CIHi bound the two-sided 95% Student-t confidence
-	// interval of the mean, Mean -/+ t(0.975, N-1)*StdDev/sqrt(N). With
-	// N < 2 there is no interval and both equal Mean (see HasCI).
+	// CILo and CIHi bound the two-sided 95% confidence interval of the
+	// mean, drawn from MinRepeats values on (see HasCI; below that both
+	// equal Mean). For positive values (every value above 0: NOPM, TPM,
+	// seconds, MB/s) it is taken on the log scale, where such a figure
+	// varies symmetrically: exp(log Mean -/+ t*CV/sqrt(N)), the delta
+	// method's standard error of log Mean with Student's t at N-1 degrees
+	// of freedom. It never reaches 0 and is wider above the mean than
+	// below. Otherwise (LogScale false) it is Mean -/+ t*StdDev/sqrt(N),
+	// its lower end raised to 0 when no value is negative.
 	CILo float64 `json:"ci_lo"`
 	CIHi float64 `json:"ci_hi"`
+	// LogScale: the interval was taken on the log scale.
+	LogScale bool `json:"log_scale,omitempty"`
 	// HighVariation is set when CV is above the threshold given to
 	// SummarizeCV (DefaultHighVariationCV for Summarize).
 	HighVariation bool `json:"high_variation"`
 }
 
-// MinRepeats is the fewest repeats from which oltplab draws a
-// conclusion. Two repeats give an interval, but on one degree of freedom
-// (t = 12.7): it is ten times the spread of the two values, often
-// crosses zero, and says little; three give t = 4.3, and each further
-// repeat narrows it. Renderers say "too few to conclude" below it, and
+// MinRepeats is the fewest repeats from which oltplab draws an interval
+// or a conclusion. Two repeats would give an interval on one degree of
+// freedom (t = 12.7): ten times the spread of the two values, often
+// reaching below zero, and saying nothing; three give t = 4.3, and each
+// further repeat narrows it. Renderers say "too few runs" below it, and
 // help recommends --repeat 3 or more.
 const MinRepeats = 3
 
-// HasCI reports whether s has a confidence interval (at least two
-// values).
-func (s Summary) HasCI() bool { return s.N >= 2 }
+// HasCI reports whether s has a confidence interval: at least
+// MinRepeats values.
+func (s Summary) HasCI() bool { return s.N >= MinRepeats }
 
 // Conclusive reports whether s rests on enough repeats (MinRepeats) for
-// its interval to support a conclusion.
-func (s Summary) Conclusive() bool { return s.N >= MinRepeats }
+// its interval to support a conclusion; the same as HasCI.
+func (s Summary) Conclusive() bool { return s.HasCI() }
 
 // StdErr is the standard error of the mean, StdDev/sqrt(N); 0 when
 // N < 2.
@@ -54,6 +62,17 @@ func (s Summary) StdErr() float64 {
 		return 0
 	}
 	return s.StdDev / math.Sqrt(float64(s.N))
+}
+
+// HalfWidth is the interval's precision relative to the mean: how far
+// its farther end lies from the mean, as a fraction of the mean (0.05:
+// the mean is known to within 5%). On the log scale it is CIHi/Mean - 1.
+// +Inf without an interval or with a mean of 0.
+func (s Summary) HalfWidth() float64 {
+	if !s.HasCI() || s.Mean <= 0 {
+		return math.Inf(1)
+	}
+	return max(s.CIHi-s.Mean, s.Mean-s.CILo) / s.Mean
 }
 
 // Summarize returns the spread of xs, flagging a coefficient of
@@ -93,9 +112,21 @@ func SummarizeCV(xs []float64, highCV float64) Summary {
 	if s.Mean != 0 {
 		s.CV = s.StdDev / math.Abs(s.Mean)
 	}
-	half := TQuantile975(s.N-1) * s.StdErr()
-	s.CILo, s.CIHi = s.Mean-half, s.Mean+half
 	s.HighVariation = s.CV > highCV
+	if s.N < MinRepeats {
+		return s
+	}
+	t := TQuantile975(s.N - 1)
+	if s.Min > 0 {
+		h := t * s.CV / math.Sqrt(float64(s.N))
+		s.CILo, s.CIHi, s.LogScale = s.Mean*math.Exp(-h), s.Mean*math.Exp(h), true
+		return s
+	}
+	half := t * s.StdErr()
+	s.CILo, s.CIHi = s.Mean-half, s.Mean+half
+	if s.Min >= 0 {
+		s.CILo = max(s.CILo, 0)
+	}
 	return s
 }
 

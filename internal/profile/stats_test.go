@@ -15,14 +15,25 @@ func TestSummarize(t *testing.T) {
 	}{
 		{nil, Summary{}},
 		{[]float64{42}, Summary{N: 1, Mean: 42, Min: 42, Max: 42, CILo: 42, CIHi: 42}},
-		// mean 200, sd 10, CV 5%, half-width t(2)=4.302652730 * 10/sqrt(3) = 24.84138
+		// Two runs: spread, but no interval (MinRepeats).
+		{[]float64{190, 210}, Summary{N: 2, Mean: 200, StdDev: 14.14213562, Min: 190, Max: 210, CV: 0.07071068,
+			CILo: 200, CIHi: 200}},
+		// mean 200, sd 10, CV 5%, on the log scale: 200 * exp(-/+
+		// t(2)=4.302652730 * 0.05/sqrt(3)).
 		{[]float64{200, 210, 190}, Summary{N: 3, Mean: 200, StdDev: 10, Min: 190, Max: 210, CV: 0.05,
-			CILo: 175.15862288, CIHi: 224.84137712}},
+			CILo: 176.63942024, CIHi: 226.45001860, LogScale: true}},
 		// mean 13, sd sqrt(20/3) = 2.5819889, CV 19.9% > 10%, t(3) = 3.182446305
 		{[]float64{10, 12, 14, 16}, Summary{N: 4, Mean: 13, StdDev: 2.58198890, Min: 10, Max: 16, CV: 0.19861453,
-			CILo: 8.89147949, CIHi: 17.10852051, HighVariation: true}},
-		{[]float64{5, 5, 5}, Summary{N: 3, Mean: 5, Min: 5, Max: 5, CILo: 5, CIHi: 5}},
+			CILo: 9.47739337, CIHi: 17.83190729, LogScale: true, HighVariation: true}},
+		{[]float64{5, 5, 5}, Summary{N: 3, Mean: 5, Min: 5, Max: 5, CILo: 5, CIHi: 5, LogScale: true}},
 		{[]float64{0, 0}, Summary{N: 2, CILo: 0, CIHi: 0}},
+		// A zero: no log scale; Student's t on the values, never below
+		// the values' own floor of 0.
+		{[]float64{0, 10, 20}, Summary{N: 3, Mean: 10, StdDev: 10, Min: 0, Max: 20, CV: 1, HighVariation: true,
+			CILo: 0, CIHi: 34.84137712}},
+		// A negative value (a change, not a rate): the plain interval.
+		{[]float64{-5, 5, 15}, Summary{N: 3, Mean: 5, StdDev: 10, Min: -5, Max: 15, CV: 2, HighVariation: true,
+			CILo: -19.84137712, CIHi: 29.84137712}},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.xs), func(t *testing.T) {
@@ -30,10 +41,10 @@ func TestSummarize(t *testing.T) {
 			if got.N != tt.want.N || got.HighVariation != tt.want.HighVariation ||
 				!near(got.Mean, tt.want.Mean, 1e-9) || !near(got.StdDev, tt.want.StdDev, 1e-7) ||
 				got.Min != tt.want.Min || got.Max != tt.want.Max || !near(got.CV, tt.want.CV, 1e-7) ||
-				!near(got.CILo, tt.want.CILo, 1e-6) || !near(got.CIHi, tt.want.CIHi, 1e-6) {
+				!near(got.CILo, tt.want.CILo, 1e-6) || !near(got.CIHi, tt.want.CIHi, 1e-6) || got.LogScale != tt.want.LogScale {
 				t.Errorf("Summarize(%v)\n got %+v\nwant %+v", tt.xs, got, tt.want)
 			}
-			if gotCI, wantCI := got.HasCI(), tt.want.N >= 2; gotCI != wantCI {
+			if gotCI, wantCI := got.HasCI(), tt.want.N >= MinRepeats; gotCI != wantCI {
 				t.Errorf("HasCI() = %v, want %v", gotCI, wantCI)
 			}
 		})

@@ -181,10 +181,11 @@ func (v *view) summaryChart(id, title, yLabel string, pick func(Step) profile.Su
 }
 
 // ratioChart plots every profile's mean NOPM over the first profile's,
-// with the Fieller interval, at the steps both ran.
+// with its interval, at the steps both ran; the axis starts at 0, as a
+// ratio does.
 func (v *view) ratioChart() chartSpec {
 	base := v.profiles[0]
-	c := chartSpec{ID: "chart-ratio", Title: "NOPM ratio to " + base.Name, YLabel: "ratio"}
+	c := chartSpec{ID: "chart-ratio", Title: "NOPM ratio to " + base.Name, YLabel: "ratio", ZeroY: true}
 	var vus []int
 	for _, n := range v.vus {
 		if _, ok := v.step(0, n); ok {
@@ -202,7 +203,7 @@ func (v *view) ratioChart() chartSpec {
 				continue
 			}
 			r[i] = num(rn.Ratio)
-			if rn.HasCI && !rn.Unbounded {
+			if rn.HasCI {
 				lo[i], hi[i] = num(rn.Lo), num(rn.Hi)
 			}
 		}
@@ -231,7 +232,7 @@ func lighten(hex string) string {
 // latencyChart plots p95 (dashed, paler) and p99 latency of one transaction
 // kind for every profile.
 func (v *view) latencyChart(i int, kind string) chartSpec {
-	c := chartSpec{ID: "chart-latency-" + strconv.Itoa(i), Title: kind + " latency p95 / p99", YLabel: "ms", X: xs(v.vus)}
+	c := chartSpec{ID: "chart-latency-" + strconv.Itoa(i), Title: kind + " latency p95 / p99", YLabel: "ms", X: xs(v.vus), ZeroY: true}
 	for pi, p := range v.profiles {
 		p95 := make([]*float64, len(v.vus))
 		p99 := make([]*float64, len(v.vus))

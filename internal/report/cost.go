@@ -48,7 +48,15 @@ func NewCostGrid(t cost.Table, mark func(int) string) CostGrid {
 	obj := t.ObjectiveP90Millis > 0
 	base := t.Baseline != ""
 
+	// Priced and measured cores side by side when they differ anywhere:
+	// which one a per-core figure divides by, its note says.
+	measured := has(func(r cost.Row) bool {
+		return r.MeasuredCores != nil && (r.Cores == nil || r.Cores.Value != r.MeasuredCores.Value)
+	})
 	g.Header = []string{"target", "cores"}
+	if measured {
+		g.Header = []string{"target", "priced cores", "measured cores"}
+	}
 	if withLicence {
 		g.Header = append(g.Header, "licensed cores", "db licence")
 	}
@@ -58,7 +66,7 @@ func NewCostGrid(t cost.Table, mark func(int) string) CostGrid {
 		g.Header = append(g.Header, "p90 ≤ "+p+" ms: VUs", "NOPM", "p90 ms", "per 1,000 NOPM")
 	}
 	if perCore {
-		g.Header = append(g.Header, "NOPM per core")
+		g.Header = append(g.Header, "NOPM per core ("+perCoreBasis(t)+")")
 		if t.TargetNOPM > 0 {
 			g.Header = append(g.Header, "cores for "+thousands(t.TargetNOPM)+" NOPM")
 		}
@@ -90,6 +98,9 @@ func NewCostGrid(t cost.Table, mark func(int) string) CostGrid {
 			return cell(f, cost.Money(f.Value, r.Currency))
 		}
 		row := []string{r.Target, cores(r.Cores)}
+		if measured {
+			row = append(row, cores(r.MeasuredCores))
+		}
 		if withLicence {
 			row = append(row, cores(r.LicensedCores), cell(licence(r), textOf(licence(r))))
 		}
@@ -160,4 +171,22 @@ func textOf(f *cost.Figure) string {
 		return strings.TrimSuffix(f.Text, " NOPM per core")
 	}
 	return f.Text
+}
+
+// perCoreBasis says which cores the table's per-core figures divide by:
+// "measured cores", "priced cores", or "see notes" when rows differ.
+func perCoreBasis(t cost.Table) string {
+	seen := map[string]bool{}
+	for _, r := range t.Rows {
+		if f := r.NOPMPerCore; f != nil {
+			seen[strings.TrimSuffix(strings.TrimPrefix(f.Name, "NOPM per "), " core at the peak")] = true
+		}
+	}
+	switch {
+	case len(seen) == 1 && seen["measured"]:
+		return "measured cores"
+	case len(seen) == 1 && seen["priced"]:
+		return "priced cores"
+	}
+	return "measured or priced: see notes"
 }

@@ -171,8 +171,11 @@ func csvSummary(s profile.Summary) []string {
 		return []string{"0", "", "", "", "", "", "", "", ""}
 	}
 	out := []string{strconv.Itoa(s.N), csvFloat(s.Mean), "", csvFloat(s.Min), csvFloat(s.Max), "", "", "", strconv.FormatBool(s.HighVariation)}
+	if s.N >= 2 {
+		out[2], out[5] = csvFloat(s.StdDev), strconv.FormatFloat(s.CV, 'f', 5, 64)
+	}
 	if s.HasCI() {
-		out[2], out[5], out[6], out[7] = csvFloat(s.StdDev), strconv.FormatFloat(s.CV, 'f', 5, 64), csvFloat(s.CILo), csvFloat(s.CIHi)
+		out[6], out[7] = csvFloat(s.CILo), csvFloat(s.CIHi)
 	}
 	return out
 }
@@ -182,10 +185,8 @@ func csvRatio(r profile.RatioCI) []string {
 		return []string{"", "", "", ""}
 	}
 	out := []string{strconv.FormatFloat(r.Ratio, 'f', 5, 64), "", "", ""}
-	if r.HasCI && !r.Unbounded {
-		out[1], out[2] = strconv.FormatFloat(r.Lo, 'f', 5, 64), strconv.FormatFloat(r.Hi, 'f', 5, 64)
-	}
 	if r.HasCI {
+		out[1], out[2] = strconv.FormatFloat(r.Lo, 'f', 5, 64), strconv.FormatFloat(r.Hi, 'f', 5, 64)
 		out[3] = strconv.FormatBool(r.Significant)
 	}
 	return out

@@ -195,6 +195,14 @@ func experimentFixture() Input {
 	}
 	sata.Points[40].NOPM = 0
 	in.Experiment.Sections[1].Profiles[1].Series = sata
+	// nvme was measured with repeat: auto: every step stopped at its
+	// third run, within 6%.
+	nvme := &in.Experiment.Sections[1].Profiles[0]
+	nvme.Stopping = &profile.Stopping{Rule: profile.StopRule{Precision: 0.06, Min: 3, Max: 8}}
+	for _, s := range nvme.Steps {
+		nvme.Stopping.Stops = append(nvme.Stopping.Stops, profile.Stop{Users: s.VUs, Runs: 3, Counted: 3,
+			Reason: profile.StopPrecision, HalfWidth: s.NOPM.HalfWidth(), Of: "mean NOPM"})
+	}
 	// A storage benchmark and a backup step, as step kinds of their own
 	// report them: they land in their parts of the study, in its order.
 	in.Experiment.Sections = append(in.Experiment.Sections,

@@ -74,9 +74,12 @@ func formatSummary(s profile.Summary) summaryCells {
 		return summaryCells{dash, dash, dash, dash, dash}
 	}
 	c := summaryCells{Mean: formatNumber(s.Mean), SD: dash, Range: formatNumber(s.Min) + "–" + formatNumber(s.Max), CV: dash, CI: dash}
-	if s.HasCI() {
+	if s.N >= 2 {
 		c.SD = formatNumber(s.StdDev)
 		c.CV = formatPercent(s.CV)
+		c.CI = tooFewRuns
+	}
+	if s.HasCI() {
 		c.CI = interval(formatNumber(s.CILo), formatNumber(s.CIHi))
 	}
 	return c
@@ -96,13 +99,16 @@ func minusSign(s string) string {
 	return s
 }
 
-// tooFewNote is what a renderer says of an interval from fewer than
-// profile.MinRepeats repeats.
-const tooFewNote = "too few repeats to conclude (use --repeat 3 or more)"
+// tooFewRuns is what a renderer writes in place of an interval from
+// fewer than profile.MinRepeats runs; tooFewNote says it in a sentence.
+const (
+	tooFewRuns = "too few runs"
+	tooFewNote = "too few runs for an interval (use --repeat 3 or more)"
+)
 
 // formatRatio formats a ratio with its interval and significance:
 // "2.31× [2.10, 2.55]", "1.04× [0.90, 1.20] not significant",
-// "1.20× [−1.20, 26.15] too few repeats to conclude (...)".
+// "1.20× too few runs for an interval (...)".
 func formatRatio(r profile.RatioCI) string {
 	ci := func() string {
 		return interval(strconv.FormatFloat(r.Lo, 'f', 2, 64), strconv.FormatFloat(r.Hi, 'f', 2, 64))
@@ -110,12 +116,10 @@ func formatRatio(r profile.RatioCI) string {
 	switch {
 	case !r.Defined:
 		return dash
-	case !r.HasCI:
-		return fmt.Sprintf("%.2f× (no CI: one repeat)", r.Ratio)
-	case r.Unbounded:
-		return fmt.Sprintf("%.2f× (CI unbounded) not significant", r.Ratio)
 	case r.TooFew:
-		return fmt.Sprintf("%.2f× %s %s", r.Ratio, ci(), tooFewNote)
+		return fmt.Sprintf("%.2f× %s", r.Ratio, tooFewNote)
+	case !r.HasCI:
+		return fmt.Sprintf("%.2f× (no interval: a side measured nothing)", r.Ratio)
 	case !r.Significant:
 		return fmt.Sprintf("%.2f× %s not significant", r.Ratio, ci())
 	default:

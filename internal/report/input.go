@@ -107,6 +107,12 @@ type Section struct {
 	Tables   []Table   `json:"tables,omitempty"`
 	// Charts are time series the step draws itself (after its tables).
 	Charts []TimeChart `json:"charts,omitempty"`
+	// Method is what the step adds to the report's method part (how its
+	// figures were analysed); the experiment's Method carries it.
+	Method []string `json:"-"`
+	// Findings are sentences the study report's summary states for the
+	// step beside the ratios it computes itself (a paired comparison's).
+	Findings []string `json:"findings,omitempty"`
 }
 
 // TimeChart is a time series a section draws itself: x in seconds from
@@ -194,6 +200,22 @@ type Profile struct {
 	// e.g. "read_iops=120,write_iops=120"), "" for none: its device
 	// latency then leaves out the time its I/O waited in the throttle.
 	Throttle string `json:"throttle,omitempty"`
+	// Stopping is how a profile measured with `repeat: auto` stopped each
+	// step; nil for a fixed number of repeats.
+	Stopping *profile.Stopping `json:"stopping,omitempty"`
+}
+
+// StopAt is what the stopping rule decided for the step of vus users.
+func (p Profile) StopAt(vus int) (profile.Stop, bool) {
+	if p.Stopping == nil {
+		return profile.Stop{}, false
+	}
+	for _, s := range p.Stopping.Stops {
+		if s.Users == vus {
+			return s, true
+		}
+	}
+	return profile.Stop{}, false
 }
 
 // Step is one virtual-user (or tpc-c terminal) count of a profile with
@@ -301,6 +323,19 @@ func NewStepWith(vus int, repeats []Repeat, latency map[string]LatencyFigures, c
 		TPMPerVU: profile.Summarize(perVU),
 		Latency:  latency,
 	}
+}
+
+// CountedNOPM is the NOPM of the repeats s summarises (those NewStep
+// counts): what a ratio or a stopping rule takes from the step.
+func (s Step) CountedNOPM() []float64 {
+	var out []float64
+	for _, r := range s.Repeats {
+		if r.Partial || r.Failures || r.Suspect && !r.Counted {
+			continue
+		}
+		out = append(out, r.NOPM)
+	}
+	return out
 }
 
 // StepFigures converts the steps of p for profile.Analyze, taking the

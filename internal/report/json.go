@@ -10,8 +10,10 @@ import (
 )
 
 // jsonSchemaVersion is bumped when a field of the JSON document changes
-// meaning or disappears; added fields do not bump it.
-const jsonSchemaVersion = 1
+// meaning or disappears; added fields do not bump it. 2: intervals from
+// three runs on, on the log scale for positive figures; a ratio's
+// "unbounded" is gone (its interval is never unbounded now).
+const jsonSchemaVersion = 2
 
 type jsonDoc struct {
 	SchemaVersion int       `json:"schema_version"`
@@ -61,6 +63,10 @@ func redactedExperiment(e *Experiment) *Experiment {
 	return &c
 }
 
+// ratioMethod names how a ratio's interval is computed.
+const ratioMethod = "95% interval of the ratio of two independent means on the log scale (delta method, " +
+	"Welch-Satterthwaite degrees of freedom), from 3 runs a side"
+
 // JSON writes the input (targets redacted, steps sorted by virtual
 // users) with the derived comparisons and differing context keys, as one
 // indented JSON document.
@@ -75,7 +81,7 @@ func JSON(w io.Writer, in Input) error {
 		Monitors:        v.monitors,
 		Comparisons:     []jsonComparison{},
 		ContextDiffKeys: []string{},
-		RatioMethod:     "Fieller 95% interval for the ratio of two independent means, Welch-Satterthwaite degrees of freedom",
+		RatioMethod:     ratioMethod,
 	}
 	if e := in.Experiment; e != nil {
 		doc.Experiment = redactedExperiment(e)

@@ -66,7 +66,7 @@ func TestHTML(t *testing.T) {
 		{"same key not highlighted", regexp.MustCompile(`<tr><td>host.cores</td>`).MatchString(page)},
 		{"high variation cell", strings.Contains(page, `<td class="num warn">16.7%</td>`)},
 		{"not significant ratio", strings.Contains(page, `<td class="num ns">0.99× [0.94, 1.04] not significant</td>`)},
-		{"too few repeats", strings.Contains(page, `<td class="num ns">0.58× [0.48, 0.67] too few repeats to conclude (use --repeat 3 or more)</td>`)},
+		{"too few runs", strings.Contains(page, `<td class="num ns">0.58× too few runs for an interval (use --repeat 3 or more)</td>`)},
 		{"knee verdict", strings.Contains(page, "plateau from 4 VUs: each user added from 4 to 8 VUs brought 342 NOPM")},
 		{"plateau rule explained", strings.Contains(page, "the knee is the last step before that stops")},
 		{"suspect run in red", strings.Contains(page, `<td class="bad">NOPM from the database (9000 new orders) is &#43;37.0% off`)},
@@ -167,12 +167,23 @@ func TestJSON(t *testing.T) {
 	tests := []struct {
 		vus         int
 		significant bool
-	}{{1, false}, {2, true}, {4, true}, {8, false}} // 8 VUs: two complete repeats of sata, too few
+		hasCI       bool
+	}{
+		{1, false, true},
+		{2, true, true},
+		// sata's three runs vary by 17%: on the log scale the interval
+		// (0.45-1.02) reaches 1, where Fieller's ended at 0.96.
+		{4, false, true},
+		{8, false, false}, // two complete runs of sata: too few for an interval
+	}
 	for i, tt := range tests {
 		got := c.Steps[i]
-		if got.VUs != tt.vus || got.NOPM.Significant != tt.significant || !got.NOPM.HasCI {
-			t.Errorf("comparison step %d = %d VUs significant %v (CI %v), want %d VUs significant %v",
-				i, got.VUs, got.NOPM.Significant, got.NOPM.HasCI, tt.vus, tt.significant)
+		if got.VUs != tt.vus || got.NOPM.Significant != tt.significant || got.NOPM.HasCI != tt.hasCI || got.NOPM.TooFew == tt.hasCI {
+			t.Errorf("comparison step %d = %d VUs significant %v (CI %v, too few %v), want %d VUs significant %v (CI %v)",
+				i, got.VUs, got.NOPM.Significant, got.NOPM.HasCI, got.NOPM.TooFew, tt.vus, tt.significant, tt.hasCI)
+		}
+		if got.NOPM.HasCI && got.NOPM.Lo <= 0 {
+			t.Errorf("comparison step %d: interval [%v, %v] reaches below zero", i, got.NOPM.Lo, got.NOPM.Hi)
 		}
 	}
 	if got := doc.Profiles[1].Steps[3].Repeats[2]; !got.Partial || got.RunID != 212 {

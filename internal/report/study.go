@@ -199,6 +199,7 @@ func (s *study) summary() []block {
 	var lines []string
 	for _, st := range s.steps {
 		lines = append(lines, headlines(st.v, st.Title, len(s.steps) > 1)...)
+		lines = append(lines, st.Findings...)
 	}
 	for _, e := range s.e.Schedule {
 		if e.State != "done" {
@@ -257,15 +258,13 @@ func headlines(v *view, step string, named bool) []string {
 		}
 		sentence := fmt.Sprintf("%s gives %.2f× the NOPM of %s at %d VUs%s", p.Name, rn.Ratio, base.Name, at, in)
 		switch {
+		case rn.TooFew:
+			sentence += " (too few runs for a confidence interval)"
 		case !rn.HasCI:
-			sentence += " (one repeat: no confidence interval)"
-		case rn.Unbounded:
-			sentence += " (95% CI unbounded: not significant)"
+			sentence += " (no confidence interval)"
 		default:
 			sentence += fmt.Sprintf(" (95%% CI %s–%s", minusSign(strconv.FormatFloat(rn.Lo, 'f', 2, 64)), minusSign(strconv.FormatFloat(rn.Hi, 'f', 2, 64)))
 			switch {
-			case rn.TooFew:
-				sentence += "; too few repeats to conclude)"
 			case !rn.Significant:
 				sentence += "; not significant: the interval contains 1)"
 			default:
@@ -424,6 +423,8 @@ func (s *study) profiles() []block {
 			out = append(out, block{Note: st.Note})
 		}
 		out = append(out, tableBlocks(pre, v.profilesTable(), v.verdictTable(), v.suspectTable(), v.comparisonTable())...)
+		// The step's own tables (a paired comparison, its A/A check).
+		out = append(out, tableBlocks("", sectionTables(st.Section, pre+"own-")...)...)
 		nopm := v.summaryChart("chart-nopm", "NOPM vs virtual users", "NOPM", func(s Step) profile.Summary { return s.NOPM })
 		tpm := v.summaryChart("chart-tpm", "TPM vs virtual users", "TPM", func(s Step) profile.Summary { return s.TPM })
 		perVU := v.summaryChart("chart-tpm-per-vu", "TPM per virtual user", "TPM / VU", func(s Step) profile.Summary { return s.TPMPerVU })
@@ -436,7 +437,7 @@ func (s *study) profiles() []block {
 			cs = append(cs, v.latencyChart(i, k))
 		}
 		out = append(out, block{Note: "Points and bars are means over the complete repeats of a step; the shaded band (lines) or the whisker (bars) is the 95% confidence interval of that mean " +
-			"(Student's t; for ratios, Fieller's interval). A step with one repeat has none. Latency: p95 paler, p99 darker."})
+			"(Student's t on the log scale, never below zero; likewise for ratios). A step with fewer than 3 runs has none. Latency: p95 paler, p99 darker."})
 		out = append(out, chartBlocks(pre, cs...)...)
 		out = append(out, chartBlocks(pre, v.overlayCharts()...)...)
 		var rest []table
@@ -593,9 +594,13 @@ func (s *study) method() []block {
 	items := append([]string{}, s.e.Method...)
 	items = append(items,
 		"Workload: TPROC-C style (the five TPC-C transactions with their specified inputs and mix, clause 5.2.4.2, without keying or think time): its figures are NOPM and TPM, not tpmC, and compare with HammerDB's TPROC-C and between oltplab runs.",
-		"NOPM: new orders per minute, from the schema (the delta of SUM(d_next_o_id)). TPM: database transactions per minute, from the database's own commit and rollback counters (the driver's own count on SQLite, which has none); TPM is counted differently by each engine.",
+		"NOPM: new orders per minute, from the schema (the delta of SUM(d_next_o_id)). TPM: database transactions per minute, from the database's own commit and rollback counters (the driver's own count on SQLite, which has none), less the statements oltplab's own samplers ran in the window where the counter counts each as a transaction (PostgreSQL: at the tpc-c mode's low rates they would be most of it); TPM is counted differently by each engine.",
 		"Every run's NOPM and TPM are cross-checked against the driver's own counts (2% and 5%); a run that disagrees is suspect, listed apart and not counted.",
-		"Statistics: mean, sample standard deviation and the 95% confidence interval of the mean by Student's t over the complete repeats of a step; ratios with Fieller's interval and Welch degrees of freedom.",
+		statisticsMethod)
+	if s.anyStopping() {
+		items = append(items, profile.StopRuleMethod)
+	}
+	items = append(items,
 		"Knee and plateau: "+profile.Rule,
 		"Host figures: CPU and disk from the host's counters every second over the measured window; disk latency p99 is the "+diskP99Note+". Wait classes: share of sampled database session time.")
 	for _, t := range s.e.Targets {

@@ -362,9 +362,9 @@ func (v *view) comparisonTable() table {
 	}
 	base := v.profiles[0].Name
 	t := table{ID: "comparison", Title: "Comparison with " + base,
-		Note: "Ratios of mean NOPM and TPM to " + base + " with their 95% confidence interval (Fieller's theorem, Welch degrees of freedom). " +
-			"\"not significant\": the interval contains 1 (or is unbounded), so the difference may be noise; " +
-			"\"too few repeats\": a side has fewer than 3 repeats, so the interval cannot support a conclusion.",
+		Note: "Ratios of mean NOPM and TPM to " + base + " with their 95% confidence interval (on the log scale, Welch degrees of freedom). " +
+			"\"not significant\": the interval contains 1, so the difference may be noise; " +
+			"\"too few runs\": a side has fewer than 3 runs, and no interval is drawn from fewer.",
 		Header: []string{"VUs"}, Right: []bool{true}}
 	for _, metric := range []string{"NOPM", "TPM"} {
 		for i, p := range v.profiles {
@@ -416,8 +416,8 @@ func (v *view) stepTable(pi int) table {
 	p := v.profiles[pi]
 	t := table{ID: fmt.Sprintf("steps-%d", pi), Title: "Per-step figures: " + p.Name,
 		Note: fmt.Sprintf("Mean over the complete repeats; sd is the sample standard deviation, CV = sd/mean, "+
-			"95%% CI of the mean by Student's t. High variation: CV above %s. An interval from fewer than %d repeats "+
-			"rests on too few degrees of freedom to conclude anything.", formatPercent(profile.DefaultHighVariationCV), profile.MinRepeats),
+			"95%% CI of the mean by Student's t on the log scale. High variation: CV above %s. No interval is drawn from fewer than %d runs.",
+			formatPercent(profile.DefaultHighVariationCV), profile.MinRepeats) + stoppingNote(p.Profile),
 		Header: []string{"VUs", "n",
 			"NOPM", "NOPM sd", "NOPM min–max", "NOPM CV", "NOPM 95% CI",
 			"TPM", "TPM sd", "TPM min–max", "TPM CV", "TPM 95% CI",
@@ -462,9 +462,16 @@ func (v *view) stepTable(pi int) table {
 		}
 		switch {
 		case s.NOPM.N == 1:
-			flags = append(flags, "single repeat")
-		case s.NOPM.HasCI() && !s.NOPM.Conclusive():
-			flags = append(flags, fmt.Sprintf("%d repeats: %s", s.NOPM.N, tooFewNote))
+			flags = append(flags, "single run: "+tooFewNote)
+		case s.NOPM.N > 0 && !s.NOPM.HasCI():
+			flags = append(flags, fmt.Sprintf("%d runs: %s", s.NOPM.N, tooFewNote))
+		}
+		warn := len(flags) > 0
+		if stop, ok := p.StopAt(s.VUs); ok {
+			// A budget that ended short of the precision is a warning;
+			// a precision reached is not.
+			flags = append(flags, "repeat auto: "+stop.Text(p.Stopping.Rule.Precision))
+			warn = warn || stop.Reason != profile.StopPrecision
 		}
 		cells := texts(strconv.Itoa(s.VUs), strconv.Itoa(s.NOPM.N),
 			n.Mean, n.SD, n.Range, n.CV, n.CI,
@@ -472,7 +479,7 @@ func (v *view) stepTable(pi int) table {
 			pv.Mean, pv.CI, strings.Join(flags, "; "))
 		cells[5].Warn = s.NOPM.HighVariation
 		cells[10].Warn = s.TPM.HighVariation
-		cells[14].Warn = len(flags) > 0
+		cells[14].Warn = warn
 		cells[14].Bad = suspect > 0
 		t.Rows = append(t.Rows, row{Cells: cells})
 	}

@@ -2,6 +2,7 @@ package results
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -50,6 +51,12 @@ func Profile(ctx context.Context, st *store.Store, p store.Profile, includeSuspe
 		for k, v := range params {
 			out.Context["param."+k] = v
 		}
+	}
+	var adaptive struct {
+		Stopping *profile.Stopping `json:"stopping"`
+	}
+	if json.Unmarshal(p.Params, &adaptive) == nil {
+		out.Stopping = adaptive.Stopping
 	}
 	type stepRuns struct {
 		vus      int

@@ -100,6 +100,10 @@ type Result struct {
 	// database (each a transaction of its own in the server's counters),
 	// so that a cross-check of those counters can allow for them.
 	DBStatements int64 `json:"db_statements"`
+	// DBStatementMillis is when each of them ended, in milliseconds from
+	// Start (SetStart), for counting those inside a window
+	// (DBStatementsIn).
+	DBStatementMillis []int64 `json:"-"`
 	// AgentRoles maps the database host's devices to roles, as its agent
 	// reported them; AgentHost describes that host. Both empty without an
 	// agent.
@@ -124,6 +128,7 @@ type Sampler struct {
 	source      string
 	roles       map[string][]string
 	statements  int64 // run by the wait probe on the database
+	statementAt []time.Time
 	agentRoles  map[string][]string
 	agentHost   *sysstat.Host
 }
@@ -265,7 +270,24 @@ func (s *Sampler) Stop() Result {
 		t.s.TMillis = t.at.Sub(s.start).Milliseconds()
 		r.Samples[i] = t.s
 	}
+	r.DBStatementMillis = make([]int64, len(s.statementAt))
+	for i, at := range s.statementAt {
+		r.DBStatementMillis[i] = at.Sub(s.start).Milliseconds()
+	}
 	return r
+}
+
+// DBStatementsIn counts the statements run on the database that ended in
+// [0, window] from Start: those a server's counter read at the window's
+// edges holds (up to its publication lag).
+func (r Result) DBStatementsIn(window time.Duration) int64 {
+	var n int64
+	for _, ms := range r.DBStatementMillis {
+		if ms >= 0 && ms <= window.Milliseconds() {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *Sampler) add(at time.Time, src store.Source, metric, device string, v float64) {
@@ -282,8 +304,12 @@ func (s *Sampler) addBatch(b []timed) {
 
 // countStatements records n statements run on the database.
 func (s *Sampler) countStatements(n int64) {
+	now := time.Now()
 	s.mu.Lock()
 	s.statements += n
+	for range n {
+		s.statementAt = append(s.statementAt, now)
+	}
 	s.mu.Unlock()
 }
 

@@ -103,6 +103,23 @@ type ExperimentContext struct {
 	Step string `json:"step"`
 }
 
+// ForTarget is e for one target of a step over several: what it records
+// names the target in its experiment context and carries the target's
+// managed instance and own I/O; its notes start with the target's name.
+func (e *Env) ForTarget(name string, instance any, ownIO sampler.IOProbe) *Env {
+	te := *e
+	te.Instance, te.OwnIO = instance, ownIO
+	if e.Experiment != nil {
+		x := *e.Experiment
+		x.Target = name
+		te.Experiment = &x
+	}
+	if note := e.Observer.Note; note != nil {
+		te.Observer.Note = func(msg string) { note(name + ": " + msg) }
+	}
+	return &te
+}
+
 // link returns the experiment id and schedule position to store with a
 // run or profile (zeros outside an experiment).
 func (e *Env) link() (int64, int) {

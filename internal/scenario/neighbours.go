@@ -99,7 +99,7 @@ const batchNote = "95% confidence intervals by batch means: each phase's measure
 	"there are noise cycles (in the noisy phase one batch per cycle interval), a batch's rate is taken from the driver's " +
 	"per-second counts and scaled so that the batches' mean is the database counter's figure, and the interval is Student's t " +
 	"over the batches. Batches, not seconds: consecutive seconds are correlated, so per-second samples would give intervals " +
-	"far too narrow. The loss's interval is Fieller's for the ratio of the two phases' means."
+	"far too narrow. The loss's interval is that of the ratio of the two phases' means, on the log scale."
 
 // Neighbours runs the noisy-neighbour scenario: a baseline phase (every
 // instance runs the load over one synchronised window), then a noisy
@@ -451,11 +451,11 @@ func batchSummaries(r *driver.Result, n int) (nopm, tpm profile.Summary, batchSe
 	return rates(no, r.NOPM), rates(tx, r.TPM), batchSeconds
 }
 
-// lossOf is 1 − after/before in percent, with the interval of Fieller's
-// for the ratio of the means.
+// lossOf is 1 − after/before in percent, with the interval of the ratio
+// of the means (profile.Ratio, on the log scale).
 type lossOf struct {
-	pct, lo, hi                           float64
-	hasCI, unbounded, tooFew, significant bool
+	pct, lo, hi                float64
+	hasCI, tooFew, significant bool
 }
 
 func lossBetween(after, before profile.Summary) lossOf {
@@ -466,9 +466,8 @@ func lossBetween(after, before profile.Summary) lossOf {
 		l.pct = 0
 	}
 	l.lo, l.hi = l.pct, l.pct
-	l.unbounded = r.HasCI && r.Unbounded
-	l.tooFew = r.HasCI && r.TooFew
-	if r.HasCI && !r.Unbounded {
+	l.tooFew = r.TooFew
+	if r.HasCI {
 		l.hasCI, l.significant = true, r.Significant
 		l.lo, l.hi = pct(r.Hi), pct(r.Lo)
 	}
@@ -480,7 +479,7 @@ func lossBetween(after, before profile.Summary) lossOf {
 func loss(name string, base, noisy summary.InstancePhase) summary.VictimLoss {
 	n, t := lossBetween(noisy.NOPM, base.NOPM), lossBetween(noisy.TPM, base.TPM)
 	return summary.VictimLoss{Name: name, NOPMLossPct: n.pct, NOPMLo: n.lo, NOPMHi: n.hi, TPMLossPct: t.pct, TPMLo: t.lo, TPMHi: t.hi,
-		HasCI: n.hasCI, Unbounded: n.unbounded, TooFew: n.tooFew, Significant: n.significant}
+		HasCI: n.hasCI, TooFew: n.tooFew, Significant: n.significant}
 }
 
 // whileNoisy compares a victim's rates while each noise cycle ran (any
@@ -530,6 +529,6 @@ func whileNoisy(name string, series []driver.SecondSample, start float64, cycles
 	n, t := lossBetween(w.NOPMDuring, w.NOPMBetween), lossBetween(w.TPMDuring, w.TPMBetween)
 	w.NOPMLossPct, w.NOPMLo, w.NOPMHi = n.pct, n.lo, n.hi
 	w.TPMLossPct, w.TPMLo, w.TPMHi = t.pct, t.lo, t.hi
-	w.HasCI, w.Unbounded, w.TooFew, w.Significant = n.hasCI, n.unbounded, n.tooFew, n.significant
+	w.HasCI, w.TooFew, w.Significant = n.hasCI, n.tooFew, n.significant
 	return w
 }

@@ -74,10 +74,10 @@ func TestWhileNoisy(t *testing.T) {
 		t.Errorf("identical cycles: interval %v–%v (has %v, significant %v), want the point, significant", w.NOPMLo, w.NOPMHi, w.HasCI, w.Significant)
 	}
 
-	// Two cycles give an interval, too few to conclude from.
+	// Two cycles are too few for an interval.
 	w = whileNoisy("v", series[:12], 10, [][2]float64{{10, 13}, {16, 19}}, 22)
-	if w.NOPMDuring.N != 2 || !w.HasCI || !w.TooFew || w.Significant {
-		t.Errorf("two cycles: got %d, has CI %v, too few %v, significant %v; want 2, an interval, too few, not significant",
+	if w.NOPMDuring.N != 2 || w.HasCI || !w.TooFew || w.Significant {
+		t.Errorf("two cycles: got %d, has CI %v, too few %v, significant %v; want 2, no interval, too few, not significant",
 			w.NOPMDuring.N, w.HasCI, w.TooFew, w.Significant)
 	}
 

@@ -73,7 +73,7 @@ func StopSampling(s *sampler.Sampler, window time.Duration, p Placement) (summar
 		SamplerCPUSeconds:    r.SamplerCPUSeconds,
 		Warnings:             r.Warnings,
 
-		SamplerDBStatements: r.DBStatements,
+		SamplerDBStatements: r.DBStatementsIn(window),
 	}
 	m.SamplerCPUPct = r.SamplerCPUPct
 	if r.AgentHost != nil {

@@ -157,6 +157,7 @@ var conformance = []struct {
 	{"RunErrors", fresh(testRunErrors)},
 	{"ListRuns", fresh(testListRuns)},
 	{"Profiles", fresh(testProfiles)},
+	{"UpdateProfileParams", fresh(testUpdateProfileParams)},
 	{"CreateRunRefusesPasswords", fresh(testCreateRunRefusesPasswords)},
 	{"CreateProfileRefusesPasswords", fresh(testCreateProfileRefusesPasswords)},
 	{"ExperimentLifecycle", fresh(testExperimentLifecycle)},

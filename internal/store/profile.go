@@ -92,6 +92,33 @@ func (s *Store) FinishProfile(ctx context.Context, id int64, status Status) erro
 	return s.checkUpdated(ctx, res, "profiles", id, "finish profile")
 }
 
+// UpdateProfileParams replaces a profile's parameters: what a profile
+// learns while it runs (where an adaptive profile's steps stopped) is
+// stored with them.
+func (s *Store) UpdateProfileParams(ctx context.Context, id int64, params json.RawMessage) error {
+	if err := checkNoSecretJSON(params); err != nil {
+		return fmt.Errorf("update profile %d: %w", id, err)
+	}
+	obj, err := jsonObject("params", params)
+	if err != nil {
+		return fmt.Errorf("update profile %d: %w", id, err)
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE profiles SET params = ? WHERE id = ?`, obj, id)
+	if err != nil {
+		return fmt.Errorf("update profile %d: %w", id, s.classify(err))
+	}
+	if err := s.checkUpdated(ctx, res, "profiles", id, "update profile"); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if p, ok := s.profiles[id]; ok {
+		p.Params = json.RawMessage(obj)
+		s.profiles[id] = p
+	}
+	s.mu.Unlock()
+	return nil
+}
+
 // ReopenProfile marks a finished profile as running again, for a resumed
 // experiment that continues it. This process becomes its writer: until it
 // finishes the profile, another process opening the store takes the

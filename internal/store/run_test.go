@@ -367,3 +367,30 @@ func testCreateProfileRefusesPasswords(t *testing.T, open opener) {
 		t.Errorf("redacted target refused: %v", err)
 	}
 }
+
+// testUpdateProfileParams: what a profile learns while it runs (where an
+// adaptive profile's steps stopped) replaces its parameters; a password
+// in them, invalid JSON or a profile that does not exist is refused.
+func testUpdateProfileParams(t *testing.T, open opener) {
+	ctx := context.Background()
+	s := open(t)
+	id, err := s.CreateProfile(ctx, Profile{Label: "auto", Params: json.RawMessage(`{"repeat":"auto"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"repeat":"auto","stopping":{"stops":[{"users":1,"runs":4,"reason":"precision"}]}}`
+	if err := s.UpdateProfileParams(ctx, id, json.RawMessage(want)); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.GetProfile(ctx, id); err != nil || string(p.Params) != want {
+		t.Errorf("params after the update: %s, %v; want %s", p.Params, err, want)
+	}
+	for name, bad := range map[string]string{"password": `{"target":"postgres://u:secret@h/db"}`, "not JSON": `{"repeat":`} {
+		if err := s.UpdateProfileParams(ctx, id, json.RawMessage(bad)); err == nil {
+			t.Errorf("%s: update accepted %s", name, bad)
+		}
+	}
+	if err := s.UpdateProfileParams(ctx, id+100, json.RawMessage(`{}`)); !errors.Is(err, ErrNotFound) {
+		t.Errorf("update of a profile that does not exist: got %v, want ErrNotFound", err)
+	}
+}

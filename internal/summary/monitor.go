@@ -19,7 +19,9 @@ type Monitor struct {
 	SamplerCPUSeconds float64             `json:"sampler_cpu_seconds"`
 	Warnings          []string            `json:"warnings,omitempty"`
 	// SamplerDBStatements counts the statements the samplers ran on the
-	// target database (allowed for when its counters are cross-checked).
+	// target database inside the measured window (taken out of the
+	// server's transaction counter, or allowed for, when its counters are
+	// cross-checked: driver.Result.CheckCounters).
 	SamplerDBStatements int64 `json:"sampler_db_statements"`
 	// HostRole says whose host the host figures are: the database's, or
 	// only the load generator's.

@@ -82,7 +82,7 @@ type InstancePhase struct {
 }
 
 // VictimLoss is one victim's loss against its baseline: 1 − noisy /
-// baseline, in percent, with the interval of the ratio (Fieller).
+// baseline, in percent, with the interval of the ratio (profile.Ratio).
 type VictimLoss struct {
 	Name        string  `json:"name"`
 	NOPMLossPct float64 `json:"nopm_loss_pct"`
@@ -91,11 +91,12 @@ type VictimLoss struct {
 	TPMLossPct  float64 `json:"tpm_loss_pct"`
 	TPMLo       float64 `json:"tpm_loss_lo_pct"`
 	TPMHi       float64 `json:"tpm_loss_hi_pct"`
-	// HasCI: both phases had two batches or more and the interval is
-	// bounded (Unbounded: it is not, the batches vary too much for their
-	// number); TooFew: a side had fewer than profile.MinRepeats batches,
-	// too few to conclude; Significant: it excludes no loss, on enough
-	// batches.
+	// HasCI: both phases had profile.MinRepeats batches or more (two,
+	// before oltplab drew no interval from fewer); Unbounded: Fieller's
+	// interval, which oltplab used before it took ratios on the log
+	// scale, had no finite end (never set now); TooFew: a side had fewer
+	// than profile.MinRepeats batches, too few to conclude; Significant:
+	// it excludes no loss, on enough batches.
 	HasCI       bool `json:"has_ci"`
 	Unbounded   bool `json:"unbounded,omitempty"`
 	TooFew      bool `json:"too_few,omitempty"`
@@ -109,7 +110,7 @@ type VictimLoss struct {
 // WhileNoisy is one victim in the noisy phase: its rates while a noise
 // cycle ran against between cycles, cycle by cycle (the driver's
 // per-second counts), and the loss while the noise runs, 1 − during /
-// between in percent, with Fieller's interval over the cycles. Unlike
+// between in percent, with the ratio's interval over the cycles. Unlike
 // the loss against the baseline it compares seconds with the same
 // instances loaded: the noisy instances' own load, stopped in the noisy
 // phase, does not count in it.

@@ -285,7 +285,9 @@ func (d *DB) Name() string { return "mysql" }
 
 // Caps: stored procedures, exact DECIMAL money, no limit on loaders.
 func (d *DB) Caps() dialect.Capabilities {
-	return dialect.Capabilities{Procedures: true, MoneyTolerance: 0}
+	// Com_commit and Com_rollback count COMMIT and ROLLBACK statements:
+	// the samplers' reads in autocommit add nothing to them.
+	return dialect.Capabilities{Procedures: true, MoneyTolerance: 0, TxCountsStatements: dialect.StatementsNotCounted}
 }
 
 // Close closes every pooled connection.

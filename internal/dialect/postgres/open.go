@@ -168,7 +168,8 @@ func (d *Database) Name() string { return "postgres" }
 // pg_stat_database lags: a backend publishes its transaction counts when
 // it goes idle at most once a second (PGSTAT_MIN_INTERVAL).
 func (d *Database) Caps() dialect.Capabilities {
-	return dialect.Capabilities{Procedures: true, MaxLoadWorkers: 0, MoneyTolerance: 0, TxCountLag: time.Second}
+	return dialect.Capabilities{Procedures: true, MaxLoadWorkers: 0, MoneyTolerance: 0, TxCountLag: time.Second,
+		TxCountsStatements: dialect.StatementsCounted} // every autocommit statement is a transaction in xact_commit
 }
 
 // Close closes the metadata connection, if one was opened.
