@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/tpch"
 )
 
 // TestTPCHStep: a plan of tpch steps alone needs no warehouses; on a
@@ -85,13 +87,69 @@ steps: [tpch, {tpch: {repeat: 1}}]
 	if q := sec.Tables[1]; len(q.Header) != 4 || q.Header[3] != "ratio" || !strings.HasPrefix(q.Rows[0][3], "×") {
 		t.Errorf("query table: header %q, first row %q; want each target's interval and the ratio", q.Header, q.Rows[0])
 	}
+	// The power test's bars: each query's interval per target, the
+	// second target's ratio over its bars; no throughput test, no
+	// stream chart.
+	if len(sec.Bars) != 1 {
+		t.Fatalf("tpch section: %d bar charts, want 1 (the power test's)", len(sec.Bars))
+	}
+	bc := sec.Bars[0]
+	if len(bc.Categories) != 22 || bc.Categories[14] != "Q15" || len(bc.Series) != 2 || bc.Series[0].Label != "managed" {
+		t.Fatalf("power bars: categories %q, series %d; want Q1..Q22 and one series per target, the baseline first", bc.Categories, len(bc.Series))
+	}
+	for q := range 22 {
+		for _, s := range bc.Series {
+			if s.Values[q] == nil || *s.Values[q] < 0.1 {
+				t.Errorf("power bars: %s Q%d is %v, want its interval (at least 0.1 s)", s.Label, q+1, s.Values[q])
+			}
+		}
+		if r := bc.Series[1].Texts[q]; !strings.HasPrefix(r, "×") || r != sec.Tables[1].Rows[q][3] {
+			t.Errorf("power bars: url Q%d is labelled %q, want the table's ratio %q", q+1, r, sec.Tables[1].Rows[q][3])
+		}
+	}
+	if bc.Series[0].Lo != nil || bc.Series[0].Texts != nil {
+		t.Errorf("power bars: the baseline has whiskers or ratios on one repeat, want neither")
+	}
 	var html bytes.Buffer
 	if err := report.HTML(&html, in); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"TPROC-H figures at SF 0.01", "not an audited TPC-H result", "Power test: each query"} {
+	for _, want := range []string{"TPROC-H figures at SF 0.01", "not an audited TPC-H result", "Power test: each query", `<section id="tpch" class="part">`,
+		`id="step-1-chart-bars-1" data-bars="2"`} {
 		if !strings.Contains(html.String(), want) {
 			t.Errorf("HTML report lacks %q", want)
 		}
+	}
+}
+
+// TestTPCHQueryBars: with repeats, each query's bar is the mean of its
+// intervals with the least and largest as the whisker, and a target
+// other than the first is labelled with its ratio to the first's; a
+// query without an interval (cut off) has no bar and no ratio, and a
+// target without the stream has no bar at all.
+func TestTPCHQueryBars(t *testing.T) {
+	var a, b [tpch.Queries][]float64
+	for q := range tpch.Queries {
+		a[q] = []float64{1, 3}
+		b[q] = []float64{4, 4, 4}
+	}
+	b[5] = nil // Q6 cut off on every repeat
+	of := []*[tpch.Queries][]float64{&a, &b, nil}
+	c := tpchQueryBars("t", "n", []string{"a", "b", "c"}, func(i int) *[tpch.Queries][]float64 { return of[i] })
+	if c.Title != "t (s)" || len(c.Categories) != tpch.Queries || len(c.Series) != 3 {
+		t.Fatalf("chart %q: %d categories, %d series; want 22 and 3", c.Title, len(c.Categories), len(c.Series))
+	}
+	sa, sb, sc := c.Series[0], c.Series[1], c.Series[2]
+	if *sa.Values[0] != 2 || *sa.Lo[0] != 1 || *sa.Hi[0] != 3 || sa.Texts != nil {
+		t.Errorf("a Q1: %v (%v–%v) texts %q; want 2 (1–3), no ratio", *sa.Values[0], *sa.Lo[0], *sa.Hi[0], sa.Texts)
+	}
+	if *sb.Values[0] != 4 || sb.Texts[0] != "×2.00" || *sb.Lo[0] != 4 {
+		t.Errorf("b Q1: %v labelled %q; want 4, ×2.00", *sb.Values[0], sb.Texts[0])
+	}
+	if sb.Values[5] != nil || sb.Texts[5] != "" {
+		t.Errorf("b Q6: %v labelled %q; want no bar, no ratio", sb.Values[5], sb.Texts[5])
+	}
+	if sc.Lo != nil || slices.ContainsFunc(sc.Values, func(p *float64) bool { return p != nil }) {
+		t.Errorf("c: values %v, whiskers %v; want none", sc.Values, sc.Lo)
 	}
 }
