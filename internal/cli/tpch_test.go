@@ -108,6 +108,18 @@ func TestTPCHWorkflow(t *testing.T) {
 	if r = oltplab(t, env, "compare", "sf001", "sf001b", "--format", "md"); r.code != 0 || !strings.Contains(r.out, "| Q1 | ") {
 		t.Errorf("compare --format md: exit %d\n%s", r.code, r.out)
 	}
+	// A performance test against a power test: the throughput figures
+	// and streams of the one, "-" for the other, and the tests differ.
+	if r = oltplab(t, env, "tpch", "run", "--target", target, "--streams", "1", "--seed", "4244", "--label", "sf001c"); r.code != 0 {
+		t.Fatalf("tpch run: exit %d\n%s", r.code, r.err)
+	}
+	r = oltplab(t, env, "compare", "sf001", "sf001c")
+	for _, re := range []string{`(?m)^\s+Throughput@Size\s+-\s+[0-9.]+\s+-\s*$`, `(?m)^\s+stream 1 geo. mean\s+-\s+[0-9.]+\s+-\s*$`,
+		`(?m)^\s+QphH@Size\s+-\s+[0-9.]+\s+-\s*$`, `(?m)^\s+test\s+power test\s+performance test\s*$`} {
+		if r.code != 0 || !regexp.MustCompile(re).MatchString(r.out) {
+			t.Errorf("compare of a power and a performance test: exit %d, no line matching %s:\n%s", r.code, re, r.out)
+		}
+	}
 
 	r = oltplab(t, env, "tpch", "check", "--target", target)
 	if r.code != 0 || !strings.Contains(r.out, "lineitem (l_orderkey) → orders") || strings.Contains(r.out, "FAIL") {

@@ -17,7 +17,8 @@ import (
 // TestTPCHStep: a plan of tpch steps alone needs no warehouses; on a
 // managed (embedded) SQLite target and a URL one, the step builds TPC-H
 // at its scale, then runs the power test; a second step at the same scale
-// reuses the build. Every run is tied to the experiment, and the report's
+// reuses the build and runs the performance test (power, then throughput
+// with two streams). Every run is tied to the experiment, and the report's
 // section compares the figures and each query's interval with the
 // baseline's, and renders.
 func TestTPCHStep(t *testing.T) {
@@ -31,7 +32,7 @@ tpch: {scale: 0.01, test: power, workers: 1}
 targets:
   - {name: managed, engine: sqlite, data_dir: `+filepath.Join(dir, "managed")+`}
   - {name: url, url: "sqlite:url.db"}
-steps: [tpch, {tpch: {repeat: 1}}]
+steps: [tpch, {tpch: {test: both, streams: 2}}]
 `)
 	ctx := context.Background()
 	if err := plan.Validate(ctx, p); err != nil {
@@ -51,10 +52,17 @@ steps: [tpch, {tpch: {repeat: 1}}]
 	if len(events) != 4 {
 		t.Fatalf("events: got %q, want 4 finished steps", events)
 	}
+	performance := 0
 	for _, e := range events {
-		if !strings.Contains(e, " done TPROC-H SF 0.01 power test: Power@Size ") {
-			t.Errorf("event %q, want a done power test with its figure", e)
+		switch {
+		case strings.Contains(e, " done TPROC-H SF 0.01 performance test: Power@Size ") && strings.Contains(e, "QphH@Size"):
+			performance++
+		case !strings.Contains(e, " done TPROC-H SF 0.01 power test: Power@Size "):
+			t.Errorf("event %q, want a done power or performance test with its figures", e)
 		}
+	}
+	if performance != 2 {
+		t.Errorf("events %q: want the second step's performance test on both targets", events)
 	}
 	for kind, want := range map[store.Kind]int{store.KindTPCHBuild: 2, store.KindTPCH: 4} {
 		runs, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: id, Kind: kind, Counting: true})
@@ -109,6 +117,17 @@ steps: [tpch, {tpch: {repeat: 1}}]
 	}
 	if bc.Series[0].Lo != nil || bc.Series[0].Texts != nil {
 		t.Errorf("power bars: the baseline has whiskers or ratios on one repeat, want neither")
+	}
+	// The second step's throughput test: one chart per stream, every
+	// query of both targets timed.
+	if b := x.Sections[1].Bars; len(b) != 3 || !strings.HasPrefix(b[1].Title, "Throughput test, stream 1:") || !strings.HasPrefix(b[2].Title, "Throughput test, stream 2:") {
+		t.Errorf("performance test's bars: %d charts, want the power test's and one per stream", len(b))
+	} else {
+		for _, s := range b[2].Series {
+			if slices.Contains(s.Values, nil) {
+				t.Errorf("stream 2 bars: %s lacks a query's interval: %v", s.Label, s.Values)
+			}
+		}
 	}
 	var html bytes.Buffer
 	if err := report.HTML(&html, in); err != nil {
