@@ -69,7 +69,7 @@ func commands() []command {
 		{"run", "drive the workload with virtual users and measure it", runRun},
 		{"check", "evaluate the consistency conditions of TPC-C clause 3.3.2", runCheck},
 		{"tpch", "the analytic workload: TPC-H build, power and throughput tests (TPROC-H style figures), check", runTPCH},
-		{"compare", "compare profiles step by step, with ratios and confidence intervals", runCompare},
+		{"compare", "compare profiles step by step, or TPC-H results query by query, with ratios", runCompare},
 		{"cost", "price the targets of a prices file: total cost, cost per 1,000 NOPM/TPM, savings", runCost},
 		{"report", "render profiles and monitor results as one self-contained HTML (or Markdown) report", runReport},
 		{"experiment", "run a plan file: whole infrastructures compared on instances oltplab starts itself (run, resume, list, show)", runExperiment},

@@ -14,7 +14,16 @@ import (
 	"github.com/oltplab/oltplab/internal/results"
 )
 
-const compareSynopsis = "compare PROFILE PROFILE... [--format text|md|json]"
+const compareSynopsis = `compare PROFILE PROFILE... | TPCH-RESULT TPCH-RESULT... [--format text|md|json]
+
+Profiles (labels or ids) are compared step by step: each one's mean NOPM and
+TPM, the ratio to the first with its 95% confidence interval, the peaks and
+the recorded context that differs. TPC-H results (result ids or labels of
+"oltplab tpch" runs) are compared with each other: Power@Size,
+Throughput@Size and QphH@Size, each query's and refresh function's
+power-test interval, each throughput stream's geometric mean, the ratios to
+the first, and what differs (test, scale factor, streams, seed, dialect,
+target, recorded context). A TPC-H result does not compare with a profile.`
 
 func runCompare(ctx context.Context, a *app, args []string) error {
 	var (
@@ -33,13 +42,27 @@ func runCompare(ctx context.Context, a *app, args []string) error {
 	if len(refs) < 2 {
 		return usageErrorf("compare: name at least two profiles (labels or ids; see `oltplab results list`)")
 	}
-	if err := a.onlyProfiles(ctx, sf, refs); err != nil {
-		return err
-	}
 	text := func(w io.Writer, in report.Input) error { return compareText(w, in, a.red) }
 	write := map[string]func(io.Writer, report.Input) error{"text": text, "md": report.Markdown, "json": report.JSON}[format]
 	if write == nil {
 		return usageErrorf("compare: unknown --format %q (want text, md or json)", format)
+	}
+	hs, err := a.compareKind(ctx, sf, refs)
+	if err != nil {
+		return err
+	}
+	if hs != nil {
+		c := compareTPCH(hs)
+		switch format {
+		case "md":
+			return writeTPCHComparisonMarkdown(a.out(), c)
+		case "json":
+			return writeJSON(a.out(), c)
+		}
+		return writeTPCHComparisonText(a.out(), c)
+	}
+	if err := a.onlyProfiles(ctx, sf, refs); err != nil {
+		return err
 	}
 	return a.renderProfiles(ctx, sf, refs, includeSuspect, "", write)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"github.com/oltplab/oltplab/internal/testenv"
 	"path/filepath"
 	"regexp"
@@ -65,6 +66,63 @@ func TestTPCHWorkflow(t *testing.T) {
 		t.Errorf("results list lacks the build or the tests' headline:\n%s", r.out)
 	}
 
+	// A second power test with another seed compares with the first:
+	// figures, each query's interval with its ratio, and what differs.
+	r = oltplab(t, env, "tpch", "power", "--target", target, "--seed", "4243", "--label", "sf001b", "--json")
+	var second struct {
+		RunID int64 `json:"run_id"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &second); r.code != 0 || err != nil || second.RunID == 0 {
+		t.Fatalf("second power: exit %d, %v\n%s", r.code, err, r.err)
+	}
+	r = oltplab(t, env, "compare", "sf001", "sf001b")
+	for _, want := range []string{"not an audited TPC-H result", "Power@Size", "sf001b/sf001", "Q22", "RF2", "geo. mean", "what differs between them"} {
+		if r.code != 0 || !strings.Contains(r.out, want) {
+			t.Errorf("compare of two TPC-H results: exit %d, output lacks %q:\n%s%s", r.code, want, r.out, r.err)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^\s+seed\s+4242\s+4243\s*$`).MatchString(r.out) || regexp.MustCompile(`(?m)^\s+scale factor`).MatchString(r.out) {
+		t.Errorf("compare: want the seeds as the difference and not the scale factor:\n%s", r.out)
+	}
+	r = oltplab(t, env, "compare", "sf001", jsonNumber(second.RunID), "--format", "json")
+	var cmp struct {
+		Runs []struct {
+			ID int64 `json:"run_id"`
+		} `json:"runs"`
+		Tables []struct {
+			Title string     `json:"title"`
+			Rows  [][]string `json:"rows"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &cmp); err != nil || r.code != 0 || len(cmp.Runs) != 2 || len(cmp.Tables) < 3 {
+		t.Fatalf("compare --format json: exit %d, %v, %d runs, %d tables\n%s", r.code, err, len(cmp.Runs), len(cmp.Tables), r.out)
+	}
+	if cmp.Runs[0].ID != got.RunID {
+		t.Errorf("compare json: first run %d, want %d (sf001)", cmp.Runs[0].ID, got.RunID)
+	}
+	// Each query's ratio is the second interval over the first.
+	for _, row := range cmp.Tables[1].Rows[:22] {
+		var a, b float64
+		if _, err := fmt.Sscan(row[1]+" "+row[2], &a, &b); err != nil || len(row) != 4 || row[3] != fmt.Sprintf("%.2fx", b/a) {
+			t.Errorf("power table row %q: want two intervals and their ratio (%v)", row, err)
+		}
+	}
+	if r = oltplab(t, env, "compare", "sf001", "sf001b", "--format", "md"); r.code != 0 || !strings.Contains(r.out, "| Q1 | ") {
+		t.Errorf("compare --format md: exit %d\n%s", r.code, r.out)
+	}
+	// A performance test against a power test: the throughput figures
+	// and streams of the one, "-" for the other, and the tests differ.
+	if r = oltplab(t, env, "tpch", "run", "--target", target, "--streams", "1", "--seed", "4244", "--label", "sf001c"); r.code != 0 {
+		t.Fatalf("tpch run: exit %d\n%s", r.code, r.err)
+	}
+	r = oltplab(t, env, "compare", "sf001", "sf001c")
+	for _, re := range []string{`(?m)^\s+Throughput@Size\s+-\s+[0-9.]+\s+-\s*$`, `(?m)^\s+stream 1 geo. mean\s+-\s+[0-9.]+\s+-\s*$`,
+		`(?m)^\s+QphH@Size\s+-\s+[0-9.]+\s+-\s*$`, `(?m)^\s+test\s+power test\s+performance test\s*$`} {
+		if r.code != 0 || !regexp.MustCompile(re).MatchString(r.out) {
+			t.Errorf("compare of a power and a performance test: exit %d, no line matching %s:\n%s", r.code, re, r.out)
+		}
+	}
+
 	r = oltplab(t, env, "tpch", "check", "--target", target)
 	if r.code != 0 || !strings.Contains(r.out, "lineitem (l_orderkey) → orders") || strings.Contains(r.out, "FAIL") {
 		t.Errorf("check: exit %d\n%s%s", r.code, r.out, r.err)
@@ -81,6 +139,19 @@ func TestTPCHWorkflow(t *testing.T) {
 	}
 	if r = oltplab(t, env, "check", "--target", tpcc); r.code != 0 {
 		t.Errorf("TPC-C check after the refused TPC-H build: exit %d %s", r.code, r.err)
+	}
+	// A TPC-C profile does not compare with a TPC-H result.
+	if r = oltplab(t, env, "run", "--target", tpcc, "--vus", "1", "--rampup", "0s", "--duration", "1s", "--label", "c"); r.code != 0 {
+		t.Fatalf("TPC-C run: exit %d %s", r.code, r.err)
+	}
+	for _, args := range [][]string{{"compare", "sf001", "c"}, {"compare", "c", "sf001b"}} {
+		r = oltplab(t, env, args...)
+		if r.code != exitUsage || !strings.Contains(r.err, "TPC-H result") || !strings.Contains(r.err, "TPC-C profile") || strings.Count(strings.TrimSpace(r.err), "\n") > 0 {
+			t.Errorf("%v: exit %d, %q; want a one-line usage error", args, r.code, r.err)
+		}
+	}
+	if r = oltplab(t, env, "compare", "sf001", "nosuch"); r.code != exitUsage || !strings.Contains(r.err, `"nosuch"`) {
+		t.Errorf("compare with an unknown name: exit %d, %q", r.code, r.err)
 	}
 
 	for _, c := range []struct {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -222,6 +224,9 @@ func (s *tpchStep) Section(ctx context.Context, rc *ReportContext, index int) (r
 		name                    string
 		power, throughput, qphh []float64
 		queries                 [tpch.Queries][]float64
+		// streamQueries are the throughput test's intervals by stream
+		// number, then query.
+		streamQueries           map[int]*[tpch.Queries][]float64
 		absent                  string
 		runs, timedOut, streams int
 	}
@@ -252,6 +257,19 @@ func (s *tpchStep) Section(ctx context.Context, rc *ReportContext, index int) (r
 			}
 			if r.Throughput != nil {
 				t.streams = len(r.Throughput.Streams)
+				for _, st := range r.Throughput.Streams {
+					if t.streamQueries == nil {
+						t.streamQueries = map[int]*[tpch.Queries][]float64{}
+					}
+					if t.streamQueries[st.Stream] == nil {
+						t.streamQueries[st.Stream] = new([tpch.Queries][]float64)
+					}
+					for _, q := range st.Queries {
+						if q.Outcome == tpch.Done {
+							t.streamQueries[st.Stream][q.Query-1] = append(t.streamQueries[st.Stream][q.Query-1], q.Interval)
+						}
+					}
+				}
 				if r.Throughput.Throughput != nil {
 					t.throughput = append(t.throughput, *r.Throughput.Throughput)
 				} else if t.absent == "" {
@@ -302,5 +320,64 @@ func (s *tpchStep) Section(ctx context.Context, rc *ReportContext, index int) (r
 		}
 		queries.Rows = append(queries.Rows, row)
 	}
-	return report.Section{Tables: []report.Table{figures, queries}}, nil
+	var names []string
+	for _, t := range ts {
+		names = append(names, t.name)
+	}
+	bars := []report.BarChart{tpchQueryBars("Power test: each query's interval",
+		"Each query's interval in the power test (stream 0), mean over the repeats; the whisker spans the least to the largest when there are repeats. "+
+			"Over each bar of a target other than "+base.name+": its ratio to "+base.name+"'s (above 1: slower). A query cut off or failed has no bar (n/a).",
+		names, func(i int) *[tpch.Queries][]float64 { return &ts[i].queries })}
+	streams := map[int]bool{}
+	for _, t := range ts {
+		for n := range t.streamQueries {
+			streams[n] = true
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(streams)) {
+		bars = append(bars, tpchQueryBars(fmt.Sprintf("Throughput test, stream %d: each query's interval", n),
+			fmt.Sprintf("Query stream %d of the throughput test, run at once with the other streams and the refresh stream; mean over the repeats, ratios against %s.", n, base.name),
+			names, func(i int) *[tpch.Queries][]float64 { return ts[i].streamQueries[n] }))
+	}
+	return report.Section{Tables: []report.Table{figures, queries}, Bars: bars}, nil
+}
+
+// tpchQueryBars charts each query's interval per target: the mean over
+// the repeats, the range as a whisker when there are repeats, and over
+// each bar but the first target's its ratio to the first target's.
+// of(i) is target i's intervals by query (nil: the target has none).
+func tpchQueryBars(title, note string, targets []string, of func(i int) *[tpch.Queries][]float64) report.BarChart {
+	c := report.BarChart{Title: title + " (s)", Note: note, YLabel: "seconds"}
+	for q := range tpch.Queries {
+		c.Categories = append(c.Categories, fmt.Sprintf("Q%d", q+1))
+	}
+	base := of(0)
+	for i, name := range targets {
+		s := report.BarSeries{Label: name, Values: make([]*float64, tpch.Queries)}
+		qs := of(i)
+		ranged := false
+		lo, hi := make([]*float64, tpch.Queries), make([]*float64, tpch.Queries)
+		if i > 0 {
+			s.Texts = make([]string, tpch.Queries)
+		}
+		for q := range tpch.Queries {
+			if qs == nil || len(qs[q]) == 0 {
+				continue
+			}
+			xs := qs[q]
+			m, l, h := tpchMean(xs), slices.Min(xs), slices.Max(xs)
+			s.Values[q], lo[q], hi[q] = &m, &l, &h
+			ranged = ranged || len(xs) > 1
+			if i > 0 && base != nil {
+				if r := tpchRatio(xs, base[q]); r != "—" {
+					s.Texts[q] = r
+				}
+			}
+		}
+		if ranged {
+			s.Lo, s.Hi = lo, hi
+		}
+		c.Series = append(c.Series, s)
+	}
+	return c
 }

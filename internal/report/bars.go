@@ -15,11 +15,12 @@ import (
 // x positions.
 const maxBarGroups = 3
 
-// barsSVG draws a chart against virtual users as grouped bars in inline
-// SVG: one group per step, one bar per value series, its 95% interval as
-// a whisker, its value written on it, reference lines dashed across, and
-// "n/a" where a series has no figure. It is static: it prints and shows
-// in a screenshot exactly as on screen.
+// barsSVG draws a chart against virtual users, or over categories
+// (XKind "category": TPC-H's queries), as grouped bars in inline SVG: one
+// group per step or category, one bar per value series, its 95% interval
+// (or range) as a whisker, its value (or its text) written on it,
+// reference lines dashed across, and "n/a" where a series has no figure.
+// It is static: it prints and shows in a screenshot exactly as on screen.
 func barsSVG(c chartSpec) template.HTML {
 	type bar struct {
 		s      seriesSpec
@@ -35,7 +36,7 @@ func barsSVG(c chartSpec) template.HTML {
 				if ci.Role != "ci" {
 					break
 				}
-				if strings.HasSuffix(ci.Label, "CI high") {
+				if strings.HasSuffix(ci.Label, " high") {
 					b.hi = ci.Values
 				} else {
 					b.lo = ci.Values
@@ -116,6 +117,9 @@ func barsSVG(c chartSpec) template.HTML {
 	for g, xv := range c.X {
 		gx := left + groupW*float64(g) + groupW*0.1
 		label := strconv.FormatFloat(xv, 'f', -1, 64) + " VUs"
+		if c.XKind == xCategory {
+			label = c.Categories[g]
+		}
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" class="xlabel" text-anchor="middle">%s</text>`, left+groupW*(float64(g)+0.5), titleH+plotH+18, esc(label))
 		var knees []string
 		for _, m := range c.Marks {
@@ -143,8 +147,15 @@ func barsSVG(c chartSpec) template.HTML {
 			if br.s.Dash {
 				dash = ` stroke-dasharray="4 3" fill-opacity="0.75"`
 			}
-			fmt.Fprintf(&b, `<rect class="bar" data-series="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" stroke="%s"%s><title>%s: %s</title></rect>`,
-				esc(br.s.Label), bx+1, y1, math.Max(barW-2, 1), math.Max(y0-y1, 1), br.s.Color, br.s.Color, dash, esc(br.s.Label), esc(minusSign(formatNumber(v))))
+			tip := br.s.Label + ": " + minusSign(formatNumber(v))
+			if c.XKind == xCategory {
+				tip = br.s.Label + " " + label + ": " + minusSign(formatNumber(v))
+				if g < len(br.s.Texts) && br.s.Texts[g] != "" {
+					tip += " (" + br.s.Texts[g] + ")"
+				}
+			}
+			fmt.Fprintf(&b, `<rect class="bar" data-series="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" stroke="%s"%s><title>%s</title></rect>`,
+				esc(br.s.Label), bx+1, y1, math.Max(barW-2, 1), math.Max(y0-y1, 1), br.s.Color, br.s.Color, dash, esc(tip))
 			if br.lo != nil && br.hi != nil && br.lo[g] != nil && br.hi[g] != nil {
 				l, h := y(*br.lo[g]), y(*br.hi[g])
 				fmt.Fprintf(&b, `<path class="ci" d="M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f"/>`, cx, l, h, cx-4, l, cx+4, cx-4, h, cx+4)
@@ -155,7 +166,14 @@ func barsSVG(c chartSpec) template.HTML {
 				ty = y(v) + 12
 			}
 			text := minusSign(formatNumber(v))
+			if g < len(br.s.Texts) && br.s.Texts[g] != "" {
+				text = br.s.Texts[g]
+			}
 			if barW < 34 {
+				// Written up the bar's middle: above its whisker.
+				if v >= 0 && br.hi != nil && br.hi[g] != nil {
+					ty = math.Min(ty, y(*br.hi[g])-4)
+				}
 				fmt.Fprintf(&b, `<text transform="translate(%.1f %.1f) rotate(-90)" class="value" text-anchor="start">%s</text>`, cx+3, ty, esc(text))
 			} else {
 				fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" class="value" text-anchor="%s">%s</text>`, tx, ty, anchor, esc(text))

@@ -48,7 +48,13 @@ type chartSpec struct {
 	XLabel string `json:"x_label,omitempty"`
 	// Spans are intervals of x marked on the chart (phases, backups).
 	Spans []spanSpec `json:"spans,omitempty"`
+	// Categories name the groups of a chart whose XKind is "category"
+	// (X is then 0, 1, 2 ...): always drawn as bars, never by the script.
+	Categories []string `json:"categories,omitempty"`
 }
+
+// xCategory is the XKind of a chart over named categories.
+const xCategory = "category"
 
 // spanSpec is a Span as the page script draws it: Fill under the series,
 // opaque lines of exactly Color at its edges over them, and its label.
@@ -106,6 +112,28 @@ type seriesSpec struct {
 	// Scale is "y2" for a series read on the right-hand axis; empty for
 	// the left one.
 	Scale string `json:"scale,omitempty"`
+	// Texts, when set, are written over the bars instead of their values
+	// ("" keeps a value).
+	Texts []string `json:"-"`
+}
+
+// barChart converts a section's own bar chart over categories: its
+// whiskers are the series' Lo and Hi bounds.
+func barChart(id string, bc BarChart) chartSpec {
+	c := chartSpec{ID: id, Title: bc.Title, Note: bc.Note, YLabel: bc.YLabel, XKind: xCategory, Categories: bc.Categories,
+		X: make([]float64, len(bc.Categories)), ZeroY: true, Height: 330}
+	for i := range c.X {
+		c.X[i] = float64(i)
+	}
+	for i, s := range bc.Series {
+		c.Series = append(c.Series, seriesSpec{Label: s.Label, Color: color(i), Values: s.Values, Role: "value", Texts: s.Texts})
+		if s.Lo != nil && s.Hi != nil {
+			c.Series = append(c.Series,
+				seriesSpec{Label: s.Label + " range high", Color: color(i), Values: s.Hi, Role: "ci"},
+				seriesSpec{Label: s.Label + " range low", Color: color(i), Values: s.Lo, Role: "ci"})
+		}
+	}
+	return c
 }
 
 type bandSpec struct {

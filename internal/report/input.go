@@ -113,6 +113,34 @@ type Section struct {
 	// Findings are sentences the study report's summary states for the
 	// step beside the ratios it computes itself (a paired comparison's).
 	Findings []string `json:"findings,omitempty"`
+	// Bars are bar charts over categories (TPC-H's queries) the step
+	// draws itself, after its tables and before its time series.
+	Bars []BarChart `json:"bars,omitempty"`
+}
+
+// BarChart is a chart of grouped bars over named categories (queries) a
+// section draws itself: one group per category, one bar per series
+// (target) drawn from zero, a whisker from Lo to Hi (the range over
+// repeats) where both are set, and a short text over each bar (a ratio
+// to the first series) where Texts has one.
+type BarChart struct {
+	Title      string      `json:"title"`
+	Note       string      `json:"note,omitempty"`
+	YLabel     string      `json:"y_label"`
+	Categories []string    `json:"categories"`
+	Series     []BarSeries `json:"series"`
+}
+
+// BarSeries is one series of a BarChart: a value per category (nil
+// where it has none), with optional whisker bounds and texts, each as
+// long as the chart's Categories when set.
+type BarSeries struct {
+	Label  string     `json:"label"`
+	Values []*float64 `json:"values"`
+	Lo     []*float64 `json:"lo,omitempty"`
+	Hi     []*float64 `json:"hi,omitempty"`
+	// Texts replace the value written over each bar ("" keeps it).
+	Texts []string `json:"texts,omitempty"`
 }
 
 // TimeChart is a time series a section draws itself: x in seconds from

@@ -39,6 +39,7 @@ var studyParts = []studyPart{
 	{ID: "rebuild", Title: "Index rebuild, cold and hot cache", Kinds: []string{"rebuild"}},
 	{ID: "neighbours", Title: "Noisy neighbours", Kinds: []string{"neighbours"}},
 	{ID: "parallel", Title: "Targets driven at once", Kinds: []string{"parallel"}},
+	{ID: "tpch", Title: "Analytic workload (TPROC-H)", Kinds: []string{"tpch"}},
 	{ID: "other", Title: "Other steps"}, // sections of kinds no other part lists
 	{ID: "cost", Title: "Cost", build: (*study).cost},
 	{ID: "method", Title: "Method", Kinds: []string{"build"}, build: (*study).method},
@@ -126,9 +127,10 @@ func (s *study) parts() []htmlSection {
 }
 
 // sectionBlocks shows a step kind's own section: its title, note,
-// tables, and the time series it draws (phases and events marked).
+// tables, the bars over categories it draws, and the time series it
+// draws (phases and events marked).
 func (s *study) sectionBlocks(sec Section) []block {
-	if len(sec.Tables) == 0 && len(sec.Charts) == 0 && sec.Note == "" {
+	if len(sec.Tables) == 0 && len(sec.Charts) == 0 && len(sec.Bars) == 0 && sec.Note == "" {
 		return nil
 	}
 	out := []block{{Heading: sec.Title, Note: sec.Note}}
@@ -136,6 +138,11 @@ func (s *study) sectionBlocks(sec Section) []block {
 	for _, t := range sectionTables(sec, prefix) {
 		out = append(out, block{Table: &t})
 	}
+	var bs []chartSpec
+	for bi, bc := range sec.Bars {
+		bs = append(bs, barChart("chart-bars-"+strconv.Itoa(bi+1), bc))
+	}
+	out = append(out, chartBlocks(prefix, bs...)...)
 	var cs []chartSpec
 	for ci, tc := range sec.Charts {
 		cs = append(cs, timeChart("chart-time-"+strconv.Itoa(ci+1), tc))
@@ -160,7 +167,7 @@ func (s *study) stepHeading(st studyStep) []block {
 // uPlot chart otherwise, and says which values are missing or negative.
 func chartBlock(c chartSpec) block {
 	c.Note = strings.TrimSpace(c.Note + " " + valueNotes(c))
-	if c.XKind == "" && len(c.X) <= maxBarGroups && len(c.X) > 0 {
+	if c.XKind == xCategory || c.XKind == "" && len(c.X) <= maxBarGroups && len(c.X) > 0 {
 		return block{Note: c.Note, Bars: barsSVG(c)}
 	}
 	return block{Chart: &c}

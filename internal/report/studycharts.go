@@ -177,7 +177,7 @@ func (v *view) avgWaitTable() table {
 // no figure for (x by x) and the negative ones, so that nothing in a
 // table is silently missing from its chart.
 func valueNotes(c chartSpec) string {
-	if c.XKind != "" {
+	if c.XKind != "" && c.XKind != xCategory {
 		return "" // per-second gaps are explained by the chart's note
 	}
 	var missing, negative []string
@@ -188,6 +188,9 @@ func valueNotes(c chartSpec) string {
 		var miss, neg []string
 		for i, p := range s.Values {
 			x := strconv.FormatFloat(c.X[i], 'f', -1, 64)
+			if c.XKind == xCategory {
+				x = c.Categories[i]
+			}
 			switch {
 			case p == nil:
 				miss = append(miss, x)
@@ -195,13 +198,17 @@ func valueNotes(c chartSpec) string {
 				neg = append(neg, x+" ("+minusSign(formatNumber(*p))+")")
 			}
 		}
+		unit, every := " VUs", " at every step"
+		if c.XKind == xCategory {
+			unit, every = "", " at all"
+		}
 		if len(miss) > 0 && len(miss) < len(s.Values) {
-			missing = append(missing, s.Label+" at "+strings.Join(miss, ", ")+" VUs")
+			missing = append(missing, s.Label+" at "+strings.Join(miss, ", ")+unit)
 		} else if len(miss) == len(s.Values) {
-			missing = append(missing, s.Label+" at every step")
+			missing = append(missing, s.Label+every)
 		}
 		if len(neg) > 0 {
-			negative = append(negative, s.Label+" at "+strings.Join(neg, ", ")+" VUs")
+			negative = append(negative, s.Label+" at "+strings.Join(neg, ", ")+unit)
 		}
 	}
 	var out []string

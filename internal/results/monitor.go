@@ -16,20 +16,28 @@ import (
 // result id, anything else a label (its newest monitor). found is false
 // when nothing of that name is a monitor.
 func MonitorByRef(ctx context.Context, st *store.Store, ref string) (store.Run, bool, error) {
+	return RunByRef(ctx, st, store.KindMonitor, "monitor", ref)
+}
+
+// RunByRef finds the result of kind a user named: a number is a result
+// id, anything else a label (its newest result of that kind). found is
+// false when nothing of that name is of the kind; what names the kind in
+// an error.
+func RunByRef(ctx context.Context, st *store.Store, kind store.Kind, what, ref string) (store.Run, bool, error) {
 	ref = strings.TrimSpace(ref)
 	if id, err := strconv.ParseInt(ref, 10, 64); err == nil && id > 0 {
 		r, err := st.GetRun(ctx, id)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 		case err != nil:
-			return store.Run{}, false, storeErr("find the monitor "+ref, err)
-		case r.Kind == store.KindMonitor:
+			return store.Run{}, false, storeErr("find the "+what+" "+ref, err)
+		case r.Kind == kind:
 			return r, true, nil
 		}
 	}
-	rs, err := st.ListRuns(ctx, store.RunFilter{Kind: store.KindMonitor, Label: ref, Limit: 1})
+	rs, err := st.ListRuns(ctx, store.RunFilter{Kind: kind, Label: ref, Limit: 1})
 	if err != nil {
-		return store.Run{}, false, storeErr("find the monitor "+ref, err)
+		return store.Run{}, false, storeErr("find the "+what+" "+ref, err)
 	}
 	if len(rs) == 0 {
 		return store.Run{}, false, nil
