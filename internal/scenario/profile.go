@@ -44,6 +44,13 @@ type ProfileOptions struct {
 	// its slot measured again. Steps, repeats and order must be the ones
 	// the profile was started with.
 	Continue int64
+	// Remeasure, when continuing, says why a slot's runs are measured
+	// again (an experiment's retry after a failed server, its re-measure
+	// of contaminated runs) instead of the resumed experiment's words;
+	// RedoContaminated measures contaminated slots again too (a resume
+	// keeps them: they were measured completely).
+	Remeasure        string
+	RedoContaminated bool
 	// ShardGroup names the sharded run this profile is one shard of
 	// (Driver.Shard active, Driver.StartAt its shared start): the shards'
 	// profiles are found by it and merged (MergeShardGroup).
@@ -70,6 +77,12 @@ type ProfileOutcome struct {
 	// Failures lists the runs with more failed transactions than allowed
 	// (stored with status failures).
 	Failures []SuspectRun
+	// Contaminated lists the runs measured while others took more of the
+	// CPU than allowed (stored with status contaminated); ServerFailed
+	// the run whose server failed under it (stored with status failed),
+	// at which the profile stopped.
+	Contaminated []SuspectRun
+	ServerFailed []SuspectRun
 }
 
 // Profile runs every step and repeat of o on db as one stored profile. A
@@ -178,6 +191,7 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 	measured := 0 // runs started by this call
 	var suspect SuspectError
 	var failures FailuresError
+	var contaminated ContaminatedError
 	for i, slot := range slots {
 		if done[slot] {
 			continue
@@ -223,6 +237,20 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 			if res.TooManyFailures != "" {
 				failures.Runs = append(failures.Runs, SuspectRun{RunID: id, VUs: rd.VUs, Reasons: []string{res.TooManyFailures}})
 			}
+			if len(res.Contaminated) > 0 {
+				contaminated.Runs = append(contaminated.Runs, SuspectRun{RunID: id, VUs: rd.VUs, Reasons: res.Contaminated})
+			}
+			if res.ServerFailed() {
+				failed := SuspectRun{RunID: id, VUs: rd.VUs, Reasons: res.ServerFailure}
+				out.ServerFailed = append(out.ServerFailed, failed)
+				if err == nil {
+					// The server is gone, or was: the next run would
+					// measure its absence (or a restart). The profile
+					// stops; an experiment restarts a managed server and
+					// measures the slot again (retries).
+					err = &ServerFailedError{Run: failed}
+				}
+			}
 		}
 		if err != nil || ctx.Err() != nil {
 			runErr = err
@@ -234,8 +262,9 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		runErr = err
 	}
 	status := summary.Status(summary.Facts{Measured: out.Measured, Failed: runErr != nil,
-		Incomplete: out.Partial || ctx.Err() != nil, Suspect: len(suspect.Runs) > 0, TooManyFailures: len(failures.Runs) > 0})
-	out.Suspect, out.Failures = suspect.Runs, failures.Runs
+		Incomplete: out.Partial || ctx.Err() != nil, Suspect: len(suspect.Runs) > 0, TooManyFailures: len(failures.Runs) > 0,
+		Contaminated: len(contaminated.Runs) > 0})
+	out.Suspect, out.Failures, out.Contaminated = suspect.Runs, failures.Runs, contaminated.Runs
 	var saved *store.SavedError
 	if errors.As(runErr, &saved) {
 		// The store did not take the last run: it will not take this
@@ -261,6 +290,10 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 		suspect.Total = len(out.Runs)
 		errs = append(errs, &suspect)
 	}
+	if len(contaminated.Runs) > 0 {
+		contaminated.Total = len(out.Runs)
+		errs = append(errs, &contaminated)
+	}
 	return out, errors.Join(errs...)
 }
 
@@ -285,12 +318,16 @@ func (e *Env) startProfile(ctx context.Context, o ProfileOptions, params map[str
 	done := map[profile.Slot]bool{}
 	for _, r := range runs {
 		slot := profile.Slot{Step: r.Step - 1, Repeat: r.Repeat - 1}
-		if (r.Status == store.StatusOK || r.Status == store.StatusSuspect) && len(r.Summary) > 0 && !done[slot] {
+		keep := r.Status == store.StatusOK || r.Status == store.StatusSuspect || r.Status == store.StatusContaminated && !o.RedoContaminated
+		if keep && len(r.Summary) > 0 && !done[slot] {
 			done[slot] = true
 			continue
 		}
 		why := fmt.Sprintf("run %s when its experiment was resumed; its slot was measured again", r.Status)
-		if r.Status == store.StatusRunning {
+		switch {
+		case o.Remeasure != "":
+			why = fmt.Sprintf("run %s: %s", r.Status, o.Remeasure)
+		case r.Status == store.StatusRunning:
 			why = "its process ended while it ran; the slot was measured again when the experiment resumed"
 		}
 		if err := e.Store.SupersedeRun(ctx, r.ID, why); err != nil {
@@ -320,6 +357,7 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 	}
 	smp := e.StartSampling(ctx, db, tg, rc, time.Second)
 	d.Recorder = e.Observer.Recorder
+	exit := e.watchExit()
 	res, rerr := driver.Run(ctx, db, meta, d, e.Observer.Live)
 	var mon *summary.Monitor
 	var hostSamples []store.Sample
@@ -332,9 +370,14 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 		// The database's figures must agree with the driver's own counts,
 		// allowing for what the samplers ran on the database meanwhile.
 		res.CheckCounters(m.SamplerDBStatements)
+		judgeRun(res, mon, exit)
 	} else {
 		smp.Stop()
+		if res != nil {
+			judgeRun(res, nil, exit)
+		}
 	}
+	exit.exited() // stops the watch
 
 	status := summary.RunStatus(res, rerr != nil)
 	errText := ""
