@@ -21,6 +21,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/instance"
+	"github.com/oltplab/oltplab/internal/scenario"
 )
 
 // asCLIEnv makes the test binary run oltplab's command line (as
@@ -28,6 +29,10 @@ import (
 const asCLIEnv = "OLTPLAB_TEST_AS_CLI"
 
 func TestMain(m *testing.M) {
+	// These tests share the host with other packages' servers, which are
+	// foreign CPU to their runs: they are not about interference
+	// (scenario.JudgeInterference).
+	scenario.JudgeInterference(false)
 	if os.Getenv(asCLIEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := Main(ctx, os.Args[1:], os.Environ(), Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})

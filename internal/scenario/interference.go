@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/driver"
@@ -13,6 +14,23 @@ import (
 // foreign CPU cannot be told (the server's own CPU was not measured)
 // says that others may have taken CPU from it.
 const busyHostPct = 90
+
+// interferenceIgnored turns off judging runs contaminated
+// (JudgeInterference); the CPU account is measured and stored all the
+// same.
+var interferenceIgnored atomic.Bool
+
+// JudgeInterference sets whether runs are judged contaminated when the
+// interference in their window passes their limits (the default: on) and
+// returns a function that restores the previous setting. It is for test
+// binaries whose tests are about something else and run on a shared
+// host, where other tests' servers are foreign CPU: they turn it off,
+// and the tests of contamination turn it on for themselves. oltplab
+// itself never turns it off.
+func JudgeInterference(on bool) (restore func()) {
+	was := interferenceIgnored.Swap(!on)
+	return func() { interferenceIgnored.Store(was) }
+}
 
 // judgeRun completes a measured run's result with what the scenario knows
 // beyond the driver: a managed server that exited under it (its server
@@ -42,7 +60,9 @@ func judgeRun(res *driver.Result, m *summary.Monitor, exit *exitWatch) {
 			u.ServerCPUMicrosPerTx = &us
 		}
 	}
-	res.Contaminated = append(res.Contaminated, contamination(u, res.Options, m.DatabaseHostMeasured)...)
+	if dirty := contamination(u, res.Options, m.DatabaseHostMeasured); !interferenceIgnored.Load() {
+		res.Contaminated = append(res.Contaminated, dirty...)
+	}
 	if (u == nil || u.ForeignPct == nil) && m.CPU.BusyPct >= busyHostPct {
 		why := "it was not sampled"
 		if u != nil && u.ServerSource != "" {
