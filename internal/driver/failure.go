@@ -21,12 +21,11 @@ const DefaultMaxStallPct = 10
 // DefaultMaxForeignCPUPct and DefaultMaxStealPct are the interference a
 // run may meet before it is contaminated (Options.MaxForeignCPUPct,
 // MaxStealPct): foreign CPU, or steal, above a tenth of the cores over the
-// window. A tenth of the cores taken by others is a tenth of the server's
-// capacity gone when it is CPU-bound (the cores comparisons oltplab runs
-// are), the size of the effects they measure; what other processes and
-// the kernel's own work for nobody in particular take on an idle host is
-// a few percent at most (measured: docs/architecture.md, "Who used the
-// CPU").
+// window. A tenth of the cores taken by others is up to a tenth of the
+// server's capacity gone when it is CPU-bound (the cores comparisons
+// oltplab runs are), the size of the effects they measure: measured, a
+// confined PostgreSQL's NOPM followed the CPU it was left while its CPU
+// per transaction stayed put (docs/architecture.md, "Who used the CPU").
 const (
 	DefaultMaxForeignCPUPct = 10
 	DefaultMaxStealPct      = 10

@@ -23,8 +23,7 @@ const (
 		"measured as a whole by oltplab agent, not its server's share."
 	contaminationMethod = "Contamination: a run whose foreign CPU, on the host or on a confined server's own CPUs, or whose steal passed 10% of " +
 		"those cores over the window (--max-foreign-cpu, --max-steal) is contaminated: a tenth of the cores taken by others is a tenth of a " +
-		"CPU-bound server's capacity gone, the size of the differences these comparisons measure, while an idle host's own background stays " +
-		"well below it. Such a run is listed with its figures and left out, so that a busy host yields a visible \"contaminated\" instead of a " +
+		"CPU-bound server's capacity gone, the size of the differences these comparisons measure (a server's throughput follows the CPU it is left). Such a run is listed with its figures and left out, so that a busy host yields a visible \"contaminated\" instead of a " +
 		"silently inverted ratio."
 )
 
