@@ -243,13 +243,12 @@ func (e *Env) Profile(ctx context.Context, db dialect.Database, tg dialect.Targe
 			if res.ServerFailed() {
 				failed := SuspectRun{RunID: id, VUs: rd.VUs, Reasons: res.ServerFailure}
 				out.ServerFailed = append(out.ServerFailed, failed)
-				if err == nil {
-					// The server is gone, or was: the next run would
-					// measure its absence (or a restart). The profile
-					// stops; an experiment restarts a managed server and
-					// measures the slot again (retries).
-					err = &ServerFailedError{Run: failed}
-				}
+				// The server is gone, or was: the next run would
+				// measure its absence (or a restart). The profile
+				// stops; an experiment restarts a managed server and
+				// measures the slot again (retries), also when the run
+				// ended early for it (ErrServerGone).
+				err = errors.Join(err, &ServerFailedError{Run: failed})
 			}
 		}
 		if err != nil || ctx.Err() != nil {
