@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/profile"
@@ -122,6 +123,9 @@ func Profile(ctx context.Context, st *store.Store, p store.Profile, inc report.I
 		out.Steps = append(out.Steps, step)
 	}
 	out.Verdict = profile.Analyze(out.StepFigures("new_order"), profile.DefaultKneeThreshold)
+	if w := leftOut(out.Steps, inc); w != "" {
+		out.Verdict.Reason += "; " + w
+	}
 	// The per-second series of the peak step's first complete repeat.
 	if out.Series, err = SeriesAt(ctx, st, out, out.Verdict.PeakVUs, inc); err != nil {
 		return report.Profile{}, err
@@ -181,4 +185,29 @@ func tpccVerdict(s *driver.Spec) *report.TPCC {
 			Limit: c.Limit, Unit: c.Unit, Pass: c.Pass})
 	}
 	return out
+}
+
+// leftOut says how many runs of steps a verdict did not count because
+// they were contaminated (unless inc counts them) or their server failed;
+// "" when none.
+func leftOut(steps []report.Step, inc report.Include) string {
+	dirty, failed := 0, 0
+	for _, s := range steps {
+		for _, r := range s.Repeats {
+			switch {
+			case r.ServerFailed:
+				failed++
+			case r.Contaminated && !inc.Contaminated:
+				dirty++
+			}
+		}
+	}
+	var parts []string
+	if dirty > 0 {
+		parts = append(parts, fmt.Sprintf("%d contaminated run(s) left out (--include-contaminated counts them)", dirty))
+	}
+	if failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d run(s) whose server failed left out", failed))
+	}
+	return strings.Join(parts, ", ")
 }
