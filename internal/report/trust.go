@@ -38,7 +38,7 @@ func trustLines(v *view, step string, named bool) []string {
 	}
 	var out []string
 	for _, p := range v.profiles {
-		dirty, total := 0, 0
+		dirty, dirtyCounted, total := 0, 0, 0
 		for _, s := range p.Steps {
 			var reasons []string
 			counted, contaminated, failed := 0, 0, 0
@@ -50,6 +50,7 @@ func trustLines(v *view, step string, named bool) []string {
 					dirty++
 					if r.Counted {
 						counted++
+						dirtyCounted++
 					}
 					if len(reasons) == 0 && len(r.Interference) > 0 {
 						reasons = append(reasons, r.Interference[0])
@@ -76,7 +77,11 @@ func trustLines(v *view, step string, named bool) []string {
 				out = append(out, line+"; no figure, peak or ratio of that step is given (--include-contaminated counts contaminated runs).")
 			}
 		}
-		if dirty > 0 {
+		switch {
+		case dirtyCounted > 0:
+			out = append(out, fmt.Sprintf("%s%s: %d of %d runs contaminated, listed under Contaminated runs and counted as asked (--include-contaminated): "+
+				"its figures include what others took of the CPU.", p.Name, in, dirty, total))
+		case dirty > 0:
 			out = append(out, fmt.Sprintf("%s%s: %d of %d runs contaminated, listed under Contaminated runs and left out.", p.Name, in, dirty, total))
 		}
 	}

@@ -89,9 +89,20 @@ func TestTrustShown(t *testing.T) {
 		"Foreign CPU: every second",
 		"Contamination: a run whose foreign CPU",
 		"Statuses: a run is ok",
+		"busy: 1 of 5 runs contaminated, listed under Contaminated runs and left out.",
 	} {
 		if !strings.Contains(emd.String(), w) {
 			t.Errorf("experiment report: want %q", w)
 		}
+	}
+	// Counted as asked, the summary says so rather than "left out".
+	r := &sec.Profiles[len(sec.Profiles)-1].Steps[1].Repeats[1]
+	r.Counted = true
+	emd.Reset()
+	if err := Markdown(&emd, ex); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(emd.String(), "busy: 1 of 5 runs contaminated, listed under Contaminated runs and counted as asked (--include-contaminated)") {
+		t.Errorf("experiment report with the contaminated run counted: want it said")
 	}
 }
