@@ -27,13 +27,13 @@ target, recorded context). A TPC-H result does not compare with a profile.`
 
 func runCompare(ctx context.Context, a *app, args []string) error {
 	var (
-		sf             storeFlags
-		format         string
-		includeSuspect bool
+		sf     storeFlags
+		format string
+		inc    report.Include
 	)
 	fs := newFlagSet("compare")
 	sf.register(fs, a.env)
-	registerIncludeSuspect(fs, &includeSuspect)
+	registerInclude(fs, &inc)
 	fs.StringVar(&format, "format", "text", "`FORMAT`: text, md (Markdown tables) or json")
 	refs, err := a.parseWithArgs(fs, compareSynopsis, args)
 	if err != nil {
@@ -64,7 +64,7 @@ func runCompare(ctx context.Context, a *app, args []string) error {
 	if err := a.onlyProfiles(ctx, sf, refs); err != nil {
 		return err
 	}
-	return a.renderProfiles(ctx, sf, refs, includeSuspect, "", write)
+	return a.renderProfiles(ctx, sf, refs, inc, "", write)
 }
 
 // compareText prints, per step, each profile's mean NOPM and TPM with the
@@ -116,6 +116,7 @@ func compareText(w io.Writer, in report.Input, red func(string) string) error {
 	for _, p := range ps {
 		fmt.Fprintf(w, "  %-12s %s\n", name(p), p.Verdict.Reason)
 	}
+	printCPUShares(w, ps)
 	ctxs := make([]map[string]string, len(ps))
 	for i, p := range ps {
 		ctxs[i] = p.Context
@@ -204,6 +205,46 @@ func contextLine(label, key string, ctxs []map[string]string) string {
 		line += "\t" + v
 	}
 	return line
+}
+
+// printCPUShares prints who used the CPU in each profile's steps (every
+// measured run of a step, contaminated and failed ones included), when
+// it was sampled.
+func printCPUShares(w io.Writer, ps []report.Profile) {
+	var rows []string
+	for _, p := range ps {
+		for _, s := range p.Steps {
+			c := s.CPU
+			if c == nil {
+				continue
+			}
+			opt := func(v *float64) string {
+				if v == nil {
+					return "-"
+				}
+				return fmt.Sprintf("%.2f", *v)
+			}
+			foreignPct, setPct := "-", "-"
+			if c.ForeignCores != nil && c.HostCores > 0 {
+				foreignPct = fmt.Sprintf("%.1f%%", 100**c.ForeignCores/c.HostCores)
+			}
+			if c.CPUSetForeignPct != nil {
+				setPct = fmt.Sprintf("%.1f%% of %s", *c.CPUSetForeignPct, c.CPUSet)
+			}
+			rows = append(rows, fmt.Sprintf("  %s\t%d\t%d\t%g\t%s\t%.2f\t%s\t%s\t%.2f\t%.2f\t%s", name(p), s.VUs, c.Runs, c.HostCores,
+				opt(c.ServerCores), c.OltplabCores, opt(c.ForeignCores), foreignPct, c.StealCores, c.IdleCores, setPct))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nwho used the CPU (cores, averaged over every measured run of a step; foreign: neither the database server nor oltplab):\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  profile\tVUs\truns\tcores\tserver\toltplab\tforeign\tforeign %\tsteal\tidle\tforeign on the server's CPUs")
+	for _, r := range rows {
+		fmt.Fprintln(tw, r)
+	}
+	tw.Flush()
 }
 
 // ignoredDiff hides keys that always differ between two profiles.

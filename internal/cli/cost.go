@@ -143,7 +143,7 @@ func costTarget(ctx context.Context, st *store.Store, name string, p cost.Prices
 	if err != nil {
 		return t, false, withCode(exitStore, fmt.Errorf("find profile %q: %w", name, err))
 	}
-	rp, err := results.Profile(ctx, st, sp, false)
+	rp, err := results.Profile(ctx, st, sp, report.Include{})
 	if err != nil {
 		return t, false, err
 	}

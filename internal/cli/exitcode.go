@@ -25,31 +25,33 @@ import (
 // Exit codes. Each failure a user can act on has its own code, said in
 // exitCodes.
 const (
-	exitOK          = 0
-	exitFailure     = 1
-	exitUsage       = 2
-	exitConnect     = 3
-	exitAuth        = 4
-	exitSchema      = 5
-	exitCheckFailed = 6
-	exitStore       = 7
-	exitRunFailed   = 8
-	exitBinary      = 9
-	exitDirectory   = 10
-	exitCPUs        = 11
-	exitNoDevice    = 12
-	exitControl     = 13
-	exitServer      = 14
-	exitNoSpace     = 15
-	exitSuspect     = 16
-	exitPermission  = 17
-	exitBackup      = 18
-	exitFailures    = 19
-	exitStartAt     = 20
-	exitShardMissed = 21
-	exitRendezvous  = 22
-	exitSelftest    = 23
-	exitInterrupted = 130
+	exitOK           = 0
+	exitFailure      = 1
+	exitUsage        = 2
+	exitConnect      = 3
+	exitAuth         = 4
+	exitSchema       = 5
+	exitCheckFailed  = 6
+	exitStore        = 7
+	exitRunFailed    = 8
+	exitBinary       = 9
+	exitDirectory    = 10
+	exitCPUs         = 11
+	exitNoDevice     = 12
+	exitControl      = 13
+	exitServer       = 14
+	exitNoSpace      = 15
+	exitSuspect      = 16
+	exitPermission   = 17
+	exitBackup       = 18
+	exitFailures     = 19
+	exitStartAt      = 20
+	exitShardMissed  = 21
+	exitRendezvous   = 22
+	exitSelftest     = 23
+	exitServerDied   = 24
+	exitContaminated = 25
+	exitInterrupted  = 130
 )
 
 // exitCodes says what each exit code means: the one list of them, which
@@ -107,6 +109,10 @@ var exitCodes = []struct {
 		"not every shard of a `--shard-group` arrived at the rendezvous within `--rendezvous-timeout`: start the missing ones, or give them more time"},
 	{exitSelftest, "a selftest check failed",
 		"a check of `oltplab selftest` failed (the scratch database is dropped all the same)"},
+	{exitServerDied, "the server failed during a run (stored, status failed)",
+		"the server failed during a run: it was down when the measured window ended (an outage still open), stood still for more than `--max-stall` of the window (default 10%), or, a managed server, exited; what the run measured is stored with status `failed` and the reason, left out of peaks, ratios and cost, and the profile stopped there (an experiment restarts a managed server and measures the run again: `retries`)"},
+	{exitContaminated, "result contaminated (stored, but others took the CPU)",
+		"a result is contaminated: measured and stored (status `contaminated`, with the figures), but foreign CPU (what neither the database server nor oltplab used, of the host's cores or of a confined server's own) or steal took more than `--max-foreign-cpu` or `--max-steal` (default 10% each) in the window; left out of peaks and verdicts unless `--include-contaminated`"},
 	{exitInterrupted, "interrupted (what was measured is stored, marked partial)",
 		"interrupted (what was measured is stored, marked partial)"},
 }
@@ -262,6 +268,10 @@ func exitCode(err error) int {
 	if errors.As(err, &rv) {
 		return exitRendezvous
 	}
+	var died *scenario.ServerFailedError
+	if errors.As(err, &died) {
+		return exitServerDied
+	}
 	var fails *scenario.FailuresError
 	if errors.As(err, &fails) {
 		return exitFailures
@@ -269,6 +279,10 @@ func exitCode(err error) int {
 	var sus *scenario.SuspectError
 	if errors.As(err, &sus) {
 		return exitSuspect
+	}
+	var dirty *scenario.ContaminatedError
+	if errors.As(err, &dirty) {
+		return exitContaminated
 	}
 	var spe *scenario.SpaceError
 	if errors.As(err, &spe) || errors.Is(err, dialect.ErrInUse) {

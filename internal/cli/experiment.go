@@ -314,6 +314,12 @@ func (a *app) experimentRunner(st *store.Store) *experiment.Runner {
 				if r.Status != store.StatusOK {
 					state = " (" + string(r.Status) + ")"
 				}
+				switch {
+				case r.Result.ServerFailed():
+					state = " (" + string(r.Status) + ": " + r.Result.ServerFailure[0] + ")"
+				case len(r.Result.Contaminated) > 0:
+					state = " (" + string(r.Status) + ": " + r.Result.Contaminated[0] + ")"
+				}
 				fmt.Fprintf(ew, "  run %d: %d VU(s), NOPM %s, TPM %s%s\n", r.ID, r.Result.Options.VUs,
 					thousands(r.Result.NOPM), thousands(r.Result.TPM), state)
 			},
@@ -340,6 +346,10 @@ func (a *app) experimentEnded(ctx context.Context, st *store.Store, id int64, er
 	var still *experiment.StillRunningError
 	if errors.As(err, &still) || errors.Is(err, experiment.ErrFinished) || errors.Is(err, experiment.ErrPlanChanged) {
 		return err
+	}
+	if experiment.OnlyContaminated(err) {
+		fmt.Fprintf(a.out(), "experiment %d finished, contaminated; report: %s\n", id, a.reportHint(st, id))
+		return fmt.Errorf("experiment %d finished with contaminated runs, left out of its figures: %w", id, err)
 	}
 	return fmt.Errorf("experiment %d stopped: %w (after fixing it: oltplab experiment resume %d)", id, err, id)
 }

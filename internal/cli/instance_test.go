@@ -22,6 +22,7 @@ import (
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/latency"
+	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/testenv"
 )
 
@@ -34,6 +35,10 @@ func TestMain(m *testing.M) {
 	if latency.IsDaemon() {
 		os.Exit(latency.DaemonMain())
 	}
+	// These tests share the host with other packages' servers, which are
+	// foreign CPU to their runs: they are not about interference
+	// (scenario.JudgeInterference).
+	scenario.JudgeInterference(false)
 	if os.Getenv(asCLIEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := testMain(ctx, os.Args[1:], os.Environ(), Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})

@@ -21,9 +21,9 @@ func noColour(s string) string { return s }
 func TestTwoRepeatIntervals(t *testing.T) {
 	p := report.Profile{ID: 1, Label: "two", Target: "sqlite:x.db"}
 	p.Steps = []report.Step{
-		report.NewStepWith(1, []report.Repeat{{RunID: 1, NOPM: 39170, TPM: 90000}, {RunID: 2, NOPM: 50892, TPM: 116000}}, nil, false),
+		report.NewStepWith(1, []report.Repeat{{RunID: 1, NOPM: 39170, TPM: 90000}, {RunID: 2, NOPM: 50892, TPM: 116000}}, nil, report.Include{}),
 		report.NewStepWith(2, []report.Repeat{{RunID: 3, NOPM: 60000, TPM: 130000}, {RunID: 4, NOPM: 61000, TPM: 133000},
-			{RunID: 5, NOPM: 59000, TPM: 128000}}, nil, false),
+			{RunID: 5, NOPM: 59000, TPM: 128000}}, nil, report.Include{}),
 	}
 	var buf bytes.Buffer
 	printProfileTable(&buf, p, noColour)

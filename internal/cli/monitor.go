@@ -28,6 +28,7 @@ func (a *app) printMonitorSummary(m summary.Monitor) {
 	}
 	fmt.Fprintf(w, "\n%s during the window (%d s sampled): CPU busy %.1f%% (user %.1f, system %.1f), idle %.1f%%, iowait %.1f%%, steal %.1f%%\n",
 		host, m.Seconds, c.BusyPct, c.UserPct, c.SystemPct, c.IdlePct, c.IOWaitPct, c.StealPct)
+	printCPUUse(w, m.CPUUse)
 	printDevices(w, m.Devices)
 	if len(m.Waits) > 0 {
 		fmt.Fprintf(w, "database time (%.1f active sessions on average): ", m.AvgActiveSessions)
@@ -54,6 +55,46 @@ func (a *app) printMonitorSummary(m summary.Monitor) {
 	fmt.Fprintf(w, "samplers: %.2f%% of one core\n", m.SamplerCPUPct)
 	for _, warn := range m.Warnings {
 		fmt.Fprintf(w, "  note: %s\n", warn)
+	}
+}
+
+// printCPUUse prints who used the CPU in the window: the database
+// server, oltplab, the foreign rest, steal and idle, in cores, with the
+// server's CPU per transaction and the foreign CPU on a confined
+// server's own CPUs.
+func printCPUUse(w io.Writer, u *sampler.CPUUse) {
+	if u == nil {
+		return
+	}
+	server, foreign := "not measured", "unknown"
+	if u.ServerCores != nil {
+		server = fmt.Sprintf("%.2f", *u.ServerCores)
+	}
+	if u.ForeignCores != nil && u.ForeignPct != nil {
+		foreign = fmt.Sprintf("%.2f (%.1f%% of the cores)", *u.ForeignCores, *u.ForeignPct)
+	}
+	idle := max(0, u.HostCores-u.UsedCores-u.StealCores)
+	fmt.Fprintf(w, "who used the CPU (cores of %g): database server %s, oltplab %.2f, foreign %s, steal %.2f, idle %.2f\n",
+		u.HostCores, server, u.OltplabCores, foreign, u.StealCores, idle)
+	if u.ServerSource != "" {
+		fmt.Fprintf(w, "  database server: %s\n", u.ServerSource)
+	}
+	if u.ServerCPUSeconds != nil {
+		per := ""
+		if u.ServerCPUMicrosPerTx != nil {
+			per = fmt.Sprintf(", %.1f µs per database transaction", *u.ServerCPUMicrosPerTx)
+		}
+		fmt.Fprintf(w, "  database server CPU %.2f s over the window%s\n", *u.ServerCPUSeconds, per)
+	}
+	if u.CPUSet != "" && u.CPUSetCores < u.HostCores {
+		set := fmt.Sprintf("  on the server's own CPUs %s (%g core(s)): used %.2f", u.CPUSet, u.CPUSetCores, u.CPUSetUsedCores)
+		if u.CPUSetForeignCores != nil && u.CPUSetForeignPct != nil {
+			set += fmt.Sprintf(", foreign %.2f (%.1f%%; all of oltplab's CPU taken off, some of which ran elsewhere)", *u.CPUSetForeignCores, *u.CPUSetForeignPct)
+		}
+		fmt.Fprintln(w, set)
+	}
+	if u.MaxForeignPct > 0 || u.MaxStealPct > 0 {
+		fmt.Fprintf(w, "  limits: foreign CPU %g%%, steal %g%% of the cores (above either the run is contaminated)\n", u.MaxForeignPct, u.MaxStealPct)
 	}
 }
 

@@ -72,7 +72,8 @@ func TestParallelFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = experiment.ParallelOptions{VUs: 3, Load: plan.Load{Rampup: time.Second, Duration: 5 * time.Second, Grace: 0,
-		ClientSQL: true, AllWarehouses: true, MaxRetries: 0, ReconnectFor: want.ReconnectFor, MaxFailureRate: want.MaxFailureRate, Seed: 42},
+		ClientSQL: true, AllWarehouses: true, MaxRetries: 0, ReconnectFor: want.ReconnectFor, MaxFailureRate: want.MaxFailureRate,
+		MaxStall: want.MaxStall, MaxForeignCPU: want.MaxForeignCPU, MaxSteal: want.MaxSteal, Seed: 42},
 		Repeat: 4, SkewTolerance: 250 * time.Millisecond}
 	if !reflect.DeepEqual(o.step, want) || o.name != "p" || !o.dryRun || !o.printPlan || o.results.path != "r.db" {
 		t.Errorf("every flag:\n got %+v\nwant step %+v", o, want)
@@ -113,7 +114,8 @@ func TestNeighboursFlags(t *testing.T) {
 	d := experiment.DefaultNeighbours()
 	want := experiment.NeighboursOptions{Noisy: []string{"n4"}, VUs: 2,
 		Load: plan.Load{Rampup: 2 * time.Second, Duration: d.Duration, Grace: time.Second, ClientSQL: true, AllWarehouses: true,
-			ReconnectFor: d.ReconnectFor, MaxFailureRate: d.MaxFailureRate, Seed: 7},
+			ReconnectFor: d.ReconnectFor, MaxFailureRate: d.MaxFailureRate, MaxStall: d.MaxStall, MaxForeignCPU: d.MaxForeignCPU,
+			MaxSteal: d.MaxSteal, Seed: 7},
 		Baseline: 30 * time.Second, Cycles: 3, Interval: 20 * time.Second, SkewTolerance: 2 * time.Second,
 		Backup: experiment.NeighboursBackup{To: filepath.Join(wd, "bk"), Method: instance.MariaBackup, Jobs: 2}}
 	if !reflect.DeepEqual(o.step, want) {

@@ -85,18 +85,19 @@ func runQuickstart(ctx context.Context, a *app, args []string) error {
 	}
 	fmt.Fprintf(ew, "running %s virtual users: %s ramp-up and %s measured each, no think time\n", o.vus, o.driver.Rampup, o.driver.Duration)
 	out, measuredErr := a.profile(ctx, st, db, tg, o)
-	// A suspect run, or one with too many failures, is stored and shown:
+	// A suspect run, one with too many failures, or a contaminated one, is stored and shown:
 	// the quickstart still checks and reports, and exits with its code at
 	// the end.
 	var suspect *scenario.SuspectError
 	var failures *scenario.FailuresError
-	if measuredErr != nil && !errors.As(measuredErr, &suspect) && !errors.As(measuredErr, &failures) {
+	var contaminated *scenario.ContaminatedError
+	if measuredErr != nil && !errors.As(measuredErr, &suspect) && !errors.As(measuredErr, &failures) && !errors.As(measuredErr, &contaminated) {
 		return measuredErr
 	}
 	if err := a.check(ctx, st, db, tg, false); err != nil {
 		return err
 	}
-	ps, err := results.LoadProfiles(ctx, st, []string{fmt.Sprint(out.ID)}, false)
+	ps, err := results.LoadProfiles(ctx, st, []string{fmt.Sprint(out.ID)}, report.Include{})
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,7 @@ func (a *app) printRunResult(r *driver.Result, id int64, tg dialect.Target) {
 	if r.IsSuspect() {
 		fmt.Fprintln(w, a.red("  this run is stored with status suspect and left out of peaks and verdicts (--include-suspect shows it)"))
 	}
+
 	a.printFaults(w, r)
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "  note: %s\n", warn)
@@ -101,15 +102,29 @@ func (a *app) printRunResult(r *driver.Result, id int64, tg dialect.Target) {
 }
 
 // printFaults prints what went wrong on the server's side during a run
-// (driver.Result.FaultNotes): its outages, why TPM and NOPM are the
-// driver's own counts, and a failure rate past --max-failure-rate, in red.
+// (driver.Result.FaultNotes): its outages and stalls, why TPM and NOPM
+// are the driver's own counts, and, in red, a server that failed under
+// it, a failure rate past --max-failure-rate, and the interference that
+// contaminated it.
 func (a *app) printFaults(w io.Writer, r *driver.Result) {
 	for _, n := range r.FaultNotes() {
 		fmt.Fprintf(w, "  %s\n", n)
 	}
+	for _, reason := range r.ServerFailure {
+		fmt.Fprintln(w, a.red("  FAILED: "+reason))
+	}
+	if r.ServerFailed() {
+		fmt.Fprintln(w, a.red("  this run is stored with status failed: its figures are not the server's; left out of peaks, ratios and cost"))
+	}
 	if r.TooManyFailures != "" {
 		fmt.Fprintln(w, a.red("  FAILURES: "+r.TooManyFailures))
 		fmt.Fprintln(w, a.red("  this run is stored with status failures and left out of peaks and verdicts"))
+	}
+	for _, reason := range r.Contaminated {
+		fmt.Fprintln(w, a.red("  CONTAMINATED: "+reason))
+	}
+	if len(r.Contaminated) > 0 {
+		fmt.Fprintln(w, a.red("  this run is stored with status contaminated and left out of peaks and verdicts (--include-contaminated counts it)"))
 	}
 }
 
@@ -350,15 +365,25 @@ func printProfileTable(w io.Writer, p report.Profile, red func(string) string) {
 	}
 	for _, s := range p.Steps {
 		for _, r := range s.Repeats {
-			if !r.Suspect {
-				continue
+			switch {
+			case r.Suspect:
+				what := "left out of the statistics and verdict"
+				if r.Counted {
+					what = "counted (--include-suspect)"
+				}
+				fmt.Fprintln(w, red(fmt.Sprintf("suspect: run %d (%d VUs, NOPM %s) %s: %s", r.RunID, s.VUs, thousands(r.NOPM), what,
+					strings.Join(r.Reasons, "; "))))
+			case r.Contaminated:
+				what := "left out of the statistics and verdict"
+				if r.Counted {
+					what = "counted (--include-contaminated)"
+				}
+				fmt.Fprintln(w, red(fmt.Sprintf("contaminated: run %d (%d VUs, NOPM %s) %s: %s", r.RunID, s.VUs, thousands(r.NOPM), what,
+					strings.Join(r.Interference, "; "))))
+			case r.ServerFailed:
+				fmt.Fprintln(w, red(fmt.Sprintf("failed: run %d (%d VUs, NOPM %s) left out: %s", r.RunID, s.VUs, thousands(r.NOPM),
+					strings.Join(r.Faults, "; "))))
 			}
-			what := "left out of the statistics and verdict"
-			if r.Counted {
-				what = "counted (--include-suspect)"
-			}
-			fmt.Fprintln(w, red(fmt.Sprintf("suspect: run %d (%d VUs, NOPM %s) %s: %s", r.RunID, s.VUs, thousands(r.NOPM), what,
-				strings.Join(r.Reasons, "; "))))
 		}
 	}
 	if p.Verdict.Reason != "" {
@@ -395,7 +420,7 @@ func (a *app) printProfileSummary(ctx context.Context, st *store.Store, id int64
 	if err != nil {
 		return withCode(exitStore, fmt.Errorf("read profile %d: %w", id, err))
 	}
-	rp, err := results.Profile(ctx, st, p, false)
+	rp, err := results.Profile(ctx, st, p, report.Include{})
 	if err != nil {
 		return err
 	}

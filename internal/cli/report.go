@@ -11,19 +11,19 @@ import (
 	"github.com/oltplab/oltplab/internal/report"
 )
 
-const reportSynopsis = "report PROFILE|MONITOR... -o FILE.html [--format html|md] [--include-suspect]\n       oltplab report --experiment ID -o FILE.html [--format html|md] [--include-suspect]"
+const reportSynopsis = "report PROFILE|MONITOR... -o FILE.html [--format html|md] [--include-suspect] [--include-contaminated]\n       oltplab report --experiment ID -o FILE.html [--format html|md] [--include-suspect] [--include-contaminated]"
 
 func runReport(ctx context.Context, a *app, args []string) error {
 	var (
-		sf             storeFlags
-		format         string
-		output         string
-		includeSuspect bool
-		expID          int64
+		sf     storeFlags
+		format string
+		output string
+		inc    report.Include
+		expID  int64
 	)
 	fs := newFlagSet("report")
 	sf.register(fs, a.env)
-	registerIncludeSuspect(fs, &includeSuspect)
+	registerInclude(fs, &inc)
 	fs.StringVar(&format, "format", "html", "`FORMAT`: html (one self-contained file, charts work offline) or md (Markdown tables)")
 	fs.StringVarP(&output, "output", "o", "", "write the report to `FILE` (default: standard output)")
 	fs.Int64Var(&expID, "experiment", 0, "report experiment `ID` (see oltplab experiment list): every target overlaid, ratios to its baseline, host figures, what differs")
@@ -41,9 +41,9 @@ func runReport(ctx context.Context, a *app, args []string) error {
 	case expID < 0:
 		return usageErrorf("report: --experiment %d is not an experiment ID", expID)
 	case expID != 0:
-		err = a.renderExperiment(ctx, sf, expID, includeSuspect, output, write)
+		err = a.renderExperiment(ctx, sf, expID, inc, output, write)
 	default:
-		err = a.renderProfiles(ctx, sf, refs, includeSuspect, output, write)
+		err = a.renderProfiles(ctx, sf, refs, inc, output, write)
 	}
 	if err != nil {
 		return err
@@ -58,13 +58,13 @@ func runReport(ctx context.Context, a *app, args []string) error {
 func dirOf(path string) string { return filepath.Dir(path) }
 
 // renderExperiment writes an experiment's report.
-func (a *app) renderExperiment(ctx context.Context, sf storeFlags, id int64, includeSuspect bool, output string, write func(io.Writer, report.Input) error) error {
+func (a *app) renderExperiment(ctx context.Context, sf storeFlags, id int64, inc report.Include, output string, write func(io.Writer, report.Input) error) error {
 	st, err := a.openStore(ctx, sf)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	in, err := experiment.Report(ctx, st, id, includeSuspect)
+	in, err := experiment.Report(ctx, st, id, inc)
 	if err != nil {
 		return err
 	}

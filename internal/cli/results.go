@@ -26,7 +26,7 @@ import (
 
 const resultsSynopsis = `results list [--kind K] [--label L] [--limit N]
        oltplab results show ID [--json]
-       oltplab results export PROFILE|MONITOR... [--format csv|json] [-o FILE] [--include-suspect]
+       oltplab results export PROFILE|MONITOR... [--format csv|json] [-o FILE] [--include-suspect] [--include-contaminated]
        oltplab results import [--untagged] FILE...
        oltplab ` + resultsMergeSynopsis
 
@@ -120,6 +120,14 @@ func resultsList(ctx context.Context, a *app, args []string) error {
 		if r.Status == store.StatusFailures {
 			fmt.Fprintln(w, a.red(fmt.Sprintf("result %d failed too often: %s", r.ID, failuresReason(r))))
 		}
+		if s, err := summary.DecodeRun(r.Summary); err == nil && r.Kind == store.KindRun && len(r.Summary) > 0 {
+			if r.Status == store.StatusFailed && s.ServerFailed() {
+				fmt.Fprintln(w, a.red(fmt.Sprintf("result %d: its server failed: %s", r.ID, s.ServerFailureText())))
+			}
+			if r.Status == store.StatusContaminated {
+				fmt.Fprintln(w, a.red(fmt.Sprintf("result %d is contaminated: %s", r.ID, strings.Join(s.Contaminated, "; "))))
+			}
+		}
 	}
 	return nil
 }
@@ -187,7 +195,7 @@ func (a *app) listProfiles(ctx context.Context, st *store.Store, label string, l
 			byStatus[r.Status]++
 		}
 		var counts []string
-		for _, s := range []store.Status{store.StatusOK, store.StatusSuspect, store.StatusFailures, store.StatusPartial, store.StatusFailed, store.StatusRunning, store.StatusAbandoned} {
+		for _, s := range []store.Status{store.StatusOK, store.StatusSuspect, store.StatusContaminated, store.StatusFailures, store.StatusPartial, store.StatusFailed, store.StatusRunning, store.StatusAbandoned} {
 			if n := byStatus[s]; n > 0 {
 				counts = append(counts, fmt.Sprintf("%d %s", n, s))
 			}
@@ -377,17 +385,17 @@ func printFlat(w io.Writer, title string, m map[string]string) {
 
 func resultsExport(ctx context.Context, a *app, args []string) error {
 	var (
-		sf             storeFlags
-		format         string
-		output         string
-		includeSuspect bool
+		sf     storeFlags
+		format string
+		output string
+		inc    report.Include
 	)
 	fs := newFlagSet("results export")
 	sf.register(fs, a.env)
-	registerIncludeSuspect(fs, &includeSuspect)
+	registerInclude(fs, &inc)
 	fs.StringVar(&format, "format", "csv", "`FORMAT`: csv (one row per profile, step and repeat; for monitors, one row per second) or json")
 	fs.StringVarP(&output, "output", "o", "", "write to `FILE` instead of standard output")
-	refs, err := a.parseWithArgs(fs, "results export PROFILE|MONITOR... [--format csv|json] [-o FILE] [--include-suspect]", args)
+	refs, err := a.parseWithArgs(fs, "results export PROFILE|MONITOR... [--format csv|json] [-o FILE] [--include-suspect] [--include-contaminated]", args)
 	if err != nil {
 		return helpOK(err)
 	}
@@ -395,18 +403,18 @@ func resultsExport(ctx context.Context, a *app, args []string) error {
 	if write == nil {
 		return usageErrorf("results export: unknown --format %q (want csv or json)", format)
 	}
-	return a.renderProfiles(ctx, sf, refs, includeSuspect, output, write)
+	return a.renderProfiles(ctx, sf, refs, inc, output, write)
 }
 
 // renderProfiles loads profiles and writes them with one renderer, to a
 // file (written whole, then renamed) or to stdout.
-func (a *app) renderProfiles(ctx context.Context, sf storeFlags, refs []string, includeSuspect bool, output string, write func(io.Writer, report.Input) error) error {
+func (a *app) renderProfiles(ctx context.Context, sf storeFlags, refs []string, inc report.Include, output string, write func(io.Writer, report.Input) error) error {
 	st, err := a.openStoreToRead(ctx, sf)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	ps, ms, err := results.LoadInputs(ctx, st, refs, includeSuspect)
+	ps, ms, err := results.LoadInputs(ctx, st, refs, inc)
 	if err != nil {
 		return err
 	}
@@ -460,11 +468,13 @@ func writeFileAtomic(ctx context.Context, path string, fill func(io.Writer) erro
 	return nil
 }
 
-// registerIncludeSuspect adds --include-suspect to a command that reads
-// profiles.
-func registerIncludeSuspect(fs *pflag.FlagSet, v *bool) {
-	fs.BoolVar(v, "include-suspect", false,
+// registerInclude adds --include-suspect and --include-contaminated to a
+// command that reads profiles.
+func registerInclude(fs *pflag.FlagSet, inc *report.Include) {
+	fs.BoolVar(&inc.Suspect, "include-suspect", false,
 		"count runs stored as suspect (their database figures disagreed with the driver's own counts) in statistics, peaks and verdicts")
+	fs.BoolVar(&inc.Contaminated, "include-contaminated", false,
+		"count runs stored as contaminated (other processes, or other machines through steal, took more of the CPU than allowed while they measured) in statistics, peaks and verdicts")
 }
 
 // resultsImport stores results saved to files when the store could not

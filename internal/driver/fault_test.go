@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -109,6 +110,11 @@ func TestServerFaults(t *testing.T) {
 				}
 				if maxLatency < longest*0.999 {
 					t.Errorf("max latency %.3f s, shorter than the %.3f s stall every virtual user waited through", maxLatency, longest)
+				}
+				// A stall of half the window is far beyond the 10% a
+				// run's stalls may cover: its server failed.
+				if !res.ServerFailed() || !strings.Contains(res.ServerFailureText(), "no transaction completed") {
+					t.Errorf("server failure %q after a %s stall in a %s window: want the stall named", res.ServerFailure, stallFor, o.Duration)
 				}
 				checkConsistency(t, db)
 			})
@@ -254,6 +260,9 @@ func TestServerFaults(t *testing.T) {
 			}
 			if n := len(res.Outages); n == 0 || !res.Outages[n-1].Ongoing {
 				t.Errorf("outages %+v: want the last one ongoing", res.Outages)
+			}
+			if !res.ServerFailed() || !strings.Contains(res.ServerFailureText(), "down when the measured window ended") {
+				t.Errorf("server failure %q with the server gone: want the open outage named", res.ServerFailure)
 			}
 			if res.TPM < 0 || res.NOPM < 0 || res.CountsFallback == "" {
 				t.Errorf("TPM %v, NOPM %v, fallback %q: want the driver's own counts, labelled", res.TPM, res.NOPM, res.CountsFallback)

@@ -202,6 +202,9 @@ func MergeShards(group string, count int, parts []ShardPart) (*Result, error) {
 		for _, w := range r.Warnings {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("shard %d: %s", p.Index, w))
 		}
+		for _, c := range r.Contaminated {
+			out.Contaminated = append(out.Contaminated, fmt.Sprintf("shard %d: %s", p.Index, c))
+		}
 		out.Series = addSeries(out.Series, r.Series)
 	}
 	out.Stalls = stalls(shardStalls)
@@ -284,6 +287,9 @@ func MergeShards(group string, count int, parts []ShardPart) (*Result, error) {
 	out.Warnings = append(out.Warnings, fmt.Sprintf("merged from %d of %d shards: latency histograms added; per-second percentiles are "+
 		"the highest shard's and service times are not merged (neither is stored as a histogram)", len(present), count))
 	out.judgeFailures()
+	// The merged window's own outages and stalls judge its server; a
+	// shard's other reasons (its managed server exited) stay its own.
+	out.judgeServer()
 	return out, nil
 }
 

@@ -110,6 +110,26 @@ type Options struct {
 	// in percent, that may fail before the run is not a success
 	// (Result.TooManyFailures).
 	MaxFailurePct float64
+	// MaxStallPct is the share of the measured window, in percent, that
+	// the run's stalls may cover before the run is one whose server failed
+	// (Result.ServerFailure; DefaultMaxStallPct). 100 never fails a run
+	// for its stalls; 0 fails it for any.
+	MaxStallPct float64
+
+	// MaxForeignCPUPct and MaxStealPct are the interference a run may
+	// meet: foreign CPU (what neither the database server nor oltplab
+	// used of the host's cores, or of the server's own CPUs when it is
+	// confined) and steal, in percent of those cores over the window. The
+	// driver does not measure them: the caller judges the run's CPU
+	// account against them (Result.Contaminated) and they are stored with
+	// the run's options (DefaultMaxForeignCPUPct, DefaultMaxStealPct);
+	// 100 never contaminates a run.
+	MaxForeignCPUPct float64
+	MaxStealPct      float64
+
+	// legacy: read from a result stored before MaxStallPct existed, whose
+	// server failures were never judged (Recheck leaves them alone).
+	legacy bool
 }
 
 // Defaults are HammerDB's timed-run defaults where it has them (2 minutes
@@ -137,6 +157,10 @@ func Defaults() Options {
 		ReconnectFor:  5 * time.Minute,
 		AnswerTimeout: 2 * time.Minute,
 		MaxFailurePct: 5,
+		MaxStallPct:   DefaultMaxStallPct,
+
+		MaxForeignCPUPct: DefaultMaxForeignCPUPct,
+		MaxStealPct:      DefaultMaxStealPct,
 	}
 }
 
@@ -212,6 +236,12 @@ func (o Options) Validate() error {
 	}
 	if !(o.MaxFailurePct >= 0 && o.MaxFailurePct <= 100) { // NaN too
 		errs = append(errs, fmt.Errorf("max failure rate must be a percentage from 0 to 100, got %g", o.MaxFailurePct))
+	}
+	if !(o.MaxStallPct >= 0 && o.MaxStallPct <= 100) { // NaN too
+		errs = append(errs, fmt.Errorf("max stall must be a percentage of the window from 0 to 100, got %g", o.MaxStallPct))
+	}
+	if !(o.MaxForeignCPUPct >= 0 && o.MaxForeignCPUPct <= 100) || !(o.MaxStealPct >= 0 && o.MaxStealPct <= 100) {
+		errs = append(errs, fmt.Errorf("max foreign CPU and max steal must be percentages from 0 to 100, got %g and %g", o.MaxForeignCPUPct, o.MaxStealPct))
 	}
 	if o.LiveEvery <= 0 {
 		errs = append(errs, fmt.Errorf("live interval must be positive, got %s", o.LiveEvery))
@@ -293,6 +323,10 @@ type optionsJSON struct {
 	ReconnectSecs    float64 `json:"reconnect_for_seconds,omitempty"`
 	AnswerSecs       float64 `json:"answer_timeout_seconds,omitempty"`
 	MaxFailurePct    float64 `json:"max_failure_pct,omitempty"`
+	// MaxStallPct is absent from results stored before it existed.
+	MaxStallPct      *float64 `json:"max_stall_pct,omitempty"`
+	MaxForeignCPUPct float64  `json:"max_foreign_cpu_pct,omitempty"`
+	MaxStealPct      float64  `json:"max_steal_pct,omitempty"`
 }
 
 // MarshalJSON writes durations in seconds and the style by name.
@@ -300,6 +334,10 @@ func (o Options) MarshalJSON() ([]byte, error) {
 	var shard *Shard
 	if o.Shard.Active() {
 		shard = &o.Shard
+	}
+	var stall *float64
+	if !o.legacy { // a result stored before the rule is written as it was read
+		stall = &o.MaxStallPct
 	}
 	return json.Marshal(optionsJSON{
 		Shard:            shard,
@@ -320,6 +358,9 @@ func (o Options) MarshalJSON() ([]byte, error) {
 		ReconnectSecs:    o.ReconnectFor.Seconds(),
 		AnswerSecs:       o.AnswerTimeout.Seconds(),
 		MaxFailurePct:    o.MaxFailurePct,
+		MaxStallPct:      stall,
+		MaxForeignCPUPct: o.MaxForeignCPUPct,
+		MaxStealPct:      o.MaxStealPct,
 	})
 }
 
@@ -348,6 +389,13 @@ func (o *Options) UnmarshalJSON(b []byte) error {
 		ReconnectFor:     secs(j.ReconnectSecs),
 		AnswerTimeout:    secs(j.AnswerSecs),
 		MaxFailurePct:    j.MaxFailurePct,
+		MaxStallPct:      noStallLimit,
+		MaxForeignCPUPct: j.MaxForeignCPUPct,
+		MaxStealPct:      j.MaxStealPct,
+		legacy:           j.MaxStallPct == nil,
+	}
+	if j.MaxStallPct != nil {
+		o.MaxStallPct = *j.MaxStallPct
 	}
 	if j.Shard != nil {
 		o.Shard = *j.Shard

@@ -74,17 +74,17 @@ func TestOptionsJSON(t *testing.T) {
 			name: "tproc-c",
 			o: Options{VUs: 3, Rampup: 90 * time.Second, Duration: 5 * time.Minute, Grace: 2500 * time.Millisecond,
 				Seed: 99, AllWarehouses: true, Style: dialect.StyleClientSQL, MaxRetries: 4, LiveEvery: 10 * time.Second},
-			want: `{"mode":"tproc-c","vus":3,"rampup_seconds":90,"duration_seconds":300,"grace_seconds":2.5,"seed":99,"all_warehouses":true,"style":"client-sql","max_retries":4,"live_every_seconds":10}`,
+			want: `{"mode":"tproc-c","vus":3,"rampup_seconds":90,"duration_seconds":300,"grace_seconds":2.5,"seed":99,"all_warehouses":true,"style":"client-sql","max_retries":4,"live_every_seconds":10,"max_stall_pct":0}`,
 		},
 		{
 			name: "tproc-c at a rate",
 			o:    Options{VUs: 8, Rate: 12.5, Duration: time.Minute, Seed: 1, LiveEvery: time.Second},
-			want: `{"mode":"tproc-c","vus":8,"rate_per_vu":12.5,"rampup_seconds":0,"duration_seconds":60,"grace_seconds":0,"seed":1,"all_warehouses":false,"style":"procedures","max_retries":0,"live_every_seconds":1}`,
+			want: `{"mode":"tproc-c","vus":8,"rate_per_vu":12.5,"rampup_seconds":0,"duration_seconds":60,"grace_seconds":0,"seed":1,"all_warehouses":false,"style":"procedures","max_retries":0,"live_every_seconds":1,"max_stall_pct":0}`,
 		},
 		{
 			name: "tpc-c",
 			o:    Options{Mode: ModeTPCC, Terminals: 1000, Sessions: 64, DeliverySessions: 1, Duration: 10 * time.Minute, Seed: 2, LiveEvery: time.Second},
-			want: `{"mode":"tpc-c","vus":0,"terminals":1000,"sessions":64,"delivery_sessions":1,"rampup_seconds":0,"duration_seconds":600,"grace_seconds":0,"seed":2,"all_warehouses":false,"style":"procedures","max_retries":0,"live_every_seconds":1}`,
+			want: `{"mode":"tpc-c","vus":0,"terminals":1000,"sessions":64,"delivery_sessions":1,"rampup_seconds":0,"duration_seconds":600,"grace_seconds":0,"seed":2,"all_warehouses":false,"style":"procedures","max_retries":0,"live_every_seconds":1,"max_stall_pct":0}`,
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {

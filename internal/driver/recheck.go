@@ -17,7 +17,10 @@ import (
 // flagged (judgeFailures), figures that disagree with the driver's own
 // counts (CheckCounters, run again with the allowance recorded in Check)
 // while the result does not say so, or tpmC claimed though a TPC-C check
-// failed. Nil when those rules give the result as it is. r is not changed.
+// failed, or a server that failed in the window (an outage open at its
+// end, stalls beyond Options.MaxStallPct: judgeServer) while the result
+// does not say so. Nil when those rules give the result as it is. r is
+// not changed.
 func (r *Result) Recheck() error {
 	var errs []string
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
@@ -67,6 +70,15 @@ func (r *Result) Recheck() error {
 				bad("its figures disagree with the driver's own counts, yet it is not marked suspect: %s", c.Suspect[0])
 			}
 		}
+		if !r.Options.legacy {
+			// The server's failures again (judgeServer); a caller may
+			// have added reasons of its own, never taken one away.
+			c.ServerFailure = nil
+			c.judgeServer()
+			if c.ServerFailed() && !r.ServerFailed() {
+				bad("its server failed in the window, yet it does not say so: %s", c.ServerFailure[0])
+			}
+		}
 		if c.Spec != nil {
 			c.Spec.conclude()
 			if r.Spec.TpmC != nil && c.Spec.TpmC == nil {
@@ -84,6 +96,7 @@ func (r *Result) Recheck() error {
 func (r *Result) copyForCheck() *Result {
 	c := *r
 	c.Suspect = slices.Clone(r.Suspect)
+	c.ServerFailure = slices.Clone(r.ServerFailure)
 	if r.Spec != nil {
 		s := *r.Spec
 		s.Checks = slices.Clone(r.Spec.Checks)

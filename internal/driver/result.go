@@ -64,6 +64,19 @@ type Result struct {
 	// Stalls are the stretches of the measured window, of at least
 	// StallThreshold, in which no transaction completed (unpaced runs).
 	Stalls []Stall `json:"stalls,omitempty"`
+	// ServerFailure says why the run's figures are not the server's: its
+	// server was down when the measured window ended (an outage still
+	// open), stood still for more than Options.MaxStallPct of the window
+	// (stalls), or exited (a managed instance: the caller says so,
+	// FailServer). Such a run is stored with status failed, with what it
+	// measured, and left out of peaks, ratios and cost. Empty otherwise.
+	ServerFailure []string `json:"server_failure,omitempty"`
+	// Contaminated says, when the caller found that something else used
+	// the machine's CPU during the window beyond its limits (foreign CPU,
+	// steal: scenario's CPU account), what it found; such a run is stored
+	// with status contaminated and left out of peaks and verdicts unless
+	// asked for. Empty otherwise.
+	Contaminated []string `json:"contaminated,omitempty"`
 	// TooManyFailures says, when more of the window's transactions failed
 	// than Options.MaxFailurePct allows, how many did: such a run is not a
 	// success. Empty otherwise.
@@ -326,6 +339,10 @@ func (r *Result) completed() int64 {
 	}
 	return n
 }
+
+// DriverTransactions is the number of transactions the driver completed
+// in the window (committed, or rolled back as the workload asked).
+func (r *Result) DriverTransactions() int64 { return r.completed() }
 
 // failed is the number of transactions of every kind that failed.
 func (r *Result) failed() int64 {

@@ -265,6 +265,7 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 		res.DriverCPUMicrosPerTx = res.DriverCPUSeconds * 1e6 / float64(n)
 	}
 	res.judgeFailures()
+	res.judgeServer()
 	res.Partial = !r.windowComplete
 	if w := lagWarning(res); w != "" {
 		res.Warnings = append(res.Warnings, w)

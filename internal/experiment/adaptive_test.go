@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/oltplab/oltplab/internal/report"
 	"testing"
 
 	"github.com/oltplab/oltplab/internal/profile"
@@ -138,7 +139,7 @@ func stopsOf(t *testing.T, st *store.Store, id int64, target string) profile.Sto
 func countedNOPM(t *testing.T, st *store.Store, id int64, target string) []float64 {
 	t.Helper()
 	ps, _ := st.ListProfiles(context.Background(), store.ProfileFilter{ExperimentID: id, Label: "auto/" + target})
-	rp, err := results.Profile(context.Background(), st, ps[0], false)
+	rp, err := results.Profile(context.Background(), st, ps[0], report.Include{})
 	if err != nil || len(rp.Steps) != 1 {
 		t.Fatalf("profile of %s: %+v, %v", target, rp.Steps, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/oltplab/oltplab/internal/plan"
+	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/testenv"
@@ -70,7 +71,7 @@ steps: [build, backup]
 	if entries, err := os.ReadDir(filepath.Join(dir, "backups")); err != nil || len(entries) != 0 {
 		t.Errorf("backups directory (relative to the plan): %v, %d entries; want it, emptied", err, len(entries))
 	}
-	in, err := Report(context.Background(), st, id, false)
+	in, err := Report(context.Background(), st, id, report.Include{})
 	if err != nil {
 		t.Fatalf("Report: %v", err)
 	}

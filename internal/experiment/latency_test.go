@@ -95,7 +95,7 @@ steps: [storage, build, {profile: {vus: [1], rampup: 500ms, duration: 2s, grace:
 
 	// The report names the tier's latency beside fio's figures, and has
 	// the layer's figures of the profile's step.
-	in, err := Report(ctx, st, id, false)
+	in, err := Report(ctx, st, id, report.Include{})
 	if err != nil {
 		t.Fatalf("Report: %v", err)
 	}

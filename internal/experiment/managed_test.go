@@ -12,6 +12,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/plan"
+	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/testenv"
@@ -112,7 +113,7 @@ steps: `+steps+`
 	if !strings.Contains(string(runs[0].Context), `"instance":`) || !strings.Contains(string(runs[0].Context), `"shared_buffers"`) {
 		t.Errorf("a run's context lacks the instance's description: %s", runs[0].Context)
 	}
-	in, err := Report(ctx, st, id, false)
+	in, err := Report(ctx, st, id, report.Include{})
 	if err != nil {
 		t.Fatalf("Report: %v", err)
 	}

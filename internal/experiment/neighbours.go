@@ -67,9 +67,10 @@ type NeighboursOptions struct {
 }
 
 // OmitFields: the phases time their own windows, and a neighbours step
-// runs with the driver's own reconnection time and failure limit.
+// runs with the driver's own reconnection time, failure limit, stall
+// share and interference limits (its noise is the interference).
 func (NeighboursOptions) OmitFields() []string {
-	return []string{"duration", "reconnect_for", "max_failure_rate"}
+	return []string{"duration", "reconnect_for", "max_failure_rate", "max_stall", "max_foreign_cpu", "max_steal"}
 }
 
 // NeighboursBackup is how the noisy targets back up.
@@ -85,7 +86,7 @@ type NeighboursBackup struct {
 // DefaultNeighbours is a neighbours step's options when the plan gives
 // none.
 func DefaultNeighbours() NeighboursOptions {
-	return NeighboursOptions{VUs: driver.Defaults().VUs, Load: plan.DefaultLoad(), Cycles: 10, Interval: 100 * time.Second,
+	return NeighboursOptions{VUs: driver.Defaults().VUs, Load: sharedHostLoad(), Cycles: 10, Interval: 100 * time.Second,
 		SkewTolerance: defaultSkewTolerance}
 }
 

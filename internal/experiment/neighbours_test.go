@@ -158,7 +158,7 @@ steps: [build, parallel, neighbours]
 		t.Errorf("backups left behind: %v", left)
 	}
 
-	in, err := Report(ctx, st, id, false)
+	in, err := Report(ctx, st, id, report.Include{})
 	if err != nil {
 		t.Fatalf("Report: %v", err)
 	}

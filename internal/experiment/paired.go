@@ -218,7 +218,7 @@ func (s *profileStep) runPaired(ctx context.Context, x *Exec) (Outcome, error) {
 		}
 	}
 	oc, err := finish(nil, stopping)
-	if ps, rerr := loadPaired(ctx, x.Env.Store, oc.Profiles, prog.AA, names, false); rerr == nil {
+	if ps, rerr := loadPaired(ctx, x.Env.Store, oc.Profiles, prog.AA, names, report.Include{}); rerr == nil {
 		oc.Headline = ps.headline()
 	}
 	if h := stopsHeadline(pointerStops(stopping)); h != "" {
@@ -351,10 +351,10 @@ type pairedSet struct {
 
 // loadPaired reads a paired step's profiles (ids by target name, and the
 // A/A check's) in names' order, the baseline first.
-func loadPaired(ctx context.Context, st *store.Store, ids map[string]int64, aa int64, names []string, includeSuspect bool) (*pairedSet, error) {
+func loadPaired(ctx context.Context, st *store.Store, ids map[string]int64, aa int64, names []string, inc report.Include) (*pairedSet, error) {
 	ps := &pairedSet{names: names, aa: map[int]float64{}}
 	for _, n := range names {
-		rp, byUsers, err := loadRounds(ctx, st, ids[n], includeSuspect)
+		rp, byUsers, err := loadRounds(ctx, st, ids[n], inc)
 		if err != nil {
 			return nil, err
 		}
@@ -363,7 +363,7 @@ func loadPaired(ctx context.Context, st *store.Store, ids map[string]int64, aa i
 		ps.nopm = append(ps.nopm, byUsers)
 	}
 	if aa != 0 {
-		_, byUsers, err := loadRounds(ctx, st, aa, includeSuspect)
+		_, byUsers, err := loadRounds(ctx, st, aa, inc)
 		if err != nil {
 			return nil, err
 		}
@@ -378,12 +378,12 @@ func loadPaired(ctx context.Context, st *store.Store, ids map[string]int64, aa i
 
 // loadRounds reads one profile and the NOPM of its counting runs by
 // users and round (the run's repeat).
-func loadRounds(ctx context.Context, st *store.Store, id int64, includeSuspect bool) (report.Profile, map[int]map[int]float64, error) {
+func loadRounds(ctx context.Context, st *store.Store, id int64, inc report.Include) (report.Profile, map[int]map[int]float64, error) {
 	p, err := st.GetProfile(ctx, id)
 	if err != nil {
 		return report.Profile{}, nil, &scenario.StoreError{Op: fmt.Sprintf("read profile %d", id), Err: err}
 	}
-	rp, err := results.Profile(ctx, st, p, includeSuspect)
+	rp, err := results.Profile(ctx, st, p, inc)
 	if err != nil {
 		return report.Profile{}, nil, err
 	}
@@ -562,7 +562,7 @@ func (s *profileStep) pairedSection(ctx context.Context, rc *ReportContext, u st
 		sec.Note = "No measured run."
 		return sec, nil
 	}
-	ps, err := loadPaired(ctx, rc.Store, ids, aa, names, rc.IncludeSuspect)
+	ps, err := loadPaired(ctx, rc.Store, ids, aa, names, rc.Include)
 	if err != nil {
 		return sec, err
 	}

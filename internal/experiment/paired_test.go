@@ -75,7 +75,7 @@ steps: [build, profile]
 		t.Errorf("outcome %+v: want three profiles and the paired ratio in the headline", oc)
 	}
 
-	in, err := Report(ctx, st, id, false)
+	in, err := Report(ctx, st, id, report.Include{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,12 +62,24 @@ type ParallelOptions struct {
 }
 
 // OmitFields: a parallel step runs with the driver's own reconnection
-// time and failure limit.
-func (ParallelOptions) OmitFields() []string { return []string{"reconnect_for", "max_failure_rate"} }
+// time, failure limit, stall share and interference limits.
+func (ParallelOptions) OmitFields() []string {
+	return []string{"reconnect_for", "max_failure_rate", "max_stall", "max_foreign_cpu", "max_steal"}
+}
 
 // DefaultParallel is a parallel step's options when the plan gives none.
 func DefaultParallel() ParallelOptions {
-	return ParallelOptions{VUs: driver.Defaults().VUs, Load: plan.DefaultLoad(), Repeat: 1, SkewTolerance: defaultSkewTolerance}
+	return ParallelOptions{VUs: driver.Defaults().VUs, Load: sharedHostLoad(), Repeat: 1, SkewTolerance: defaultSkewTolerance}
+}
+
+// sharedHostLoad is the driver's defaults for steps whose targets share
+// the host on purpose (parallel, neighbours): each target's server is the
+// others' foreign CPU, so foreign CPU does not contaminate their runs
+// (steal still does).
+func sharedHostLoad() plan.Load {
+	l := plan.DefaultLoad()
+	l.MaxForeignCPU = 100
+	return l
 }
 
 // parallelStep drives every target of the plan at once (experiment 10 of
@@ -256,13 +268,13 @@ func (s *parallelStep) Section(ctx context.Context, rc *ReportContext, index int
 		sec.Note = "No synchronised window was measured."
 		return sec, nil
 	}
-	st := summary.SummarizeWindows(ws, rc.IncludeSuspect)
+	st := summary.SummarizeWindows(ws, rc.Include.Suspect)
 	sec.Tables = append(sec.Tables, parallelTargetsTable(rc, st), parallelWindowsTable(ws), parallelAlignmentTable(ws))
 	sec.Note = fmt.Sprintf("All targets ran at once: each opened its sessions, they were released together, ramped up and measured "+
 		"one window planned as the same wall-clock interval on every target. Each target's NOPM and TPM come from its own "+
 		"database's counters; the total is their sum. %d of %d window(s) complete.", st.Complete, st.Windows)
 	switch {
-	case st.Suspect > 0 && rc.IncludeSuspect:
+	case st.Suspect > 0 && rc.Include.Suspect:
 		sec.Note += fmt.Sprintf(" %d of them had a suspect target (its database figures disagreed with the driver's own counts): "+
 			"counted in the statistics, as asked.", st.Suspect)
 	case st.Suspect > 0:

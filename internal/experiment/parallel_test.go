@@ -133,7 +133,7 @@ steps: [build, parallel]
 		t.Errorf("outcome: got %+v, want 2 windows' and 4 targets' runs and a headline", oc)
 	}
 
-	in, err := Report(context.Background(), st, id, false)
+	in, err := Report(context.Background(), st, id, report.Include{})
 	if err != nil {
 		t.Fatalf("Report: %v", err)
 	}

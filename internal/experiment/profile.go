@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -21,7 +22,7 @@ import (
 
 func init() {
 	plan.Register(plan.Kind{Name: "profile", Scope: plan.PerTarget,
-		Summary: "a virtual-user sweep with repeats, as `oltplab run` (options: vus, rampup, duration, grace, repeat (a number or auto), precision, min_repeats, max_repeats, interleave, reset_between, checkpoint_before, client_sql, all_warehouses, max_retries, reconnect_for, max_failure_rate, seed)",
+		Summary: "a virtual-user sweep with repeats, as `oltplab run` (options: vus, rampup, duration, grace, repeat (a number or auto), precision, min_repeats, max_repeats, interleave, aa_check, reset_between, checkpoint_before, client_sql, all_warehouses, max_retries, reconnect_for, max_failure_rate, max_stall, max_foreign_cpu, max_steal, retries, remeasure, seed)",
 		New: func() plan.Step {
 			return &profileStep{Load: plan.DefaultLoad(), Repeat: plan.Repeat{N: 1}, Adaptive: plan.DefaultAdaptive()}
 		}})
@@ -52,6 +53,8 @@ var (
 //	  aa_check: true          # with interleave: targets, the baseline measured again at the end
 //	  checkpoint_before: true
 //	  reset_between: false
+//	  retries: 1              # a run whose server failed: restart, measure again
+//	  remeasure: 1            # contaminated runs: measure again, this many times
 type profileStep struct {
 	VUs VUs `yaml:"vus"`
 	// Load: ramp-up, duration, grace and the driver's other options.
@@ -65,6 +68,14 @@ type profileStep struct {
 	// AACheck measures the baseline once more at every step at the end
 	// of a paired comparison (interleave: targets): the A/A check.
 	AACheck bool `yaml:"aa_check"`
+	// Retries is how many times a run whose server failed under it is
+	// measured again, the managed server restarted first (default 1 on a
+	// managed instance; a server given by URL is not restarted by oltplab,
+	// so 0 there). Remeasure is how many times the contaminated runs of
+	// the profile are measured again, all of them each time (default
+	// DefaultRemeasure).
+	Retries   *int `yaml:"retries,omitempty"`
+	Remeasure *int `yaml:"remeasure,omitempty"`
 
 	experiment string // the plan's name, for labels
 	baseline   string // the plan's baseline target
@@ -181,6 +192,14 @@ func (s *profileStep) Prepare(p *plan.Plan) error {
 	if s.Interleave.Targets && len(p.Targets) < 2 {
 		return fmt.Errorf("interleave: targets needs at least two targets to alternate between, the plan has %d", len(p.Targets))
 	}
+	for _, n := range []struct {
+		name string
+		v    *int
+	}{{"retries", s.Retries}, {"remeasure", s.Remeasure}} {
+		if n.v != nil && (*n.v < 0 || *n.v > maxRetries) {
+			return fmt.Errorf("%s must be from 0 to %d, got %d", n.name, maxRetries, *n.v)
+		}
+	}
 	s.experiment, s.baseline = p.Name, p.Baseline
 	return nil
 }
@@ -278,13 +297,14 @@ func (s *profileStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 		o.Adaptive = a
 	}
 	out, err := x.Env.Profile(ctx, x.Target.DB, x.Target.Target, o)
+	out, again, err := s.measureAgain(ctx, x, o, out, err)
 	oc := Outcome{ProfileID: out.ID, RunIDs: out.Runs}
-	if err != nil {
+	if err != nil && !OnlyContaminated(err) {
 		return oc, err
 	}
 	p, perr := x.Env.Store.GetProfile(ctx, out.ID)
 	if perr == nil {
-		rp, rerr := results.Profile(ctx, x.Env.Store, p, false)
+		rp, rerr := results.Profile(ctx, x.Env.Store, p, report.Include{})
 		if rerr == nil && rp.Verdict.PeakVUs > 0 {
 			oc.Headline = fmt.Sprintf("peak NOPM %.0f at %d VUs", rp.Verdict.PeakNOPM, rp.Verdict.PeakVUs)
 		}
@@ -292,7 +312,108 @@ func (s *profileStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	if h := stopsHeadline(out.Stops); h != "" {
 		oc.Headline = strings.TrimPrefix(oc.Headline+"; "+h, "; ")
 	}
-	return oc, nil
+	if again != "" {
+		oc.Headline = strings.TrimPrefix(oc.Headline+"; "+again, "; ")
+	}
+	if err != nil {
+		var dirty *scenario.ContaminatedError
+		errors.As(err, &dirty)
+		oc.Headline = strings.TrimSuffix(fmt.Sprintf("CONTAMINATED: %d of %d runs, left out; %s", len(dirty.Runs), dirty.Total, oc.Headline), "; ")
+	}
+	return oc, err
+}
+
+// DefaultRemeasure is how many times a profile step measures its
+// contaminated runs again unless the plan says (remeasure): once gives a
+// passing burst of activity on the host the time to end; a host busy for
+// good leaves them contaminated, said so, after one more pass.
+const DefaultRemeasure = 1
+
+// maxRetries bounds retries and remeasure: each pass can measure the
+// whole profile again.
+const maxRetries = 10
+
+// measureAgain measures again what the plan asks of a profile that just
+// ran (out, err): a run whose server failed, after restarting a managed
+// server (retries), and the contaminated runs (remeasure), each pass
+// continuing the same profile so that the runs it replaces are marked
+// superseded and nothing counts twice. It returns the last pass's
+// outcome, what it did, and the last pass's error.
+func (s *profileStep) measureAgain(ctx context.Context, x *Exec, o scenario.ProfileOptions, out scenario.ProfileOutcome, err error) (scenario.ProfileOutcome, string, error) {
+	retries := 0
+	if x.Target.Managed != nil {
+		retries = 1
+	}
+	if s.Retries != nil {
+		retries = *s.Retries
+	}
+	remeasure := DefaultRemeasure
+	if s.Remeasure != nil {
+		remeasure = *s.Remeasure
+	}
+	note := func(format string, args ...any) {
+		if x.Env.Observer.Note != nil {
+			x.Env.Observer.Note(fmt.Sprintf(format, args...))
+		}
+	}
+	var done []string
+	retried, remeasured := 0, 0
+	for out.ID != 0 && ctx.Err() == nil {
+		var failed *scenario.ServerFailedError
+		switch {
+		case errors.As(err, &failed) && retried < retries && x.Target.Server != nil:
+			retried++
+			note("run %d failed: %s; restarting %s and measuring it again (retry %d of %d)",
+				failed.Run.RunID, strings.Join(failed.Run.Reasons, "; "), x.Target.Spec.Name, retried, retries)
+			if _, rerr := x.Target.Server.Restart(ctx, false); rerr != nil {
+				return out, strings.Join(done, "; "), errors.Join(err, fmt.Errorf("restart %s after its server failed: %w", x.Target.Spec.Name, rerr))
+			}
+			if rerr := x.Target.Reopen(ctx); rerr != nil {
+				return out, strings.Join(done, "; "), errors.Join(err, rerr)
+			}
+			done = append(done, fmt.Sprintf("run %d failed (its server: %s) and was measured again after a restart", failed.Run.RunID, failed.Run.Reasons[0]))
+			o.Remeasure = fmt.Sprintf("its server failed; the managed server was restarted and the slot measured again (retry %d of %d)", retried, retries)
+			o.RedoContaminated = false
+		case err != nil && OnlyContaminated(err) && remeasured < remeasure:
+			var dirty *scenario.ContaminatedError
+			errors.As(err, &dirty)
+			remeasured++
+			note("%d run(s) contaminated (%s); measuring them again (pass %d of %d)",
+				len(dirty.Runs), dirty.Runs[0].Reasons[0], remeasured, remeasure)
+			done = append(done, fmt.Sprintf("%d contaminated run(s) measured again (pass %d of %d)", len(dirty.Runs), remeasured, remeasure))
+			o.Remeasure = fmt.Sprintf("contaminated; measured again (pass %d of %d)", remeasured, remeasure)
+			o.RedoContaminated = true
+		default:
+			return out, strings.Join(done, "; "), err
+		}
+		o.Continue = out.ID
+		out, err = x.Env.Profile(ctx, x.Target.DB, x.Target.Target, o)
+	}
+	return out, strings.Join(done, "; "), err
+}
+
+// OnlyContaminated reports whether err says nothing but that runs were
+// contaminated (measured and stored, a profile's ContaminatedError),
+// whatever context wraps it.
+func OnlyContaminated(err error) bool {
+	if err == nil {
+		return false
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !OnlyContaminated(e) {
+				return false
+			}
+		}
+		return len(j.Unwrap()) > 0
+	}
+	if _, ok := err.(*scenario.ContaminatedError); ok {
+		return true
+	}
+	if w, ok := err.(interface{ Unwrap() error }); ok {
+		return OnlyContaminated(w.Unwrap()) // context around it
+	}
+	return false
 }
 
 // adaptive is the stopping rule of repeat: auto on x's target: on a
@@ -338,7 +459,7 @@ func baselineFigures(ctx context.Context, x *Exec, baseline string) (map[int][]f
 		if err != nil {
 			return nil, &scenario.StoreError{Op: "read the baseline's profile", Err: err}
 		}
-		rp, err := results.Profile(ctx, x.Env.Store, p, false)
+		rp, err := results.Profile(ctx, x.Env.Store, p, report.Include{})
 		if err != nil {
 			return nil, err
 		}
@@ -389,7 +510,7 @@ func (s *profileStep) Section(ctx context.Context, rc *ReportContext, index int)
 			missing = append(missing, u.Target)
 			continue
 		}
-		rp, err := results.Profile(ctx, rc.Store, p, rc.IncludeSuspect)
+		rp, err := results.Profile(ctx, rc.Store, p, rc.Include)
 		if err != nil {
 			return sec, err
 		}
@@ -459,7 +580,7 @@ func (rc *ReportContext) alignSeries(ctx context.Context, ps []report.Profile) e
 		if ps[i].Series != nil && ps[i].Series.VUs == common {
 			continue
 		}
-		s, err := results.SeriesAt(ctx, rc.Store, ps[i], common, rc.IncludeSuspect)
+		s, err := results.SeriesAt(ctx, rc.Store, ps[i], common, rc.Include)
 		if err != nil {
 			return err
 		}

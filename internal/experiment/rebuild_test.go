@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/oltplab/oltplab/internal/plan"
+	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/testenv"
 )
@@ -67,7 +68,7 @@ steps: [build, rebuild, cpu, profile]
 		}
 	}
 
-	in, err := Report(ctx, st, id, false)
+	in, err := Report(ctx, st, id, report.Include{})
 	if err != nil {
 		t.Fatalf("Report: %v", err)
 	}

@@ -33,9 +33,9 @@ type ReportContext struct {
 	Steps      []store.ExperimentStep
 	// Order is the targets' names, the baseline first, then plan order.
 	Order []string
-	// IncludeSuspect counts suspect runs in statistics, peaks and verdicts
-	// (they are always shown).
-	IncludeSuspect bool
+	// Include counts suspect and contaminated runs in statistics, peaks
+	// and verdicts (they are always shown).
+	Include report.Include
 	// runs are the experiment's counting runs, newest first.
 	runs     []store.Run
 	profiles []store.Profile
@@ -124,9 +124,9 @@ func (rc *ReportContext) inOrder(units []store.ExperimentStep) []store.Experimen
 
 // Report reads experiment id from the store into the report model: its
 // targets (with the context recorded about each), its schedule, and one
-// section per step of its plan as the step's kind reports it. Suspect runs
-// are shown, and counted only with includeSuspect.
-func Report(ctx context.Context, st *store.Store, id int64, includeSuspect bool) (report.Input, error) {
+// section per step of its plan as the step's kind reports it. Suspect and
+// contaminated runs are shown, and counted only as inc says.
+func Report(ctx context.Context, st *store.Store, id int64, inc report.Include) (report.Input, error) {
 	e, err := st.GetExperiment(ctx, id)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -134,7 +134,7 @@ func Report(ctx context.Context, st *store.Store, id int64, includeSuspect bool)
 		}
 		return report.Input{}, &scenario.StoreError{Op: "read the experiment", Err: err}
 	}
-	rc := &ReportContext{Store: st, Experiment: e, IncludeSuspect: includeSuspect}
+	rc := &ReportContext{Store: st, Experiment: e, Include: inc}
 	if err := json.Unmarshal(e.Params, &rc.Params); err != nil {
 		return report.Input{}, &scenario.StoreError{Op: fmt.Sprintf("decode the plan of experiment %d", id), Err: err}
 	}

@@ -232,7 +232,7 @@ func (r *Runner) Resume(ctx context.Context, id int64, planSrc []byte) error {
 	if err != nil {
 		return err
 	}
-	if e.Status == store.StatusOK {
+	if e.Status == store.StatusOK || e.Status == store.StatusContaminated {
 		return fmt.Errorf("experiment %d: %w", id, ErrFinished)
 	}
 	if o, ok := parseOwner(e.Owner); ok {
@@ -323,6 +323,10 @@ func (r *Runner) execute(ctx context.Context, id int64, p *plan.Plan, units []pl
 	// progress a later step saved before: that step starts over.
 	ranOn := map[string]bool{}
 	var runErr error
+	// contaminated are the steps that ended with contaminated runs left
+	// after measuring them again: done, said so, and the experiment goes
+	// on; it ends contaminated.
+	var contaminated []error
 	for _, st := range stints(units) {
 		var todo []plan.Unit
 		for _, u := range st {
@@ -360,6 +364,10 @@ func (r *Runner) execute(ctx context.Context, id int64, p *plan.Plan, units []pl
 			for _, t := range u.Targets {
 				ranOn[t.Name] = true
 			}
+			if OnlyContaminated(err) {
+				contaminated = append(contaminated, err)
+				continue
+			}
 			if err != nil {
 				runErr = err
 				break
@@ -379,6 +387,9 @@ func (r *Runner) execute(ctx context.Context, id int64, p *plan.Plan, units []pl
 		errText = "interrupted"
 	case runErr != nil:
 		status, errText = store.StatusFailed, r.scrub(runErr.Error())
+	case len(contaminated) > 0:
+		runErr = errors.Join(contaminated...)
+		status, errText = store.StatusContaminated, r.scrub(runErr.Error())
 	}
 	if err := r.Store.FinishExperiment(context.WithoutCancel(ctx), id, status, errText); err != nil {
 		return errors.Join(runErr, &scenario.StoreError{Op: "record how the experiment ended", Err: err})
@@ -471,6 +482,9 @@ func (r *Runner) runUnit(ctx context.Context, id int64, p *plan.Plan, u plan.Uni
 		Experiment: &scenario.ExperimentContext{ID: id, Name: p.Name, Target: u.TargetName(), Seq: u.Seq, Step: u.Step.Kind.Name}}
 	if len(running) == 1 {
 		env.Instance, env.OwnIO, env.Layer = running[0].Instance, running[0].OwnIO, running[0].Layer
+		if m := running[0].Managed; m != nil {
+			env.Managed = m
+		}
 	}
 	x := &Exec{Plan: p, Env: env, Target: running[0], Targets: running, Attempt: attempt, Progress: prog,
 		save: func(ctx context.Context, v any) error {
@@ -487,7 +501,12 @@ func (r *Runner) runUnit(ctx context.Context, id int64, p *plan.Plan, u plan.Uni
 		rerr = fmt.Errorf("step kind %s has nothing that runs it", u.Step.Kind.Name)
 	}
 	state, errText := store.StepDone, ""
-	if rerr != nil {
+	switch {
+	case rerr != nil && OnlyContaminated(rerr):
+		// Measured and stored, the contaminated runs marked and left out:
+		// done, with why its figures are fewer.
+		errText = r.scrub(rerr.Error())
+	case rerr != nil:
 		state, errText = failedState(ctx, rerr), r.scrub(rerr.Error())
 	}
 	fctx := context.WithoutCancel(ctx)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/plan"
+	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/testenv"
@@ -81,7 +82,7 @@ steps: [build, profile]
 	if e.Status != store.StatusOK || strings.Contains(e.Plan, "REDACTED") || e.PlanSHA256 != p.SHA256 {
 		t.Errorf("experiment: got status %s, sha %s; want ok with the plan's digest", e.Status, e.PlanSHA256)
 	}
-	in, err := Report(context.Background(), st, id, false)
+	in, err := Report(context.Background(), st, id, report.Include{})
 	if err != nil {
 		t.Fatalf("Report: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/oltplab/oltplab/internal/plan"
+	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/testenv"
 	"github.com/oltplab/oltplab/internal/yamldoc"
@@ -100,7 +101,7 @@ steps: [storage]
 			t.Errorf("run %d: status %s, seq %d; want ok, tied to its step", r.ID, r.Status, r.ExperimentSeq)
 		}
 	}
-	in, err := Report(ctx, st, id, false)
+	in, err := Report(ctx, st, id, report.Include{})
 	if err != nil {
 		t.Fatalf("Report: %v", err)
 	}

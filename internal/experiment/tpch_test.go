@@ -78,7 +78,7 @@ steps: [tpch, {tpch: {test: both, streams: 2}}]
 		}
 	}
 
-	in, err := Report(ctx, st, id, false)
+	in, err := Report(ctx, st, id, report.Include{})
 	if err != nil {
 		t.Fatalf("Report: %v", err)
 	}

@@ -511,6 +511,29 @@ func (cg *cgroup) cpuSeconds() (float64, error) {
 	return 0, errors.New("no CPU accounting group")
 }
 
+// killStragglers kills what is left in the instance's groups once its
+// server is gone, and waits (up to 5 s) for them to go.
+func (i *Instance) killStragglers() {
+	if i.cg == nil {
+		return
+	}
+	for try := 0; try < 50; try++ {
+		left := 0
+		for _, pid := range i.cg.procs() {
+			// In v1 a thread of this process may be in a group for a
+			// moment (cgroup.procs lists its process): never signal that.
+			if pid != os.Getpid() {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				left++
+			}
+		}
+		if left == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // procs lists the processes in any of the group's directories.
 func (cg *cgroup) procs() []int {
 	var pids []int

@@ -97,7 +97,14 @@ func (i *Instance) Restart(ctx context.Context, cold bool) (RestartReport, error
 		return r, errors.New("restart: the instance is stopped")
 	}
 	t := time.Now()
+	died := i.proc != nil && i.proc.exited()
 	i.stopServer(ctx)
+	if died {
+		// A server that exited on its own (killed, crashed) may leave
+		// workers behind that still hold its shared memory; they are
+		// the instance's own, in its groups.
+		i.killStragglers()
+	}
 	r.StopSeconds = time.Since(t).Seconds()
 	if cold {
 		r.CacheDropped, r.Note = dropPageCache()

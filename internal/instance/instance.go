@@ -503,6 +503,31 @@ func (i *Instance) Done() <-chan struct{} {
 	return i.proc.done
 }
 
+// Exited reports whether the server process Done watches has exited,
+// and how ("signal: killed", "exit status 1").
+func (i *Instance) Exited() (bool, string) {
+	i.mu.Lock()
+	p := i.proc
+	i.mu.Unlock()
+	if p == nil || !p.exited() {
+		return false, ""
+	}
+	if p.err == nil {
+		return true, "exit status 0"
+	}
+	return true, p.err.Error()
+}
+
+// CPUs are the CPUs the server is confined to (the spec's cpus); nil
+// when it may use any.
+func (i *Instance) CPUs() []int {
+	cpus, err := ParseCPUList(i.spec.CPUs)
+	if err != nil {
+		return nil
+	}
+	return cpus
+}
+
 // PID is the server's process id (0 when none runs).
 func (i *Instance) PID() int {
 	i.mu.Lock()

@@ -26,6 +26,9 @@ import (
 //	max_retries: 10
 //	reconnect_for: 5m
 //	max_failure_rate: 5
+//	max_stall: 10
+//	max_foreign_cpu: 10
+//	max_steal: 10
 //	seed: 7
 type Load struct {
 	// Rampup is executed before each measured window, not measured.
@@ -49,6 +52,14 @@ type Load struct {
 	// MaxFailureRate is the percentage of a window's transactions that
 	// may fail.
 	MaxFailureRate float64 `yaml:"max_failure_rate"`
+	// MaxStall is the percentage of a window its stalls may cover before
+	// the run is one whose server failed.
+	MaxStall float64 `yaml:"max_stall"`
+	// MaxForeignCPU and MaxSteal are the percentages of the cores that
+	// others may take in a window (foreign CPU; steal) before the run is
+	// contaminated.
+	MaxForeignCPU float64 `yaml:"max_foreign_cpu"`
+	MaxSteal      float64 `yaml:"max_steal"`
 	// Seed is the random seed; 0 draws one, recorded with the result.
 	Seed uint64 `yaml:"seed,omitempty"`
 }
@@ -57,7 +68,8 @@ type Load struct {
 func DefaultLoad() Load {
 	d := driver.Defaults()
 	return Load{Rampup: d.Rampup, Duration: d.Duration, Grace: d.Grace, MaxRetries: d.MaxRetries,
-		ReconnectFor: d.ReconnectFor, MaxFailureRate: d.MaxFailurePct}
+		ReconnectFor: d.ReconnectFor, MaxFailureRate: d.MaxFailurePct, MaxStall: d.MaxStallPct,
+		MaxForeignCPU: d.MaxForeignCPUPct, MaxSteal: d.MaxStealPct}
 }
 
 // Driver is driver.Defaults() with l's options.
@@ -72,6 +84,7 @@ func (l Load) ApplyTo(d *driver.Options) {
 	d.Rampup, d.Duration, d.Grace = l.Rampup, l.Duration, l.Grace
 	d.AllWarehouses, d.MaxRetries, d.Seed = l.AllWarehouses, l.MaxRetries, l.Seed
 	d.ReconnectFor, d.MaxFailurePct = l.ReconnectFor, l.MaxFailureRate
+	d.MaxStallPct, d.MaxForeignCPUPct, d.MaxStealPct = l.MaxStall, l.MaxForeignCPU, l.MaxSteal
 	d.Style = dialect.StyleProcedures
 	if l.ClientSQL {
 		d.Style = dialect.StyleClientSQL
@@ -116,6 +129,21 @@ func (l *Load) RegisterFlags(fs *pflag.FlagSet, omit ...string) {
 		fs.Float64Var(&l.MaxFailureRate, "max-failure-rate", l.MaxFailureRate,
 			"`PERCENT` of the measured window's transactions that may fail; a run with more is stored with status failures, "+
 				"left out of peaks and verdicts, and exits 19")
+	}
+	if take("max_stall") {
+		fs.Float64Var(&l.MaxStall, "max-stall", l.MaxStall,
+			"`PERCENT` of the measured window that stalls (2 s or more without a completed transaction) may cover; a run with more, "+
+				"or whose server was down when its window ended, is stored with status failed, left out of peaks and verdicts, and exits 24")
+	}
+	if take("max_foreign_cpu") {
+		fs.Float64Var(&l.MaxForeignCPU, "max-foreign-cpu", l.MaxForeignCPU,
+			"`PERCENT` of the cores that foreign CPU (what neither the database server nor oltplab used, on the host and on a "+
+				"confined server's own CPUs) may take in a window; a run with more is stored with status contaminated, left out of "+
+				"peaks and verdicts unless --include-contaminated, and exits 25")
+	}
+	if take("max_steal") {
+		fs.Float64Var(&l.MaxSteal, "max-steal", l.MaxSteal,
+			"`PERCENT` of the host's cores that steal (a hypervisor serving other machines) may take in a window; a run with more is contaminated")
 	}
 	if take("seed") {
 		fs.Uint64Var(&l.Seed, "seed", l.Seed, "random `SEED` (default: drawn and recorded with the result)")

@@ -32,12 +32,13 @@ func TestLoadFlags(t *testing.T) {
 		t.Errorf("flags %v, want one per plan field %v", flags, names)
 	}
 	err := fs.Parse([]string{"--rampup", "1s", "--duration", "2s", "--grace", "3s", "--client-sql", "--all-warehouses",
-		"--max-retries", "0", "--reconnect-for", "4s", "--max-failure-rate", "0.5", "--seed", "9"})
+		"--max-retries", "0", "--reconnect-for", "4s", "--max-failure-rate", "0.5", "--max-stall", "25", "--max-foreign-cpu", "15",
+		"--max-steal", "20", "--seed", "9"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Load{Rampup: time.Second, Duration: 2 * time.Second, Grace: 3 * time.Second, ClientSQL: true, AllWarehouses: true,
-		ReconnectFor: 4 * time.Second, MaxFailureRate: 0.5, Seed: 9}
+		ReconnectFor: 4 * time.Second, MaxFailureRate: 0.5, MaxStall: 25, MaxForeignCPU: 15, MaxSteal: 20, Seed: 9}
 	if l != want {
 		t.Errorf("parsed into %+v, want %+v", l, want)
 	}
@@ -58,10 +59,11 @@ func TestLoadDriver(t *testing.T) {
 		t.Errorf("defaults: got %+v, want %+v", got, want)
 	}
 	l := Load{Rampup: time.Second, Duration: 2 * time.Second, Grace: 3 * time.Second, ClientSQL: true, AllWarehouses: true,
-		MaxRetries: 1, ReconnectFor: 4 * time.Second, MaxFailureRate: 0.5, Seed: 9}
+		MaxRetries: 1, ReconnectFor: 4 * time.Second, MaxFailureRate: 0.5, MaxStall: 25, MaxForeignCPU: 15, MaxSteal: 20, Seed: 9}
 	d := l.Driver()
 	if d.Rampup != l.Rampup || d.Duration != l.Duration || d.Grace != l.Grace || d.Style != dialect.StyleClientSQL ||
-		!d.AllWarehouses || d.MaxRetries != 1 || d.ReconnectFor != l.ReconnectFor || d.MaxFailurePct != 0.5 || d.Seed != 9 {
+		!d.AllWarehouses || d.MaxRetries != 1 || d.ReconnectFor != l.ReconnectFor || d.MaxFailurePct != 0.5 || d.Seed != 9 ||
+		d.MaxStallPct != 25 || d.MaxForeignCPUPct != 15 || d.MaxStealPct != 20 {
 		t.Errorf("Driver: got %+v from %+v", d, l)
 	}
 	// ApplyTo keeps what Load does not hold.

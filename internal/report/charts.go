@@ -72,6 +72,7 @@ type spanSpec struct {
 const (
 	phaseColor = "#4d4d4d"
 	eventColor = "#7b3294"
+	faultColor = "#c00000"
 )
 
 // phaseFills tell consecutive phases apart.
@@ -88,16 +89,27 @@ func timeChart(id string, tc TimeChart) chartSpec {
 		}
 		c.Series = append(c.Series, ss)
 	}
-	phases := 0
-	for _, sp := range tc.Spans {
-		out := spanSpec{Label: sp.Label, From: sp.From, To: sp.To, Kind: string(sp.Kind), Color: eventColor, Fill: eventColor + "1f"}
-		if sp.Kind == SpanPhase {
-			out.Color, out.Fill = phaseColor, phaseFills[phases%len(phaseFills)]
-			phases++
-		}
-		c.Spans = append(c.Spans, out)
-	}
+	c.Spans = spanSpecs(tc.Spans)
 	return c
+}
+
+// spanSpecs are spans as the page script draws them: phases in turn
+// pale, events purple, faults red.
+func spanSpecs(spans []Span) []spanSpec {
+	var out []spanSpec
+	phases := 0
+	for _, sp := range spans {
+		s := spanSpec{Label: sp.Label, From: sp.From, To: sp.To, Kind: string(sp.Kind), Color: eventColor, Fill: eventColor + "1f"}
+		switch sp.Kind {
+		case SpanPhase:
+			s.Color, s.Fill = phaseColor, phaseFills[phases%len(phaseFills)]
+			phases++
+		case SpanFault:
+			s.Color, s.Fill = faultColor, faultColor+"26"
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 type seriesSpec struct {

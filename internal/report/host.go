@@ -93,4 +93,7 @@ type StepSeries struct {
 	VUs    int           `json:"vus"`
 	RunID  int64         `json:"run_id"`
 	Points []SeriesPoint `json:"points"`
+	// Faults are the run's outages and stalls (SpanFault), shaded on its
+	// per-second charts.
+	Faults []Span `json:"faults,omitempty"`
 }

@@ -221,12 +221,15 @@ func (v *view) seriesCharts() []chartSpec {
 		of := fmt.Sprintf("%s at %d VUs (run %d)", p.Name, p.Series.VUs, p.Series.RunID)
 		id := "chart-series-" + strconv.Itoa(pi)
 		sync := "series-" + strconv.Itoa(pi)
-		base := chartSpec{XKind: "seconds", X: x, ZeroY: true, Height: 240, Sync: sync}
+		base := chartSpec{XKind: "seconds", X: x, ZeroY: true, Height: 240, Sync: sync, Spans: spanSpecs(p.Series.Faults)}
 
 		tput := base
 		tput.ID, tput.Title, tput.YLabel, tput.Y2Label = id+"-throughput", "Throughput per second: "+of, "per minute", "p99 ms"
 		tput.Note = fmt.Sprintf("One run of %s, second by second from the start of its measured window; the three charts share a cursor. "+
 			"Throughput as per-minute rates; dashed: the p99 latency of the transactions completed in that second.", of)
+		if len(p.Series.Faults) > 0 {
+			tput.Note += " Shaded red: the run's outages and stalls."
+		}
 		tput.Series = []seriesSpec{
 			{Label: "TPM", Color: "#0072b2", Role: "value", Values: col(always(func(pt SeriesPoint) float64 { return pt.TPM }))},
 			{Label: "NOPM", Color: "#009e73", Role: "value", Values: col(always(func(pt SeriesPoint) float64 { return pt.NOPM }))},

@@ -175,6 +175,9 @@ func profileSection(v *view, prefix, title, note string, sub bool) htmlSection {
 			}
 		}
 	}
+	if bars := v.cpuShareBars("chart-cpu-share"); bars != "" {
+		sec.HostCharts = append(sec.HostCharts, chartSpec{ID: "chart-cpu-share", Title: "Who used the CPU", Note: v.cpuShareNote(), Bars: bars})
+	}
 	tables := v.tables()
 	if sub {
 		tables = slices.DeleteFunc(tables, func(t table) bool { return t.ID == "context" })

@@ -177,6 +177,9 @@ const (
 	// SpanEvent is an event with a duration (a backup): a shaded interval
 	// outlined by a line at its start and end, named.
 	SpanEvent SpanKind = "event"
+	// SpanFault is a stretch the server failed the run (an outage, a
+	// stall): shaded red, named.
+	SpanFault SpanKind = "fault"
 )
 
 // Span marks [From, To] seconds of a TimeChart's x axis.
@@ -262,6 +265,40 @@ type Step struct {
 	// Host holds host and database figures when they were sampled; nil
 	// for runs measured without samplers.
 	Host *HostFigures `json:"host,omitempty"`
+	// CPU is who used the CPU over the step's measured windows, every
+	// run that measured one included (contaminated and failed ones: they
+	// are where it matters); nil when it was not sampled.
+	CPU *CPUShares `json:"cpu,omitempty"`
+}
+
+// CPUShares is who used the host's CPU, in cores averaged over windows:
+// the database server, oltplab (driver and samplers), others (foreign),
+// steal and idle add up to the host's cores.
+type CPUShares struct {
+	Runs      int     `json:"runs"`
+	HostCores float64 `json:"host_cores"`
+	// ServerCores is nil when the server's CPU was not measured; then
+	// ForeignCores is nil too unless the server uses none of this host's
+	// (another host; embedded in oltplab).
+	ServerCores  *float64 `json:"server_cores,omitempty"`
+	OltplabCores float64  `json:"oltplab_cores"`
+	ForeignCores *float64 `json:"foreign_cores,omitempty"`
+	StealCores   float64  `json:"steal_cores"`
+	IdleCores    float64  `json:"idle_cores"`
+	// ServerSource says whose CPU ServerCores is, or why there is none.
+	ServerSource string `json:"server_source,omitempty"`
+	// CPUSet and CPUSetForeignPct: the server's own CPUs, when it was
+	// confined, and the foreign CPU on them in percent of their cores.
+	CPUSet           string   `json:"cpuset,omitempty"`
+	CPUSetForeignPct *float64 `json:"cpuset_foreign_pct,omitempty"`
+}
+
+// Include says which runs beyond the ok ones a step's statistics, peaks
+// and verdicts count: suspect ones (--include-suspect) and contaminated
+// ones (--include-contaminated). The zero value counts neither.
+type Include struct {
+	Suspect      bool `json:"suspect,omitempty"`
+	Contaminated bool `json:"contaminated,omitempty"`
 }
 
 // Repeat is one measured run of a step.
@@ -282,7 +319,16 @@ type Repeat struct {
 	// step was made with NewStepWith(..., true).
 	Suspect bool     `json:"suspect,omitempty"`
 	Reasons []string `json:"suspect_reasons,omitempty"`
-	// Counted marks a suspect repeat the caller chose to summarise.
+	// Contaminated marks a run measured while others took more of the
+	// CPU than allowed (Interference says what); it is shown but not
+	// summarised unless the step counts contaminated runs (Include).
+	Contaminated bool     `json:"contaminated,omitempty"`
+	Interference []string `json:"interference,omitempty"`
+	// ServerFailed marks a run whose server failed under it (Faults says
+	// how): it is Partial too, never summarised.
+	ServerFailed bool `json:"server_failed,omitempty"`
+	// Counted marks a suspect or contaminated repeat the caller chose to
+	// summarise.
 	Counted bool `json:"counted,omitempty"`
 	// TPCC is the verdict of a run of the tpc-c mode; nil otherwise.
 	TPCC *TPCC `json:"tpcc,omitempty"`
@@ -325,16 +371,17 @@ type LatencyFigures struct {
 }
 
 // NewStepWith summarises the complete (non-partial) repeats of one step
-// that are not over their failure rate: NOPM, TPM and TPM per virtual
-// user, each with profile.Summarize. Suspect repeats are left out, unless
-// countSuspect is set (then they are marked Counted and summarised too).
-func NewStepWith(vus int, repeats []Repeat, latency map[string]LatencyFigures, countSuspect bool) Step {
+// that are neither suspect, contaminated nor over their failure rate:
+// NOPM, TPM and TPM per virtual user, each with profile.Summarize; it
+// also summarises the suspect and the
+// contaminated repeats when inc says so (marking them Counted).
+func NewStepWith(vus int, repeats []Repeat, latency map[string]LatencyFigures, inc Include) Step {
 	var nopm, tpm, perVU []float64
 	for i, r := range repeats {
-		if r.Partial || r.Failures || r.Suspect && !countSuspect {
+		if r.Partial || r.Failures || r.Suspect && !inc.Suspect || r.Contaminated && !inc.Contaminated {
 			continue
 		}
-		if r.Suspect {
+		if r.Suspect || r.Contaminated {
 			repeats[i].Counted = true
 		}
 		nopm = append(nopm, r.NOPM)

@@ -207,6 +207,7 @@ func (s *study) summary() []block {
 	for _, st := range s.steps {
 		lines = append(lines, headlines(st.v, st.Title, len(s.steps) > 1)...)
 		lines = append(lines, st.Findings...)
+		lines = append(lines, trustLines(st.v, st.Title, len(s.steps) > 1)...)
 	}
 	for _, e := range s.e.Schedule {
 		if e.State != "done" {
@@ -429,7 +430,7 @@ func (s *study) profiles() []block {
 		if st.Note != "" {
 			out = append(out, block{Note: st.Note})
 		}
-		out = append(out, tableBlocks(pre, v.profilesTable(), v.verdictTable(), v.suspectTable(), v.comparisonTable())...)
+		out = append(out, tableBlocks(pre, v.profilesTable(), v.verdictTable(), v.suspectTable(), v.contaminatedTable(), v.faultsTable(), v.comparisonTable())...)
 		// The step's own tables (a paired comparison, its A/A check).
 		out = append(out, tableBlocks("", sectionTables(st.Section, pre+"own-")...)...)
 		nopm := v.summaryChart("chart-nopm", "NOPM vs virtual users", "NOPM", func(s Step) profile.Summary { return s.NOPM })
@@ -459,11 +460,15 @@ func (s *study) profiles() []block {
 	return out
 }
 
-// cpu shows CPU idle and iowait against virtual users.
+// cpu shows CPU idle and iowait against virtual users, and who used the
+// CPU in each step.
 func (s *study) cpu() []block {
 	var out []block
 	for _, st := range s.steps {
 		c := chartBlocks(st.prefix, st.v.hostOnly(st.v.cpuChart)...)
+		if bars := st.v.cpuShareBars(st.prefix + "chart-cpu-share"); bars != "" {
+			c = append(c, block{Note: st.v.cpuShareNote(), Bars: bars})
+		}
 		if len(c) > 0 {
 			out = append(out, s.stepHeading(st)...)
 			out = append(out, c...)
@@ -603,6 +608,7 @@ func (s *study) method() []block {
 		"Workload: TPROC-C style (the five TPC-C transactions with their specified inputs and mix, clause 5.2.4.2, without keying or think time): its figures are NOPM and TPM, not tpmC, and compare with HammerDB's TPROC-C and between oltplab runs.",
 		"NOPM: new orders per minute, from the schema (the delta of SUM(d_next_o_id)). TPM: database transactions per minute, from the database's own commit and rollback counters (the driver's own count on SQLite, which has none), less the statements oltplab's own samplers ran in the window where the counter counts each as a transaction (PostgreSQL: at the tpc-c mode's low rates they would be most of it); TPM is counted differently by each engine.",
 		"Every run's NOPM and TPM are cross-checked against the driver's own counts (2% and 5%); a run that disagrees is suspect, listed apart and not counted.",
+		statusMethod, foreignMethod, contaminationMethod,
 		statisticsMethod)
 	if s.anyStopping() {
 		items = append(items, profile.StopRuleMethod)

@@ -132,11 +132,11 @@ func texts(ss ...string) []cell {
 
 func (v *view) profilesTable() table {
 	t := table{ID: "profiles", Title: "Profiles",
-		Header: []string{"#", "Profile", "Target", "Dialect", "Mode", "Users", "Repeats", "Partial", "Failures", "Suspect"},
-		Right:  []bool{true, false, false, false, false, false, true, true, true, true}}
+		Header: []string{"#", "Profile", "Target", "Dialect", "Mode", "Users", "Repeats", "Partial", "Failures", "Suspect", "Contaminated"},
+		Right:  []bool{true, false, false, false, false, false, true, true, true, true, true}}
 	for _, p := range v.profiles {
 		var vus []string
-		minRep, maxRep, partial, failures, suspect := -1, 0, 0, 0, 0
+		minRep, maxRep, partial, failures, suspect, contaminated := -1, 0, 0, 0, 0, 0
 		for _, s := range p.Steps {
 			vus = append(vus, strconv.Itoa(s.VUs))
 			n := len(s.Repeats)
@@ -154,6 +154,9 @@ func (v *view) profilesTable() table {
 				if r.Suspect {
 					suspect++
 				}
+				if r.Contaminated {
+					contaminated++
+				}
 			}
 		}
 		reps := dash
@@ -168,10 +171,12 @@ func (v *view) profilesTable() table {
 		if mode == "" {
 			mode = dash
 		}
-		cells := texts(strconv.FormatInt(p.ID, 10), p.Name, p.Target, p.Dialect, mode, strings.Join(vus, ","), reps, strconv.Itoa(partial), strconv.Itoa(failures), strconv.Itoa(suspect))
+		cells := texts(strconv.FormatInt(p.ID, 10), p.Name, p.Target, p.Dialect, mode, strings.Join(vus, ","), reps, strconv.Itoa(partial),
+			strconv.Itoa(failures), strconv.Itoa(suspect), strconv.Itoa(contaminated))
 		cells[7].Warn = partial > 0
 		cells[8].Bad = failures > 0
 		cells[9].Bad = suspect > 0
+		cells[10].Bad = contaminated > 0
 		t.Rows = append(t.Rows, row{Cells: cells})
 	}
 	return t
@@ -198,6 +203,40 @@ func (v *view) suspectTable() table {
 				}
 				cells := texts(p.Name, strconv.Itoa(s.VUs), strconv.FormatInt(r.RunID, 10), formatNumber(r.NOPM), formatNumber(r.TPM),
 					counted, strings.Join(r.Reasons, "; "))
+				for i := range cells {
+					cells[i].Bad = true
+				}
+				t.Rows = append(t.Rows, row{Cells: cells})
+			}
+		}
+	}
+	if len(t.Rows) == 0 {
+		return table{}
+	}
+	return t
+}
+
+// contaminatedTable lists every contaminated run with the interference
+// it met; it is empty when there is none.
+func (v *view) contaminatedTable() table {
+	t := table{ID: "contaminated", Title: "Contaminated runs",
+		Note: "While these runs measured, other processes (foreign CPU: what neither the database server nor oltplab used) " +
+			"or other machines (steal) took more of the cores than allowed: their figures may be theirs as much as the server's. " +
+			"They are left out of the statistics, peaks and verdicts unless marked counted (--include-contaminated).",
+		Header: []string{"Profile", "VUs", "Run", "NOPM", "TPM", "Counted", "Interference"},
+		Right:  []bool{false, true, true, true, true, false, false}}
+	for _, p := range v.profiles {
+		for _, s := range p.Steps {
+			for _, r := range s.Repeats {
+				if !r.Contaminated {
+					continue
+				}
+				counted := "no"
+				if r.Counted {
+					counted = "yes"
+				}
+				cells := texts(p.Name, strconv.Itoa(s.VUs), strconv.FormatInt(r.RunID, 10), formatNumber(r.NOPM), formatNumber(r.TPM),
+					counted, strings.Join(r.Interference, "; "))
 				for i := range cells {
 					cells[i].Bad = true
 				}
@@ -309,7 +348,9 @@ func (v *view) faultsTable() table {
 		Note: "Outages are stretches in which virtual users had lost their connection and were reconnecting " +
 			"(a crash restart, a failover); stalls are stretches of 2 s or more in which no transaction completed " +
 			"(a frozen server, a hung disk or network). After a restart, or when the counters could not be read, TPM and NOPM " +
-			"are the driver's own counts. A run with more failed transactions than allowed is not counted.",
+			"are the driver's own counts. A run whose server was down when its window ended, or whose stalls covered more than the " +
+			"allowed share of its window (10% unless --max-stall), or whose managed server exited, failed: it is not counted, " +
+			"nor is a run with more failed transactions than allowed.",
 		Header: []string{"Profile", "VUs", "Run", "NOPM", "TPM", "What happened"},
 		Right:  []bool{false, true, true, true, true, false}}
 	for _, p := range v.profiles {
@@ -321,6 +362,10 @@ func (v *view) faultsTable() table {
 				cells := texts(p.Name, strconv.Itoa(s.VUs), strconv.FormatInt(r.RunID, 10), formatNumber(r.NOPM), formatNumber(r.TPM),
 					strings.Join(r.Faults, "; "))
 				cells[5].Warn = true
+				if r.ServerFailed {
+					cells[5].Text = "FAILED, not counted: " + cells[5].Text
+					cells[5].Bad = true
+				}
 				t.Rows = append(t.Rows, row{Cells: cells})
 			}
 		}
@@ -432,8 +477,14 @@ func (v *view) stepTable(pi int) table {
 		if s.TPM.HighVariation {
 			flags = append(flags, "high TPM variation")
 		}
-		partial, failures, suspect, counted := 0, 0, 0, 0
+		partial, failures, suspect, counted, contaminated, dirtyCounted := 0, 0, 0, 0, 0, 0
 		for _, r := range s.Repeats {
+			if r.Contaminated {
+				contaminated++
+				if r.Counted {
+					dirtyCounted++
+				}
+			}
 			if r.Partial {
 				partial++
 			}
@@ -459,6 +510,13 @@ func (v *view) stepTable(pi int) table {
 				what = "counted"
 			}
 			flags = append(flags, fmt.Sprintf("%d of %d repeats suspect (%s)", suspect, len(s.Repeats), what))
+		}
+		if contaminated > 0 {
+			what := "left out"
+			if dirtyCounted > 0 {
+				what = "counted"
+			}
+			flags = append(flags, fmt.Sprintf("%d of %d repeats contaminated (%s)", contaminated, len(s.Repeats), what))
 		}
 		switch {
 		case s.NOPM.N == 1:
@@ -566,7 +624,7 @@ func (v *view) contextTable() table {
 func (v *view) tables() []table {
 	var all []table
 	if len(v.profiles) > 0 {
-		all = append(all, v.profilesTable(), v.tpccTable(), v.verdictTable(), v.suspectTable(), v.faultsTable(), v.comparisonTable())
+		all = append(all, v.profilesTable(), v.tpccTable(), v.verdictTable(), v.suspectTable(), v.contaminatedTable(), v.faultsTable(), v.comparisonTable())
 	}
 	all = append(all, v.monitorTable())
 	for i := range v.profiles {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/sampler"
@@ -163,6 +164,38 @@ func stepSeries(ctx context.Context, st *store.Store, runID int64, vus int, dev 
 		out.Points = append(out.Points, *p)
 	}
 	sort.Slice(out.Points, func(i, j int) bool { return out.Points[i].TSeconds < out.Points[j].TSeconds })
+	if out.Faults, err = faultSpans(ctx, st, runID); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// faultSpans are the outages and stalls of a run, in seconds from the
+// start of its measured window, for the per-second charts to shade.
+func faultSpans(ctx context.Context, st *store.Store, runID int64) ([]report.Span, error) {
+	r, err := st.GetRun(ctx, runID)
+	if err != nil {
+		return nil, storeErr(fmt.Sprintf("read run %d", runID), err)
+	}
+	if r.Kind != store.KindRun || len(r.Summary) == 0 {
+		return nil, nil
+	}
+	s, err := summary.DecodeRun(r.Summary)
+	if err != nil || s.Result == nil || s.Window.Start.IsZero() {
+		return nil, nil // its series is drawn without them
+	}
+	ws := s.Window.Start
+	var out []report.Span
+	for i, o := range s.Outages {
+		end := o.End
+		if o.Ongoing || end.IsZero() {
+			end = o.Start.Add(time.Duration(o.Seconds * float64(time.Second)))
+		}
+		out = append(out, report.Span{Label: fmt.Sprintf("outage %d", i+1), From: o.Start.Sub(ws).Seconds(), To: end.Sub(ws).Seconds(), Kind: report.SpanFault})
+	}
+	for i, x := range s.Stalls {
+		out = append(out, report.Span{Label: fmt.Sprintf("stall %d", i+1), From: x.Start.Sub(ws).Seconds(), To: x.End.Sub(ws).Seconds(), Kind: report.SpanFault})
+	}
 	return out, nil
 }
 
@@ -222,4 +255,62 @@ func layerFigures(ms []*summary.Monitor) *report.LayerFigures {
 		out.Kinds[k] = a
 	}
 	return out
+}
+
+// cpuShares averages who used the CPU over the windows of ms; nil when
+// none was sampled.
+func cpuShares(ms []*summary.Monitor) *report.CPUShares {
+	var out report.CPUShares
+	var server, foreign, setForeign float64
+	var nServer, nForeign, nSet int
+	for _, m := range ms {
+		u := m.CPUUse
+		if u == nil || u.HostCores <= 0 {
+			continue
+		}
+		out.Runs++
+		out.HostCores += u.HostCores
+		out.OltplabCores += u.OltplabCores
+		out.StealCores += u.StealCores
+		out.IdleCores += max(0, u.HostCores-u.UsedCores-u.StealCores)
+		if u.ServerCores != nil {
+			server += *u.ServerCores
+			nServer++
+		}
+		if u.ForeignCores != nil {
+			foreign += *u.ForeignCores
+			nForeign++
+		}
+		if u.CPUSetForeignPct != nil {
+			setForeign += *u.CPUSetForeignPct
+			nSet++
+			out.CPUSet = u.CPUSet
+		}
+		if out.ServerSource == "" {
+			out.ServerSource = u.ServerSource
+		}
+	}
+	if out.Runs == 0 {
+		return nil
+	}
+	n := float64(out.Runs)
+	out.HostCores /= n
+	out.OltplabCores /= n
+	out.StealCores /= n
+	out.IdleCores /= n
+	// A share measured in only some windows would not add up with the
+	// others: it is given only when every window has it.
+	if nServer == out.Runs {
+		v := server / n
+		out.ServerCores = &v
+	}
+	if nForeign == out.Runs {
+		v := foreign / n
+		out.ForeignCores = &v
+	}
+	if nSet == out.Runs {
+		v := setForeign / n
+		out.CPUSetForeignPct = &v
+	}
+	return &out
 }

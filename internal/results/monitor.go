@@ -80,14 +80,14 @@ func Monitor(ctx context.Context, st *store.Store, r store.Run) (report.Monitor,
 // reference is a profile (label or id) or, failing that, a monitor result
 // (label or result id). Naming none, an unknown name or a profile without
 // a measured run gives a *RefError.
-func LoadInputs(ctx context.Context, st *store.Store, refs []string, includeSuspect bool) ([]report.Profile, []report.Monitor, error) {
+func LoadInputs(ctx context.Context, st *store.Store, refs []string, inc report.Include) ([]report.Profile, []report.Monitor, error) {
 	if len(refs) == 0 {
 		return nil, nil, &RefError{What: "profile or monitor", Err: errors.New("name at least one profile or monitor (a --label or an id; see `oltplab results list`)")}
 	}
 	var ps []report.Profile
 	var ms []report.Monitor
 	for _, ref := range refs {
-		p, err := LoadProfile(ctx, st, ref, includeSuspect)
+		p, err := LoadProfile(ctx, st, ref, inc)
 		if err == nil {
 			if len(p.Steps) == 0 {
 				return nil, nil, &RefError{What: "profile", Ref: ref, Err: errors.New("has no measured run")}

@@ -17,6 +17,27 @@ const (
 	MetricOwnReadMBps  = "own_read_mbps"
 	MetricOwnWriteMBps = "own_write_mbps"
 
+	// Who used the CPU, in cores (CPU-seconds per second of the interval;
+	// source host, Device ""): the host's online CPUs and their used
+	// cores (busy less steal: every process's and the kernel's work),
+	// this process's (oltplab: the driver and the samplers, and an
+	// embedded database), the database server's (Options.ServerCPU), and
+	// the foreign CPU, the used cores neither of them used (sampled when
+	// the server's CPU is known, or none of it is on this host: Options.
+	// ServerElsewhere). Foreign CPU may be a little below 0 in one
+	// interval (the kernel's tick counts against the processes' own
+	// clocks); a window's average is floored at 0 (Summarize).
+	MetricHostCores    = "host_cores"
+	MetricUsedCores    = "cpu_used_cores"
+	MetricOltplabCores = "oltplab_cpu_cores"
+	MetricServerCores  = "server_cpu_cores"
+	MetricForeignCores = "foreign_cpu_cores"
+	// The same on the server's own CPUs (Options.CPUs; Device: their
+	// list, "0" or "2-3").
+	MetricCPUSetCores        = "cpuset_cores"
+	MetricCPUSetUsedCores    = "cpuset_used_cores"
+	MetricCPUSetForeignCores = "cpuset_foreign_cores"
+
 	// Database series (source db).
 	MetricDBActiveSessions    = "db_active_sessions"     // Device: wait class
 	MetricDBIdleSessions      = "db_idle_sessions"       // Device ""

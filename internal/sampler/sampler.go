@@ -62,6 +62,24 @@ type Options struct {
 	// ("data" -> the database's data directory) to mark their devices.
 	Agent     string
 	AgentDirs map[string]string
+	// ServerCPU, optional, reads the cumulative CPU time, in seconds, of
+	// the database server's processes on this host (a managed instance's
+	// cgroup, a local server's processes): sampled as server_cpu_cores,
+	// and the foreign CPU with it.
+	ServerCPU func() (float64, error)
+	// ServerElsewhere: none of this host's CPU is the server's but what
+	// oltplab's own process uses (the server runs on another host, or
+	// inside oltplab: an embedded database). The foreign CPU is sampled
+	// then too, with the server's taken as 0.
+	ServerElsewhere bool
+	// CPUs, optional, are the CPUs the server is confined to (a managed
+	// instance's cpuset): their use, and the foreign CPU on them, are
+	// sampled apart (cpuset_*), as interference there is what slows a
+	// confined server.
+	CPUs []int
+	// ServerSource says whose CPU time ServerCPU reads, or why there is
+	// none; returned with the result (Result.ServerSource).
+	ServerSource string
 	// Root is the root of /proc (tests use a captured tree); "" is "/".
 	Root string
 	// Logger receives warnings; nil is slog.Default().
@@ -109,6 +127,8 @@ type Result struct {
 	// agent.
 	AgentRoles map[string][]string `json:"agent_roles,omitempty"`
 	AgentHost  *sysstat.Host       `json:"agent_host,omitempty"`
+	// ServerSource is Options.ServerSource.
+	ServerSource string `json:"server_source,omitempty"`
 }
 
 // Sampler runs until Stop.
@@ -260,6 +280,7 @@ func (s *Sampler) Stop() Result {
 		DBStatements:      s.statements,
 		AgentRoles:        s.agentRoles,
 		AgentHost:         s.agentHost,
+		ServerSource:      s.opts.ServerSource,
 	}
 	if wall > 0 {
 		r.SamplerCPUPct = 100 * s.cpu.Seconds() / wall.Seconds()
@@ -413,6 +434,7 @@ func (s *Sampler) hostLoop(ctx context.Context, h *sysstat.HostSampler) {
 			own = nil
 		}
 	}
+	acct := s.newCPUAccount(prev)
 	var batch []timed
 	for {
 		select {
@@ -431,6 +453,7 @@ func (s *Sampler) hostLoop(ctx context.Context, h *sysstat.HostSampler) {
 		for _, x := range hs {
 			batch = append(batch, timed{at: now, s: store.Sample{Source: store.SourceHost, Metric: x.Metric, Device: x.Device, Value: x.Value}})
 		}
+		batch = append(batch, acct.sample(now, h)...)
 		if own != nil {
 			cur, err := own()
 			if err != nil {

@@ -42,6 +42,10 @@ type StepSummary struct {
 
 	// SamplerCPUPct is the sampler's own CPU, percent of one core.
 	SamplerCPUPct float64 `json:"sampler_cpu_pct"`
+
+	// CPUUse is who used the CPU: the server, oltplab, and the foreign
+	// rest; nil when it was not sampled (results stored before it).
+	CPUUse *CPUUse `json:"cpu_use,omitempty"`
 }
 
 // OwnIOSummary is the database's own I/O, summed over devices and averaged
@@ -171,6 +175,7 @@ func Summarize(samples []store.Sample, from, to time.Duration) StepSummary {
 	sum.Memory = MemorySummary{UsedBytes: avg(sysstat.MetricMemUsedBytes, ""), CacheBytes: avg(sysstat.MetricMemCacheBytes, ""),
 		DirtyBytes: avg(sysstat.MetricMemDirtyBytes, ""), FreeBytes: avg(sysstat.MetricMemFreeBytes, "")}
 	sum.SamplerCPUPct = avg(MetricSamplerCPUPct, "")
+	sum.CPUUse = summarizeCPUUse(samples, lo, hi)
 	// The database's own I/O: per device, averaged over its seconds, then
 	// summed over devices.
 	for k, a := range accs {

@@ -34,6 +34,10 @@ type Env struct {
 	// (everything it was given, the device and file system under its
 	// directories): it is recorded in the context of every result.
 	Instance any
+	// Managed, when set, is the managed instance being measured: a run
+	// on it fails when its server exits, and its CPU time and CPUs go
+	// into every run's CPU account (who used the CPU).
+	Managed ManagedServer
 	// OwnIO, when set, reads the I/O of the database's own processes (a
 	// managed instance's cgroup counters): sampled with the host, so that
 	// a shared device's I/O can be told from the database's.
@@ -247,6 +251,42 @@ func (e *FailuresError) Error() string {
 	}
 	r := e.Runs[0]
 	msg := fmt.Sprintf("%d of %d run(s) failed too often, stored with status failures and left out of peaks and verdicts: run %d (%d VUs): %s",
+		len(e.Runs), e.Total, r.RunID, r.VUs, strings.Join(r.Reasons, "; "))
+	if len(e.Runs) > 1 {
+		msg += fmt.Sprintf(" (and %d more; see `oltplab results list`)", len(e.Runs)-1)
+	}
+	return msg
+}
+
+// ServerFailedError is a run whose server failed under it (an outage
+// still open when its window ended, stalls beyond the allowed share of
+// the window, a managed server that exited: driver.Result.ServerFailure):
+// what it measured is stored with status failed and left out of peaks,
+// ratios and cost, and the profile stopped there.
+type ServerFailedError struct {
+	Run SuspectRun // Reasons holds driver.Result.ServerFailure
+}
+
+func (e *ServerFailedError) Error() string {
+	return fmt.Sprintf("the server failed during run %d (%d VUs): %s; what it measured is stored with status failed and left out of peaks and verdicts",
+		e.Run.RunID, e.Run.VUs, strings.Join(e.Run.Reasons, "; "))
+}
+
+// ContaminatedError is a profile whose every run was measured and
+// stored, but some while other processes (or other machines, steal) took
+// more of the CPU than allowed (driver.Result.Contaminated): those runs
+// are stored with status contaminated and their figures.
+type ContaminatedError struct {
+	Runs  []SuspectRun
+	Total int // runs of the profile
+}
+
+func (e *ContaminatedError) Error() string {
+	if len(e.Runs) == 0 {
+		return "no contaminated run"
+	}
+	r := e.Runs[0]
+	msg := fmt.Sprintf("%d of %d run(s) contaminated, stored marked contaminated and left out of peaks and verdicts (--include-contaminated counts them): run %d (%d VUs): %s",
 		len(e.Runs), e.Total, r.RunID, r.VUs, strings.Join(r.Reasons, "; "))
 	if len(e.Runs) > 1 {
 		msg += fmt.Sprintf(" (and %d more; see `oltplab results list`)", len(e.Runs)-1)

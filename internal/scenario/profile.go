@@ -47,6 +47,13 @@ type ProfileOptions struct {
 	// Adaptive, when set, measures each step until the stopping rule ends
 	// it (`repeat: auto`); Repeat is then its most runs.
 	Adaptive *AdaptiveOptions
+	// Remeasure, when continuing, says why a slot's runs are measured
+	// again (an experiment's retry after a failed server, its re-measure
+	// of contaminated runs) instead of the resumed experiment's words;
+	// RedoContaminated measures contaminated slots again too (a resume
+	// keeps them: they were measured completely).
+	Remeasure        string
+	RedoContaminated bool
 	// ShardGroup names the sharded run this profile is one shard of
 	// (Driver.Shard active, Driver.StartAt its shared start): the shards'
 	// profiles are found by it and merged (MergeShardGroup).
@@ -90,6 +97,12 @@ type ProfileOutcome struct {
 	// Stops is what the stopping rule decided for each step of an
 	// adaptive profile (ProfileOptions.Adaptive); nil otherwise.
 	Stops []profile.Stop
+	// Contaminated lists the runs measured while others took more of the
+	// CPU than allowed (stored with status contaminated); ServerFailed
+	// the run whose server failed under it (stored with status failed),
+	// at which the profile stopped.
+	Contaminated []SuspectRun
+	ServerFailed []SuspectRun
 }
 
 // Profile runs every step and repeat of o on db as one stored profile. A
@@ -132,12 +145,13 @@ type ProfileRun struct {
 	ID int64
 	// Kept are the slots an earlier attempt measured completely (a
 	// continued profile), which count as they are.
-	Kept     map[profile.Slot]KeptRun
-	out      ProfileOutcome
-	suspect  SuspectError
-	failures FailuresError
-	measured int // runs started by this process
-	adaptive *profile.Adaptive
+	Kept         map[profile.Slot]KeptRun
+	out          ProfileOutcome
+	suspect      SuspectError
+	failures     FailuresError
+	contaminated ContaminatedError
+	measured     int // runs started by this process
+	adaptive     *profile.Adaptive
 }
 
 // KeptRun is a slot's run an earlier attempt measured.
@@ -343,6 +357,19 @@ func (p *ProfileRun) Measure(ctx context.Context, i int, slot profile.Slot) (Slo
 		if res.TooManyFailures != "" {
 			p.failures.Runs = append(p.failures.Runs, SuspectRun{RunID: id, VUs: rd.VUs, Reasons: []string{res.TooManyFailures}})
 		}
+		if len(res.Contaminated) > 0 {
+			p.contaminated.Runs = append(p.contaminated.Runs, SuspectRun{RunID: id, VUs: rd.VUs, Reasons: res.Contaminated})
+		}
+		if res.ServerFailed() {
+			failed := SuspectRun{RunID: id, VUs: rd.VUs, Reasons: res.ServerFailure}
+			p.out.ServerFailed = append(p.out.ServerFailed, failed)
+			// The server is gone, or was: the next run would measure its
+			// absence (or a restart). The profile stops; an experiment
+			// restarts a managed server and measures the slot again
+			// (retries), also when the run ended early for it
+			// (ErrServerGone).
+			err = errors.Join(err, &ServerFailedError{Run: failed})
+		}
 		sr.Counts = err == nil && !res.Partial && summary.RunStatus(res, false) == store.StatusOK
 	}
 	return sr, err
@@ -366,8 +393,9 @@ func (p *ProfileRun) Finish(ctx context.Context, runErr error) (ProfileOutcome, 
 	}
 	out := p.out
 	status := summary.Status(summary.Facts{Measured: out.Measured, Failed: runErr != nil,
-		Incomplete: out.Partial || ctx.Err() != nil, Suspect: len(p.suspect.Runs) > 0, TooManyFailures: len(p.failures.Runs) > 0})
-	out.Suspect, out.Failures = p.suspect.Runs, p.failures.Runs
+		Incomplete: out.Partial || ctx.Err() != nil, Suspect: len(p.suspect.Runs) > 0, TooManyFailures: len(p.failures.Runs) > 0,
+		Contaminated: len(p.contaminated.Runs) > 0})
+	out.Suspect, out.Failures, out.Contaminated = p.suspect.Runs, p.failures.Runs, p.contaminated.Runs
 	var saved *store.SavedError
 	if errors.As(runErr, &saved) {
 		// The store did not take the last run: it will not take this
@@ -394,6 +422,11 @@ func (p *ProfileRun) Finish(ctx context.Context, runErr error) (ProfileOutcome, 
 		s := p.suspect
 		s.Total = len(out.Runs)
 		errs = append(errs, &s)
+	}
+	if len(p.contaminated.Runs) > 0 {
+		c := p.contaminated
+		c.Total = len(out.Runs)
+		errs = append(errs, &c)
 	}
 	return out, errors.Join(errs...)
 }
@@ -518,7 +551,8 @@ func (e *Env) startProfile(ctx context.Context, o ProfileOptions, params map[str
 	for _, r := range runs {
 		slot := profile.Slot{Step: r.Step - 1, Repeat: r.Repeat - 1}
 		_, dup := kept[slot]
-		if (r.Status == store.StatusOK || r.Status == store.StatusSuspect) && len(r.Summary) > 0 && !dup {
+		keep := r.Status == store.StatusOK || r.Status == store.StatusSuspect || r.Status == store.StatusContaminated && !o.RedoContaminated
+		if keep && len(r.Summary) > 0 && !dup {
 			k := KeptRun{RunID: r.ID}
 			if sum, err := summary.DecodeRun(r.Summary); err == nil && sum.Result != nil {
 				k.NOPM = sum.Result.NOPM
@@ -528,7 +562,10 @@ func (e *Env) startProfile(ctx context.Context, o ProfileOptions, params map[str
 			continue
 		}
 		why := fmt.Sprintf("run %s when its experiment was resumed; its slot was measured again", r.Status)
-		if r.Status == store.StatusRunning {
+		switch {
+		case o.Remeasure != "":
+			why = fmt.Sprintf("run %s: %s", r.Status, o.Remeasure)
+		case r.Status == store.StatusRunning:
 			why = "its process ended while it ran; the slot was measured again when the experiment resumed"
 		}
 		if err := e.Store.SupersedeRun(ctx, r.ID, why); err != nil {
@@ -562,6 +599,7 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 	if lw != nil {
 		d.Recorder = lw
 	}
+	exit := e.watchExit()
 	res, rerr := driver.Run(ctx, db, meta, d, e.Observer.Live)
 	var mon *summary.Monitor
 	var hostSamples []store.Sample
@@ -577,9 +615,14 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 		if !e.NoCrossCheck {
 			res.CheckCounters(m.SamplerDBStatements)
 		}
+		judgeRun(res, mon, exit)
 	} else {
 		smp.Stop()
+		if res != nil {
+			judgeRun(res, nil, exit)
+		}
 	}
+	exit.exited() // stops the watch
 
 	status := summary.RunStatus(res, rerr != nil)
 	errText := ""

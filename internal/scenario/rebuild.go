@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/dialect"
+	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/sampler"
@@ -156,7 +157,7 @@ func (e *Env) Rebuild(ctx context.Context, db dialect.Database, tg dialect.Targe
 		sum.Phases[i].Host = sampler.Summarize(samples, time.Duration(w.FromMillis)*time.Millisecond, time.Duration(w.ToMillis)*time.Millisecond)
 	}
 	sum.Cold, sum.Warm = spreadOf(sum.Phases, summary.CacheCold), spreadOf(sum.Phases, summary.CacheWarm)
-	sum.Notes = append(sum.Notes, checkPhases(sum.Phases)...)
+	sum.Notes = append(sum.Notes, checkPhases(sum.Phases, driver.DefaultMaxForeignCPUPct)...)
 	sum.Monitor = m
 	sum.Interrupted = ctx.Err() != nil
 
@@ -455,18 +456,16 @@ func spreadOf(phases []summary.RebuildPhase, cache string) *summary.RebuildSprea
 	return s
 }
 
-// busyHostPct is the host CPU busy share above which a rebuild's waited
-// time is mostly waiting for a CPU rather than for I/O.
-const busyHostPct = 90
-
 // checkPhases says what the phases' own figures show about their
 // measurement: I/O counters that counted nothing (a cgroup v1 I/O count
-// needs a throttle on the device: they are dropped) and a host too busy
-// for waited to mean I/O.
-func checkPhases(phases []summary.RebuildPhase) []string {
+// needs a throttle on the device: they are dropped) and CPU taken by
+// others, so that waited does not mean I/O alone: the foreign CPU (what
+// neither the server nor oltplab used) above maxForeignPct of the host's
+// cores, or, where it cannot be told, a host busyHostPct busy.
+func checkPhases(phases []summary.RebuildPhase, maxForeignPct float64) []string {
 	var notes []string
 	uncounted := false
-	var busy, n float64
+	var busy, n, foreign, nf float64
 	for _, p := range phases {
 		if p.Cache == summary.CacheCold && p.Error == "" && p.ServerIO != nil && p.ServerIO.ReadIOs == 0 && p.ServerIO.WriteIOs == 0 {
 			uncounted = true
@@ -474,6 +473,10 @@ func checkPhases(phases []summary.RebuildPhase) []string {
 		if p.Host.Seconds > 0 {
 			busy += p.Host.CPU.BusyPct
 			n++
+			if u := p.Host.CPUUse; u != nil && u.ForeignPct != nil {
+				foreign += *u.ForeignPct
+				nf++
+			}
 		}
 	}
 	if uncounted {
@@ -482,7 +485,13 @@ func checkPhases(phases []summary.RebuildPhase) []string {
 		}
 		notes = append(notes, "the server's I/O was not counted (its cgroup counts I/O only on a device with a throttle)")
 	}
-	if n > 0 && busy/n >= busyHostPct {
+	switch {
+	case nf > 0 && nf == n:
+		if foreign/nf > maxForeignPct {
+			notes = append(notes, fmt.Sprintf("foreign CPU (what neither the database server nor oltplab used) was %.0f%% of the host's cores during the rebuilds, "+
+				"more than %g%%: their waited time includes waiting for a CPU, not only for I/O", foreign/nf, maxForeignPct))
+		}
+	case n > 0 && busy/n >= busyHostPct:
 		notes = append(notes, fmt.Sprintf("the host's CPU was %.0f%% busy during the rebuilds: their waited time includes waiting for a CPU, not only for I/O", busy/n))
 	}
 	return notes

@@ -14,6 +14,13 @@ func TestCheckPhases(t *testing.T) {
 	host := func(busy float64) sampler.StepSummary {
 		return sampler.StepSummary{Seconds: 5, CPU: sampler.CPUSummary{BusyPct: busy}}
 	}
+	// foreign: the host's figures with the foreign CPU known.
+	foreign := func(busy, pct float64) sampler.StepSummary {
+		h := host(busy)
+		cores := pct / 100 * 2
+		h.CPUUse = &sampler.CPUUse{HostCores: 2, ForeignCores: &cores, ForeignPct: &pct}
+		return h
+	}
 	counted := &sampler.IOCount{ReadIOs: 180, ReadBytes: 287e6}
 	cases := []struct {
 		name      string
@@ -29,10 +36,16 @@ func TestCheckPhases(t *testing.T) {
 		{"busy host, nothing counted", []summary.RebuildPhase{{Cache: summary.CacheCold, ServerIO: &sampler.IOCount{}, Host: host(100)}},
 			[]string{"not counted", "100% busy"}, false},
 		{"no samples", []summary.RebuildPhase{{Cache: summary.CacheWarm}}, nil, true},
+		// The foreign CPU, where it is known, decides: a host busy with
+		// the server's own work is no warning, one busy with others' is.
+		{"busy with the server's own work", []summary.RebuildPhase{{Cache: summary.CacheWarm, Host: foreign(99, 3)},
+			{Cache: summary.CacheWarm, Host: foreign(97, 5)}}, nil, true},
+		{"busy with others' work", []summary.RebuildPhase{{Cache: summary.CacheWarm, Host: foreign(99, 45)},
+			{Cache: summary.CacheWarm, Host: foreign(97, 35)}}, []string{"foreign CPU (what neither the database server nor oltplab used) was 40% of the host's cores"}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			notes := checkPhases(tc.phases)
+			notes := checkPhases(tc.phases, 10)
 			if len(notes) != len(tc.wantNotes) {
 				t.Fatalf("notes %q, want %d like %q", notes, len(tc.wantNotes), tc.wantNotes)
 			}

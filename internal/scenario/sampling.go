@@ -27,13 +27,17 @@ func (e *Env) checkAgent(ctx context.Context) error {
 }
 
 // StartSampling starts the host sampler (and the database's, when db is
-// not nil and its dialect offers wait sampling) for one measurement.
+// not nil and its dialect offers wait sampling) for one measurement, with
+// the CPU account of who used the CPU (the database server's CPU time as
+// serverCPUOf finds it).
 func (e *Env) StartSampling(ctx context.Context, db dialect.Database, tg dialect.Target, rc RunContext, interval time.Duration) *sampler.Sampler {
 	dirs := map[string]string{}
 	if dir := rc.DataDir(); dir != "" {
 		dirs["data"] = dir
 	}
-	o := sampler.Options{Interval: interval, Dirs: dirs, DB: db, OwnIO: e.OwnIO, Logger: e.logger()}
+	cpu := e.serverCPUOf(ctx, db, rc.Placement)
+	o := sampler.Options{Interval: interval, Dirs: dirs, DB: db, OwnIO: e.OwnIO, Logger: e.logger(),
+		ServerCPU: cpu.probe, ServerElsewhere: cpu.elsewhere, CPUs: cpu.cpus, ServerSource: cpu.source}
 	if e.Agent != "" {
 		o.Agent = e.Agent
 		// The data directory as the server reports it: a path on its host.
@@ -76,6 +80,9 @@ func StopSampling(s *sampler.Sampler, window time.Duration, p Placement) (summar
 		SamplerDBStatements: r.DBStatementsIn(window),
 	}
 	m.SamplerCPUPct = r.SamplerCPUPct
+	if m.CPUUse != nil {
+		m.CPUUse.ServerSource = r.ServerSource
+	}
 	if r.AgentHost != nil {
 		sum := sampler.Summarize(dbHost, 0, window)
 		m.DatabaseHost, m.AgentHost, m.AgentRoles = &sum, r.AgentHost, r.AgentRoles

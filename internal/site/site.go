@@ -22,7 +22,7 @@ type Server struct {
 	Store *store.Store
 	// ExperimentReport reads experiment id into the report model
 	// (experiment.Report); nil hides experiments' reports.
-	ExperimentReport func(ctx context.Context, st *store.Store, id int64, includeSuspect bool) (report.Input, error)
+	ExperimentReport func(ctx context.Context, st *store.Store, id int64, inc report.Include) (report.Input, error)
 	// Token, when not empty, is required on every request.
 	Token   string
 	Version string
@@ -96,7 +96,7 @@ func (s *Server) profiles(w http.ResponseWriter, r *http.Request, refs []string,
 		http.Error(w, "unknown format (want html, csv or json)", http.StatusBadRequest)
 		return
 	}
-	ps, ms, err := results.LoadInputs(r.Context(), s.Store, refs, r.URL.Query().Get("suspect") == "include")
+	ps, ms, err := results.LoadInputs(r.Context(), s.Store, refs, includeOf(r))
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -109,6 +109,13 @@ func (s *Server) profiles(w http.ResponseWriter, r *http.Request, refs []string,
 		in.Links = links
 	}
 	s.render(w, format, in, refs[0])
+}
+
+// includeOf is which runs the request counts beyond the ok ones:
+// ?suspect=include, ?contaminated=include.
+func includeOf(r *http.Request) report.Include {
+	q := r.URL.Query()
+	return report.Include{Suspect: q.Get("suspect") == "include", Contaminated: q.Get("contaminated") == "include"}
 }
 
 // profileName is how a page title names p: its label, or its id.
@@ -133,7 +140,7 @@ func (s *Server) experimentAs(w http.ResponseWriter, r *http.Request, format str
 		http.NotFound(w, r)
 		return
 	}
-	in, err := s.ExperimentReport(r.Context(), s.Store, id, r.URL.Query().Get("suspect") == "include")
+	in, err := s.ExperimentReport(r.Context(), s.Store, id, includeOf(r))
 	if err != nil {
 		s.fail(w, err)
 		return

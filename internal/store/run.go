@@ -70,12 +70,17 @@ const (
 	// failed than the run allowed (--max-failure-rate): not a success;
 	// left out of peaks and verdicts.
 	StatusFailures Status = "failures"
+	// StatusContaminated: measured to its end, but something other than
+	// the database and oltplab used more of the machine's CPU meanwhile
+	// than allowed (foreign CPU, steal): stored with the figures, left out
+	// of peaks and verdicts unless asked for.
+	StatusContaminated Status = "contaminated"
 )
 
 // Valid reports whether s is a status this store knows.
 func (s Status) Valid() bool {
 	switch s {
-	case StatusRunning, StatusOK, StatusPartial, StatusFailed, StatusSuspect, StatusAbandoned, StatusFailures:
+	case StatusRunning, StatusOK, StatusPartial, StatusFailed, StatusSuspect, StatusAbandoned, StatusFailures, StatusContaminated:
 		return true
 	}
 	return false

@@ -25,6 +25,15 @@ type Facts struct {
 	// TooManyFailures: more of its transactions failed than allowed
 	// (driver.Result.TooManyFailures).
 	TooManyFailures bool
+	// ServerFailed: the server it measured failed while it did, though
+	// figures were taken (driver.Result.ServerFailure: down when the
+	// window ended, stalled beyond the allowed share, a managed server
+	// that exited): its figures are not the server's.
+	ServerFailed bool
+	// Contaminated: something other than the database and oltplab used
+	// more of the machine's CPU than allowed while it measured
+	// (driver.Result.Contaminated: foreign CPU, steal).
+	Contaminated bool
 }
 
 // ladder is the one order in which facts decide a status: the first rung
@@ -35,8 +44,9 @@ var ladder = []struct {
 	status store.Status
 	holds  func(Facts) bool
 }{
-	// Nothing measured, and it did not end well: nothing to show.
-	{store.StatusFailed, func(f Facts) bool { return f.Failed && !f.Measured }},
+	// Nothing measured, and it did not end well: nothing to show. Or
+	// its server failed under it: what it measured is not the server's.
+	{store.StatusFailed, func(f Facts) bool { return f.Failed && !f.Measured || f.ServerFailed }},
 	// Wrong figures outrank an incomplete measurement: neither is
 	// usable, and an incomplete one would otherwise look like a
 	// measurement that merely stopped early.
@@ -45,11 +55,14 @@ var ladder = []struct {
 	{store.StatusPartial, func(f Facts) bool { return f.Failed || f.Incomplete }},
 	// Measured whole, with more failed transactions than allowed.
 	{store.StatusFailures, func(f Facts) bool { return f.TooManyFailures }},
+	// Measured whole and right, but the machine was not its own: what
+	// others took of the CPU may have set its figures.
+	{store.StatusContaminated, func(f Facts) bool { return f.Contaminated }},
 }
 
 // Status is the status a result with facts f is stored with: failed,
-// suspect, partial, failures, in this order (see ladder), else ok. Every
-// kind of result takes its status from here.
+// suspect, partial, failures, contaminated, in this order (see ladder),
+// else ok. Every kind of result takes its status from here.
 func Status(f Facts) store.Status {
 	for _, r := range ladder {
 		if r.holds(f) {
@@ -76,6 +89,8 @@ func (f *Facts) Include(s store.Status) {
 		f.Incomplete = true
 	case store.StatusFailures:
 		f.TooManyFailures = true
+	case store.StatusContaminated:
+		f.Contaminated = true
 	}
 }
 
@@ -88,6 +103,8 @@ func RunFacts(res *driver.Result, failed bool) Facts {
 		f.Incomplete = res.Partial
 		f.Suspect = res.IsSuspect()
 		f.TooManyFailures = res.TooManyFailures != ""
+		f.ServerFailed = res.ServerFailed()
+		f.Contaminated = len(res.Contaminated) > 0
 	}
 	return f
 }

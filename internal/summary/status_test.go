@@ -9,7 +9,8 @@ import (
 )
 
 // TestStatus: the one ladder, rung by rung: failed (nothing measured,
-// ended badly), suspect, partial, failures, ok; a higher rung wins.
+// ended badly, or the server failed under it), suspect, partial,
+// failures, contaminated, ok; a higher rung wins.
 func TestStatus(t *testing.T) {
 	cases := []struct {
 		f    Facts
@@ -28,6 +29,14 @@ func TestStatus(t *testing.T) {
 		{Facts{Measured: true, TooManyFailures: true}, store.StatusFailures},
 		{Facts{Measured: true, TooManyFailures: true, Incomplete: true}, store.StatusPartial},
 		{Facts{Measured: true, TooManyFailures: true, Failed: true}, store.StatusPartial},
+		{Facts{Measured: true, ServerFailed: true}, store.StatusFailed},
+		{Facts{Measured: true, ServerFailed: true, Suspect: true}, store.StatusFailed},
+		{Facts{Measured: true, ServerFailed: true, Failed: true, Incomplete: true}, store.StatusFailed},
+		{Facts{Measured: true, Contaminated: true}, store.StatusContaminated},
+		{Facts{Measured: true, Contaminated: true, TooManyFailures: true}, store.StatusFailures},
+		{Facts{Measured: true, Contaminated: true, Suspect: true}, store.StatusSuspect},
+		{Facts{Measured: true, Contaminated: true, Incomplete: true}, store.StatusPartial},
+		{Facts{Measured: true, Contaminated: true, ServerFailed: true}, store.StatusFailed},
 	}
 	for _, c := range cases {
 		if got := Status(c.f); got != c.want {
@@ -41,8 +50,11 @@ func TestStatus(t *testing.T) {
 // it): wrong figures outrank an incomplete window, and a run with too
 // many failures is one that measured its whole window without error.
 func TestRunStatus(t *testing.T) {
-	result := func(partial, suspect, failures bool) *driver.Result {
+	result := func(partial, suspect, failures bool, more ...func(*driver.Result)) *driver.Result {
 		r := &driver.Result{Partial: partial}
+		for _, f := range more {
+			f(r)
+		}
 		if suspect {
 			r.Suspect = []string{"NOPM disagrees"}
 		}
@@ -66,11 +78,18 @@ func TestRunStatus(t *testing.T) {
 		{result(true, false, true), false, store.StatusPartial},
 		{result(false, false, true), true, store.StatusPartial},
 		{result(false, true, true), false, store.StatusSuspect},
+		{result(false, false, false, serverDown), false, store.StatusFailed},
+		{result(false, true, false, serverDown), false, store.StatusFailed},
+		{result(true, false, false, serverDown), true, store.StatusFailed},
+		{result(false, false, false, hogged), false, store.StatusContaminated},
+		{result(false, false, false, hogged), true, store.StatusPartial},
+		{result(false, false, true, hogged), false, store.StatusFailures},
 	}
 	for _, c := range cases {
 		name := "no result"
 		if c.res != nil {
-			name = fmt.Sprintf("partial %v, suspect %v, failures %q", c.res.Partial, c.res.IsSuspect(), c.res.TooManyFailures)
+			name = fmt.Sprintf("partial %v, suspect %v, failures %q, server failure %q, contaminated %q",
+				c.res.Partial, c.res.IsSuspect(), c.res.TooManyFailures, c.res.ServerFailure, c.res.Contaminated)
 		}
 		if got := RunStatus(c.res, c.failed); got != c.want {
 			t.Errorf("%s, failed %v: got %s, want %s", name, c.failed, got, c.want)
@@ -109,3 +128,6 @@ func TestInclude(t *testing.T) {
 		t.Errorf("only failed parts, and the whole failed: got %s, want failed", got)
 	}
 }
+
+func serverDown(r *driver.Result) { r.FailServer("the server was down when the measured window ended") }
+func hogged(r *driver.Result)     { r.Contaminated = []string{"foreign CPU 48% of the host's 2 cores"} }

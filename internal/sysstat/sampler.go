@@ -33,6 +33,9 @@ type HostSampler struct {
 	fs   FS
 	prev hostReading
 	have bool
+	// prevStat is the reading of /proc/stat before prev's (Stats).
+	prevStat Stat
+	hadTwo   bool
 }
 
 // NewHostSampler returns a sampler of the host below the FS root.
@@ -50,6 +53,7 @@ func (h *HostSampler) Sample(now time.Time) ([]HostSample, error) {
 	}
 	prev, had := h.prev, h.have
 	h.prev, h.have = cur, true
+	h.prevStat, h.hadTwo = prev.stat, had
 	if !had {
 		return nil, nil
 	}

@@ -84,3 +84,18 @@ func (d *DB) Settings(ctx context.Context) (map[string]string, error) {
 	}
 	return out, nil
 }
+
+var _ dialect.ServerProcessReporter = (*DB)(nil)
+
+// ServerProcess is the server's pid file (@@pid_file, relative to
+// @@datadir when not absolute): one process, the server.
+func (d *DB) ServerProcess(ctx context.Context) (dialect.ServerProcess, error) {
+	var file, dir string
+	if err := d.db.QueryRowContext(ctx, "SELECT @@pid_file, @@datadir").Scan(&file, &dir); err != nil {
+		return dialect.ServerProcess{}, d.wrap("read the server's pid file", err)
+	}
+	if file != "" && !strings.HasPrefix(file, "/") && dir != "" {
+		file = strings.TrimSuffix(dir, "/") + "/" + file
+	}
+	return dialect.ServerProcess{PIDFile: file, Names: []string{"mariadbd", "mysqld"}, How: "the server's pid file, " + file}, nil
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/oltplab/oltplab/internal/dialect"
 )
 
 // recordedSettings are the server settings recorded with every result.
@@ -59,4 +61,20 @@ func (d *Database) Settings(ctx context.Context) (map[string]string, error) {
 		return nil, fmt.Errorf("read server settings: %w", err)
 	}
 	return m, nil
+}
+
+var _ dialect.ServerProcessReporter = (*Database)(nil)
+
+// ServerProcess is the session's backend (pg_backend_pid()), whose
+// parent, the postmaster, forked every process of the server.
+func (d *Database) ServerProcess(ctx context.Context) (dialect.ServerProcess, error) {
+	var pid int
+	err := d.withMeta(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid)
+	})
+	if err != nil {
+		return dialect.ServerProcess{}, fmt.Errorf("read the backend's process id: %w", err)
+	}
+	return dialect.ServerProcess{PID: pid, Parent: true, Names: []string{"postgres", "postmaster"},
+		How: "pg_backend_pid() and its parent, the postmaster"}, nil
 }
