@@ -355,11 +355,15 @@ func TestWarehouseTSVNoAllocs(t *testing.T) {
 	g := NewGenerator(1, Constants{}, populationLoadTime)
 	buf := make([]byte, 0, 4096)
 	emit := func(r Row) error { buf = r.AppendTSV(buf[:0]); return nil }
-	// Warm up the row buffers, then count allocations of a whole district.
+	// Warm up the row buffers, then count allocations of a whole district
+	// (3,000 customers, their history and orders), averaged over 10 runs
+	// and rounded down: a buffer growing once for a longer value than the
+	// warm-up drew is not a per-row allocation, and once in a single run
+	// it made this test flaky.
 	if err := g.district(1, 1, emit); err != nil {
 		t.Fatal(err)
 	}
-	allocs := testing.AllocsPerRun(1, func() {
+	allocs := testing.AllocsPerRun(10, func() {
 		if err := g.district(1, 2, emit); err != nil {
 			t.Fatal(err)
 		}
