@@ -91,3 +91,30 @@ func TestMonitorSummaryRemote(t *testing.T) {
 		t.Errorf("remote host figures not labelled:\n%s", out.String())
 	}
 }
+
+// TestStepWithoutCountedRun: a step whose only run is contaminated (left
+// out) printed "NOPM mean 0", which reads as no throughput; it prints no
+// figure and says no run counts, and counted on request it shows the
+// run's figures.
+func TestStepWithoutCountedRun(t *testing.T) {
+	reps := []report.Repeat{{RunID: 1, NOPM: 15227, TPM: 35000, Contaminated: true}}
+	for _, c := range []struct {
+		inc        report.Include
+		want, not string
+	}{
+		{report.Include{}, "no run counts", "15,227"},
+		{report.Include{Contaminated: true}, "15,227", "no run counts"},
+	} {
+		p := report.Profile{ID: 1, Label: "busy", Target: "sqlite:x.db", Steps: []report.Step{report.NewStepWith(1, reps, nil, c.inc)}}
+		var buf bytes.Buffer
+		printProfileTable(&buf, p, noColour)
+		out := buf.String()
+		row := regexp.MustCompile(`(?m)^\s+1\s+\d.*$`).FindString(out)
+		if !strings.Contains(row, c.want) || strings.Contains(row, c.not) {
+			t.Errorf("include %+v: want %q and not %q in the step's row %q of:\n%s", c.inc, c.want, c.not, row, out)
+		}
+		if c.inc == (report.Include{}) && regexp.MustCompile(`^\s+1\s+0\s+0\s`).MatchString(row) {
+			t.Errorf("a step without a counted run prints a mean of 0: %q", row)
+		}
+	}
+}

@@ -352,6 +352,12 @@ func printProfileTable(w io.Writer, p report.Profile, red func(string) string) {
 			flags = append(flags, fmt.Sprintf("n=%d: no interval", s.NOPM.N))
 			tooFew = true
 		}
+		if s.NOPM.N == 0 {
+			// No run of the step counts: a mean of 0 would read as no
+			// throughput.
+			fmt.Fprintf(tw, "%d\t0\t-\t-\t-\t-\t-\t-\t-\t-\tno run counts\t\n", s.VUs)
+			continue
+		}
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t\n", s.VUs, s.NOPM.N,
 			thousands(s.NOPM.Mean), thousands(s.NOPM.StdDev), ci(s.NOPM),
 			thousands(s.TPM.Mean), thousands(s.TPM.StdDev), ci(s.TPM),
@@ -415,12 +421,12 @@ func stoppingOf(st *profile.Stopping) string {
 }
 
 // printProfileSummary prints the statistics of a profile that just ran.
-func (a *app) printProfileSummary(ctx context.Context, st *store.Store, id int64) error {
+func (a *app) printProfileSummary(ctx context.Context, st *store.Store, id int64, inc report.Include) error {
 	p, err := st.GetProfile(ctx, id)
 	if err != nil {
 		return withCode(exitStore, fmt.Errorf("read profile %d: %w", id, err))
 	}
-	rp, err := results.Profile(ctx, st, p, report.Include{})
+	rp, err := results.Profile(ctx, st, p, inc)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/oltplab/oltplab/internal/report"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -23,6 +24,9 @@ const defaultVUs = "4"
 
 // runOptions are the flags of `oltplab run`.
 type runOptions struct {
+	// include is what the printed summary counts besides ok runs (the
+	// quickstart counts contaminated ones, labelled).
+	include   report.Include
 	target    targetFlags
 	results   storeFlags
 	mode      string
@@ -295,7 +299,7 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 	out, err := env.Profile(ctx, db, tg, so)
 	if len(o.steps)*o.runs() > 1 && !o.json && out.Measured {
 		// The profile is stored: its statistics print even after Ctrl-C.
-		if perr := a.printProfileSummary(context.WithoutCancel(ctx), st, out.ID); perr != nil {
+		if perr := a.printProfileSummary(context.WithoutCancel(ctx), st, out.ID, o.include); perr != nil {
 			return out, errors.Join(err, perr)
 		}
 	}
