@@ -99,7 +99,7 @@ func TestMonitorSummaryRemote(t *testing.T) {
 func TestStepWithoutCountedRun(t *testing.T) {
 	reps := []report.Repeat{{RunID: 1, NOPM: 15227, TPM: 35000, Contaminated: true}}
 	for _, c := range []struct {
-		inc        report.Include
+		inc       report.Include
 		want, not string
 	}{
 		{report.Include{}, "no run counts", "15,227"},
