@@ -98,10 +98,21 @@ func TestSuspectWhenAnotherClientWrites(t *testing.T) {
 			env, db := builtEnv(t, tg)
 			stop := otherClient(t, tg)
 			// Long enough for the driver to count the transactions the
-			// cross-check needs to conclude (driver.MinCheckedTransactions).
+			// cross-check needs to conclude (driver.MinCheckedTransactions):
+			// a loaded host may run fewer in 5 s, and the check then
+			// concludes nothing (no error), so the window grows until it
+			// does; 60 s counts tens of thousands even there.
 			d := shortDriver()
-			d.Duration = 5 * time.Second
-			out, err := env.Profile(context.Background(), db, tg, scenario.ProfileOptions{Steps: []int{1}, Repeat: 1, Driver: d})
+			var out scenario.ProfileOutcome
+			var err error
+			for _, window := range []time.Duration{5 * time.Second, 20 * time.Second, 60 * time.Second} {
+				d.Duration = window
+				out, err = env.Profile(context.Background(), db, tg, scenario.ProfileOptions{Steps: []int{1}, Repeat: 1, Driver: d})
+				if err != nil {
+					break
+				}
+				t.Logf("a %s window concluded nothing (too few transactions on this host): measuring longer", window)
+			}
 			stop()
 			assertSuspect(t, env, out, err, "NOPM from the database")
 		})
