@@ -108,7 +108,11 @@ func TestSQLServerFaults(t *testing.T) {
 		}
 		defer pdb.Close()
 		so := o
-		so.AnswerTimeout = time.Second
+		// Below silentFor, so that the silence is an outage; 2 s, not 1:
+		// the counters' read at the window's start is bounded by it too,
+		// and on a loaded host Babelfish took over a second to sum
+		// d_next_o_id, failing the run before the fault.
+		so.AnswerTimeout = 2 * time.Second
 		live, wait := fault(func() error {
 			proxy.hold()
 			time.Sleep(silentFor)
