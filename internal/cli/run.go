@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/oltplab/oltplab/internal/report"
 	"time"
+
+	"github.com/oltplab/oltplab/internal/report"
 
 	"github.com/spf13/pflag"
 

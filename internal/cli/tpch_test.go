@@ -3,11 +3,12 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/oltplab/oltplab/internal/testenv"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/oltplab/oltplab/internal/testenv"
 )
 
 // TestTPCHWorkflow: tpch build, power and check on SQLite at SF 0.01, as a

@@ -3,10 +3,11 @@ package driver
 import (
 	"fmt"
 
-	"github.com/oltplab/oltplab/internal/dialect"
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/oltplab/oltplab/internal/dialect"
 )
 
 // Recheck judges a result read back from outside the store (a saved file

@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/oltplab/oltplab/internal/report"
 	"testing"
+
+	"github.com/oltplab/oltplab/internal/report"
 
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/results"

@@ -3,11 +3,12 @@ package experiment
 import (
 	"bytes"
 	"context"
-	"github.com/oltplab/oltplab/internal/testenv"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/oltplab/oltplab/internal/testenv"
 
 	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/report"

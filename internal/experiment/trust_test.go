@@ -3,7 +3,6 @@ package experiment
 import (
 	"bytes"
 	"context"
-	"github.com/oltplab/oltplab/internal/testenv"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/oltplab/oltplab/internal/testenv"
 
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/plan"

@@ -3,13 +3,14 @@ package tpchdriver_test
 import (
 	"context"
 	"errors"
-	"github.com/oltplab/oltplab/internal/testenv"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/oltplab/oltplab/internal/testenv"
 
 	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/dialect"

@@ -3,8 +3,9 @@ package mysql
 import (
 	"context"
 
-	"github.com/oltplab/oltplab/internal/dialect"
 	"strings"
+
+	"github.com/oltplab/oltplab/internal/dialect"
 )
 
 var _ dialect.DataDirer = (*DB)(nil)

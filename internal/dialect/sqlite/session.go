@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
@@ -212,10 +213,23 @@ func (q *conn) Close() error {
 		_, _ = q.c.ExecContext(context.Background(), "ROLLBACK")
 		q.release()
 	}
+	session := q.stmts != nil
 	for _, s := range q.stmts {
 		_ = s.Close()
 	}
 	q.stmts = nil
+	if session {
+		// A session's connection is not given back to the pool: a
+		// statement canceled as its run ended may have had SQLite's
+		// interrupt land after it finished, and an interrupt stays set
+		// on the connection while any statement is active there, failing
+		// every statement of the next run that took it (seen as runs
+		// whose every transaction failed at once, right after a run that
+		// passed). The next run's sessions open connections of their own.
+		// Raw's ErrBadConn closes the connection and ends q.c.
+		_ = q.c.Raw(func(any) error { return driver.ErrBadConn })
+		return nil
+	}
 	return q.c.Close()
 }
 
