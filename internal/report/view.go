@@ -185,50 +185,35 @@ func (v *view) profilesTable() table {
 // suspectTable lists every suspect run with why its database figures
 // cannot be trusted; it is empty when there is none.
 func (v *view) suspectTable() table {
-	t := table{ID: "suspect", Title: "Suspect runs",
+	return v.runsApart(table{ID: "suspect", Title: "Suspect runs",
 		Note: "The database's NOPM or TPM of these runs disagreed with the driver's own counts beyond the tolerance, " +
 			"or went negative or backwards: something else changed the database during the run. " +
 			"They are left out of the statistics, peaks and verdicts unless marked counted (--include-suspect).",
-		Header: []string{"Profile", "VUs", "Run", "NOPM", "TPM", "Counted", "Why"},
-		Right:  []bool{false, true, true, true, true, false, false}}
-	for _, p := range v.profiles {
-		for _, s := range p.Steps {
-			for _, r := range s.Repeats {
-				if !r.Suspect {
-					continue
-				}
-				counted := "no"
-				if r.Counted {
-					counted = "yes"
-				}
-				cells := texts(p.Name, strconv.Itoa(s.VUs), strconv.FormatInt(r.RunID, 10), formatNumber(r.NOPM), formatNumber(r.TPM),
-					counted, strings.Join(r.Reasons, "; "))
-				for i := range cells {
-					cells[i].Bad = true
-				}
-				t.Rows = append(t.Rows, row{Cells: cells})
-			}
-		}
-	}
-	if len(t.Rows) == 0 {
-		return table{}
-	}
-	return t
+		Header: []string{"Profile", "VUs", "Run", "NOPM", "TPM", "Counted", "Why"}},
+		func(r Repeat) ([]string, bool) { return r.Reasons, r.Suspect })
 }
 
 // contaminatedTable lists every contaminated run with the interference
 // it met; it is empty when there is none.
 func (v *view) contaminatedTable() table {
-	t := table{ID: "contaminated", Title: "Contaminated runs",
+	return v.runsApart(table{ID: "contaminated", Title: "Contaminated runs",
 		Note: "While these runs measured, other processes (foreign CPU: what neither the database server nor oltplab used) " +
 			"or other machines (steal) took more of the cores than allowed: their figures may be theirs as much as the server's. " +
 			"They are left out of the statistics, peaks and verdicts unless marked counted (--include-contaminated).",
-		Header: []string{"Profile", "VUs", "Run", "NOPM", "TPM", "Counted", "Interference"},
-		Right:  []bool{false, true, true, true, true, false, false}}
+		Header: []string{"Profile", "VUs", "Run", "NOPM", "TPM", "Counted", "Interference"}},
+		func(r Repeat) ([]string, bool) { return r.Interference, r.Contaminated })
+}
+
+// runsApart fills t with a row per run that pick selects (its figures,
+// whether it was counted anyway, and pick's reasons), marked bad; empty
+// when pick selects none.
+func (v *view) runsApart(t table, pick func(Repeat) ([]string, bool)) table {
+	t.Right = []bool{false, true, true, true, true, false, false}
 	for _, p := range v.profiles {
 		for _, s := range p.Steps {
 			for _, r := range s.Repeats {
-				if !r.Contaminated {
+				why, ok := pick(r)
+				if !ok {
 					continue
 				}
 				counted := "no"
@@ -236,7 +221,7 @@ func (v *view) contaminatedTable() table {
 					counted = "yes"
 				}
 				cells := texts(p.Name, strconv.Itoa(s.VUs), strconv.FormatInt(r.RunID, 10), formatNumber(r.NOPM), formatNumber(r.TPM),
-					counted, strings.Join(r.Interference, "; "))
+					counted, strings.Join(why, "; "))
 				for i := range cells {
 					cells[i].Bad = true
 				}
