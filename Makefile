@@ -4,8 +4,15 @@ GO ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/oltplab/oltplab/internal/cli.Version=$(VERSION)
 BIN := bin/oltplab
+# make image: where the image goes, its name, its date (the last commit's,
+# so that the same commit gives the same digest) and its architecture.
+IMAGE_DIR ?= bin/image
+IMAGE_TAG ?= oltplab:$(VERSION)
+IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: build demo test test-short test-all race lint bench clean
+.PHONY: build demo test test-short test-all race lint bench clean image
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/oltplab
@@ -44,6 +51,19 @@ lint:
 	$(GO) vet ./...
 	$(GO) test -count=1 -run '^TestLayering$$' ./internal/
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
+
+# Builds the container image without a container daemon: a static oltplab
+# (CGO_ENABLED=0: its SQLite is pure Go) on an otherwise empty image, run as
+# the non-root user 65532 (internal/ociimage), written as an OCI image layout
+# ($(IMAGE_DIR)/oci) and a docker-style tarball ($(IMAGE_DIR)/oltplab.tar) for
+# `docker load`, `podman load` or `go tool crane push`. The Dockerfile builds
+# the same image with Docker. See docs/kubernetes.md.
+image:
+	rm -rf $(IMAGE_DIR)/oci $(IMAGE_DIR)/oltplab.tar $(IMAGE_DIR)/oltplab
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -ldflags "$(LDFLAGS) -s -w" -o $(IMAGE_DIR)/oltplab ./cmd/oltplab
+	$(GO) run ./internal/ociimage/mkimage --binary $(IMAGE_DIR)/oltplab --arch $(IMAGE_ARCH) \
+		--version $(VERSION) --revision "$(REVISION)" --source https://github.com/oltplab/oltplab \
+		--created $(SOURCE_DATE_EPOCH) --tag $(IMAGE_TAG) --oci $(IMAGE_DIR)/oci --tarball $(IMAGE_DIR)/oltplab.tar
 
 # Measures build rate and driver CPU per transaction on private servers
 # configured for measurement; prints JSON.
