@@ -53,7 +53,7 @@ func k8sManifest(ctx context.Context, a *app, args []string) error {
 	fs := newFlagSet("k8s manifest")
 	fs.StringVar(&o.Name, "name", "oltplab", "`NAME` of the Job (lowercase letters, digits and -)")
 	fs.StringVar(&o.Namespace, "namespace", "", "`NAMESPACE` of the Job (default: kubectl's)")
-	fs.StringVar(&o.Image, "image", "", "container `IMAGE` holding the oltplab binary as its entrypoint (required)")
+	fs.StringVar(&o.Image, "image", "", "container `IMAGE` holding the oltplab binary as its entrypoint (required; `make image` in oltplab's source builds one, docs/kubernetes.md)")
 	fs.IntVar(&o.Shards, "shards", 0, "`N` pods, one per shard (required; each step's virtual users and the warehouses must be at least N)")
 	fs.StringVar(&o.Target, "target", "", "database `URL` as the pods reach it, without a password (required)")
 	fs.StringVar(&o.PasswordSecret, "password-secret", "", "`NAME` of the Secret holding the database password (mounted as a file, passed with --password-file)")

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -257,5 +258,40 @@ func TestRefused(t *testing.T) {
 	}
 	if _, err := Build(dynamic); err == nil || !strings.Contains(err.Error(), "CGO_ENABLED=0") {
 		t.Errorf("a dynamically linked binary: %v, want refused", err)
+	}
+}
+
+// TestDockerfile: the Dockerfile (for Docker users; not built here)
+// builds the image make image builds: the same user, entrypoint and
+// binary path, and the Go release go.mod names.
+func TestDockerfile(t *testing.T) {
+	root := moduleRoot(t)
+	df, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goVersion := ""
+	for line := range strings.Lines(string(gomod)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "go "); ok {
+			goVersion = v
+		}
+	}
+	id := strconv.Itoa(UID)
+	for _, want := range []string{
+		"ARG GO_VERSION=" + goVersion + "\n",
+		"FROM --platform=$BUILDPLATFORM golang:${GO_VERSION} AS build\n",
+		"CGO_ENABLED=0 ",
+		"COPY --from=build /out/oltplab " + BinaryPath + "\n",
+		"USER " + id + ":" + id + "\n",
+		"WORKDIR " + Home + "\n",
+		`ENTRYPOINT ["` + BinaryPath + `"]` + "\n",
+	} {
+		if !strings.Contains(string(df), want) {
+			t.Errorf("the Dockerfile has no line %q", strings.TrimSpace(want))
+		}
 	}
 }
