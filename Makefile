@@ -59,6 +59,7 @@ lint:
 # `docker load`, `podman load` or `go tool crane push`. The Dockerfile builds
 # the same image with Docker. See docs/kubernetes.md.
 image:
+	@test -n "$(IMAGE_DIR)" || { echo "IMAGE_DIR is empty: give the directory the image goes into"; exit 2; }
 	rm -rf $(IMAGE_DIR)/oci $(IMAGE_DIR)/oltplab.tar $(IMAGE_DIR)/oltplab
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -ldflags "$(LDFLAGS) -s -w" -o $(IMAGE_DIR)/oltplab ./cmd/oltplab
 	$(GO) run ./internal/ociimage/mkimage --binary $(IMAGE_DIR)/oltplab --arch $(IMAGE_ARCH) \
