@@ -299,6 +299,13 @@ func headlines(v *view, step string, named bool) []string {
 		default:
 			sentence += "; no plateau within the sweep"
 		}
+		if d := p.Verdict.Dips; len(d) > 0 {
+			vus := make([]string, len(d))
+			for i, n := range d {
+				vus[i] = strconv.Itoa(n)
+			}
+			sentence += fmt.Sprintf(" (a dip at %s VUs that later steps undo: not a fall)", strings.Join(vus, ", "))
+		}
 		out = append(out, sentence+".")
 	}
 	return out
