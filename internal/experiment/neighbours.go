@@ -323,7 +323,7 @@ func neighboursFindings(sec *report.Section, s summary.Neighbours) {
 	if d := s.NoiseSeconds; d.N > 0 {
 		sec.Findings = append(sec.Findings, fmt.Sprintf("The noisy neighbour's %d backup(s) took %s on average.", d.N, secondsWords(d)))
 		for _, n := range s.Noisy {
-			clauses[n] = fmt.Sprintf("the noisy neighbour, its backups %.1f s on average", d.Mean)
+			clauses[n] = fmt.Sprintf("is the noisy neighbour, its backups %.1f s on average", d.Mean)
 		}
 	}
 	var answers []report.Answer
