@@ -1,0 +1,170 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"html"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/summary"
+)
+
+// storedSummary reads a summary as oltplab stored it (internal/summary's
+// testdata: real runs), changed by edit when given.
+func storedSummary[T any](t *testing.T, file string, decode func([]byte) (T, error), edit func(*T)) json.RawMessage {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "summary", "testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit == nil {
+		return raw
+	}
+	v, err := decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(&v)
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestReportSummaryStatesEveryStep: the report of an experiment with
+// storage, backup, rebuild, neighbours and TPC-H steps and no profile
+// step, from the summaries those steps stored, opens with a summary
+// that states each step's headline (issue 28: such a report went from
+// the title straight to "System under test"): fio IOPS and latency,
+// backup and restore time against the baseline's, rebuild cold and
+// warm, the victims while the backups ran before their loss against the
+// baseline (a too wide interval said to be so), the TPROC-H figures, the
+// plan's question and an answer for each target.
+func TestReportSummaryStatesEveryStep(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	params := Params{Name: "tiers", Question: "Which tier backs up fastest, and what do its backups cost the others?", Baseline: "a",
+		Targets: []TargetParams{{Name: "a", Dialect: "sqlite"}, {Name: "b", Dialect: "sqlite"}, {Name: "c", Dialect: "sqlite"}},
+		Steps: []StepParams{{Kind: "storage", Describe: "storage oltp-4k-qd8"}, {Kind: "backup", Describe: "backup, 2 cycles"},
+			{Kind: "rebuild", Describe: "rebuild"}, {Kind: "neighbours", Describe: "neighbours"}, {Kind: "tpch", Describe: "tpch SF 0.01"}}}
+	raw, _ := json.Marshal(params)
+	var steps []store.ExperimentStep
+	for i, sp := range params.Steps {
+		if sp.Kind == "neighbours" {
+			steps = append(steps, store.ExperimentStep{Seq: len(steps) + 1, StepIndex: i, Kind: sp.Kind})
+			continue
+		}
+		for _, tg := range params.Targets {
+			steps = append(steps, store.ExperimentStep{Seq: len(steps) + 1, StepIndex: i, Kind: sp.Kind, Target: tg.Name})
+		}
+	}
+	id, err := st.CreateExperiment(ctx, store.Experiment{Name: "tiers", Params: raw}, steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// b backs up and restores in twice a's time.
+	slower := func(b *summary.Backup) {
+		s := &b.Stats
+		for _, x := range []*float64{&s.BackupSeconds.Mean, &s.BackupSeconds.CILo, &s.BackupSeconds.CIHi, &s.RestoreSeconds.Mean} {
+			*x *= 2
+		}
+		for i := range b.Cycles {
+			b.Cycles[i].Backup.Seconds *= 2
+		}
+	}
+	stored := map[string]struct {
+		kind store.Kind
+		sum  func(target string) json.RawMessage
+	}{
+		"storage": {store.KindStorage, func(string) json.RawMessage {
+			return storedSummary[summary.Storage](t, "storage-summary-v0.json", nil, nil)
+		}},
+		"backup": {store.KindBackup, func(target string) json.RawMessage {
+			if target == "b" {
+				return storedSummary(t, "backup-summary-v0.json", summary.DecodeBackup, slower)
+			}
+			return storedSummary[summary.Backup](t, "backup-summary-v0.json", nil, nil)
+		}},
+		"rebuild": {store.KindRebuild, func(string) json.RawMessage {
+			return storedSummary[summary.Rebuild](t, "rebuild-summary-v0.json", nil, nil)
+		}},
+		// a's loss against the baseline has an interval too wide to mean
+		// anything; b gained (issue 28's case).
+		"neighbours": {store.KindNeighbours, func(string) json.RawMessage {
+			return storedSummary(t, "neighbours-summary-v0.json", summary.DecodeNeighbours, func(n *summary.Neighbours) {
+				n.Losses[0].TooFew = false
+				b := &n.Losses[1]
+				b.NOPMLossPct, b.NOPMLo, b.NOPMHi, b.HasCI, b.TooFew, b.Significant = -111.4, -666.0, -11.7, true, false, true
+			})
+		}},
+		"tpch": {store.KindTPCH, func(string) json.RawMessage { return storedSummary[summary.TPCH](t, "tpch-summary-v0.json", nil, nil) }},
+	}
+	for _, s := range steps {
+		k := stored[s.Kind]
+		sum := k.sum(s.Target)
+		rid, err := st.CreateRun(ctx, store.Run{Kind: k.kind, Label: s.Kind, Target: s.Target, Dialect: "sqlite", ExperimentID: id, ExperimentSeq: s.Seq})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.FinishRun(ctx, rid, store.StatusOK, sum, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.StartStep(ctx, id, s.Seq); err != nil {
+			t.Fatal(err)
+		}
+		oc, _ := json.Marshal(Outcome{Headline: "stored headline", RunIDs: []int64{rid}})
+		if err := st.FinishStep(ctx, id, s.Seq, store.StepDone, oc, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in, err := Report(ctx, st, id, report.Include{})
+	if err != nil {
+		t.Fatalf("Report: %v", err)
+	}
+	var buf bytes.Buffer
+	if err := report.HTML(&buf, in); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	start, end := strings.Index(page, `<section id="summary" class="part">`), strings.Index(page, `<section id="system" class="part">`)
+	if start < 0 || end < start {
+		t.Fatalf("the report does not open with a summary (summary at %d, system at %d)", start, end)
+	}
+	got := html.UnescapeString(page[start:end])
+	for _, want := range []string{
+		params.Question,
+		"Storage (fio): a: seq-read-128k read 5,869 IOPS, p99 8.356 ms; oltp-4k-qd8 read 29,087 IOPS",
+		"Storage (fio): b: seq-read-128k read 5,869 IOPS (1.00× a), p99",
+		"Backup: a (the baseline) backs up in 0.8 s",
+		"Backup: b backs up in 1.6 s",
+		"2.00× (too few cycles for an interval) the time of a; restores in",
+		"Index rebuild: a rebuilds sqlite_autoindex_order_line_1 in warm 1.1",
+		"while c's backups ran, victim a lost 13.2% of its NOPM against the seconds between backups",
+		"Against the baseline phase, where the noisy instances ran the load too, a lost 32.8% of its NOPM; its 95% interval, -823.5% to 71.1%, is too wide to say how much.",
+		"b gained 111.4% of its NOPM; its 95% interval, -666.0% to -11.7%, is too wide to say how much: a negative loss, the victim gained",
+		"TPROC-H SF 0.01: a QphH@Size 326.4, Power@Size 282.5, Throughput@Size 377.1.",
+		"TPROC-H SF 0.01: b QphH@Size 326.4 (×1.00 a)",
+		"a (the baseline) fio seq-read-128k read 5,869 IOPS, p99 8.356 ms; backs up in 0.8 s and restores in 0.3 s;",
+		"b fio seq-read-128k read 5,869 IOPS (1.00× a), p99 8.356 ms; backs up in 1.6 s (2.00× a's time)",
+		"lost 22.3% of its NOPM while the neighbour's backups ran",
+		"is the noisy neighbour",
+		`id="summary-chart-step-1"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the summary lacks %q", want)
+		}
+	}
+	if i, j := strings.Index(got, "while c's backups ran"), strings.Index(got, "Against the baseline phase"); j < i {
+		t.Errorf("the loss against the baseline (at %d) comes before the victims while the backups ran (at %d)", j, i)
+	}
+	if t.Failed() {
+		t.Logf("summary:\n%s", got)
+	}
+}
