@@ -404,7 +404,7 @@ func instancesTable(s summary.Neighbours) report.Table {
 
 func lossTable(s summary.Neighbours) report.Table {
 	t := report.Table{Title: "Victims' loss against their baseline",
-		Note: "Loss = 1 − noisy/baseline, in percent (negative: faster in the noisy phase), with the 95% interval of the ratio of the two phases' means " +
+		Note: "Loss = 1 − noisy/baseline, in percent (negative: the victim gained, faster in the noisy phase, as the noisy instances stopped their own load to back up), with the 95% interval of the ratio of the two phases' means " +
 			"(on the log scale, so it never crosses zero). \"not significant\": the interval contains no loss.",
 		Header: []string{"Victim", "NOPM baseline", "NOPM noisy", "NOPM loss", "95% CI", "TPM loss", "95% CI", ""},
 		Right:  []bool{false, true, true, true, true, true, true, false}}
@@ -416,6 +416,9 @@ func lossTable(s summary.Neighbours) report.Table {
 		case l.HasCI:
 			nci, tci = pct(l.NOPMLo)+" to "+pct(l.NOPMHi), pct(l.TPMLo)+" to "+pct(l.TPMHi)
 			sig = significance(l.Significant, l.TooFew)
+			if summary.LossTooWide(l.NOPMLo, l.NOPMHi) && !l.TooFew {
+				sig = "interval too wide to conclude"
+			}
 		case l.TooFew:
 			sig = significance(false, true)
 		case l.Unbounded: // stored by oltplab before intervals were taken on the log scale
@@ -443,6 +446,9 @@ func whileNoisyTable(s summary.Neighbours) report.Table {
 		case w.HasCI:
 			nci = pct(w.NOPMLo) + " to " + pct(w.NOPMHi)
 			sig = significance(w.Significant, w.TooFew)
+			if summary.LossTooWide(w.NOPMLo, w.NOPMHi) && !w.TooFew {
+				sig = "interval too wide to conclude"
+			}
 		case w.TooFew:
 			sig = significance(false, true)
 		case w.Unbounded: // stored by oltplab before intervals were taken on the log scale

@@ -7,9 +7,11 @@ import (
 	"html"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/oltplab/oltplab/internal/latency"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
@@ -128,6 +130,27 @@ func TestReportSummaryStatesEveryStep(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Report: %v", err)
 	}
+	// The losses table says so too, rather than show the interval as if
+	// it meant something.
+	loss := in.Experiment.Sections[3].Tables[1]
+	if row := loss.Rows[0]; row[len(row)-1] != "interval too wide to conclude" {
+		t.Errorf("a's loss row %q, want it marked too wide to conclude", row)
+	}
+	// Each step kind draws what the issue asks for: backup and restore
+	// time per target (with intervals) and per cycle, fio IOPS and
+	// latency percentiles per tier, the victims' losses.
+	var charts []string
+	for _, sec := range in.Experiment.Sections {
+		for _, b := range sec.Bars {
+			charts = append(charts, b.Title)
+		}
+	}
+	for _, want := range []string{"Backup and restore time per target (s)", "Backup and restore time per cycle (s)", "fio IOPS per profile and tier",
+		"fio completion latency percentiles per tier (ms)", "Victims' NOPM loss (%)"} {
+		if !slices.Contains(charts, want) {
+			t.Errorf("charts %q, want %q", charts, want)
+		}
+	}
 	var buf bytes.Buffer
 	if err := report.HTML(&buf, in); err != nil {
 		t.Fatal(err)
@@ -166,5 +189,49 @@ func TestReportSummaryStatesEveryStep(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("summary:\n%s", got)
+	}
+}
+
+// TestStorageLatencyAgainstConfigured: a target behind a latency layer
+// has its configured p99 drawn beside the p99 fio measured through it
+// (and stated), a target without one has none.
+func TestStorageLatencyAgainstConfigured(t *testing.T) {
+	dir := func(d string, iops, p99 float64) summary.StorageDirection {
+		return summary.StorageDirection{Direction: d, IOPS: iops, CompletionLatency: summary.StorageLatency{P50Millis: p99 / 3, P99Millis: p99, P999Millis: p99 * 2}}
+	}
+	disk := summary.Storage{Profiles: []summary.StorageProfile{{Profile: "oltp-4k-qd8", Directions: []summary.StorageDirection{dir("read", 20000, 0.4), dir("write", 9000, 0.9)}}}}
+	slow := summary.Storage{Profiles: []summary.StorageProfile{{Profile: "oltp-4k-qd8", Directions: []summary.StorageDirection{dir("read", 900, 4.6), dir("write", 700, 6.3)}}}}
+	l, err := latency.Parse("read=normal 2ms p99 4ms,write=6ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := &ReportContext{Order: []string{"disk", "slow"}}
+	var sec report.Section
+	storageFindings(rc, &sec, []storageOf{{target: "disk", sum: disk}, {target: "slow", sum: slow, latency: &l}})
+	if len(sec.Bars) != 2 {
+		t.Fatalf("bars: %d, want IOPS and latency", len(sec.Bars))
+	}
+	lat := sec.Bars[1]
+	var configured *report.BarSeries
+	for i := range lat.Series {
+		if lat.Series[i].Label == "configured p99" {
+			configured = &lat.Series[i]
+		}
+	}
+	if configured == nil {
+		t.Fatalf("latency chart series %+v, want a configured p99", lat.Series)
+	}
+	want := map[string]float64{"slow: oltp-4k-qd8 read": 4, "slow: oltp-4k-qd8 write": 6}
+	for i, c := range lat.Categories {
+		v := configured.Values[i]
+		switch w, ok := want[c]; {
+		case ok && (v == nil || *v != w):
+			t.Errorf("configured p99 of %s: %v, want %v ms", c, v, w)
+		case !ok && v != nil:
+			t.Errorf("configured p99 of %s: %v, want none (no latency layer)", c, *v)
+		}
+	}
+	if f := strings.Join(sec.Findings, " "); !strings.Contains(f, "slow: oltp-4k-qd8 read 900 IOPS (0.04× disk), p99 4.600 ms (configured 4.000 ms)") {
+		t.Errorf("findings %q, want slow's p99 against its configured one", f)
 	}
 }
