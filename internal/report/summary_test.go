@@ -118,7 +118,9 @@ func TestSummaryStatesEveryStep(t *testing.T) {
 // TestExecutiveViewFitsFirstPage prints the summary part of a study
 // report (question, answers, every step's findings, the headline chart
 // and the cost table) to PDF with Chromium, the other parts removed: it
-// fits on the first page. The probe sees the headline chart's bars.
+// fits on the first page. The probe sees the headline chart's bars, and
+// those of the backup part (time per target with intervals) and of the
+// cost part (cost per 1,000 NOPM per target).
 func TestExecutiveViewFitsFirstPage(t *testing.T) {
 	chromium := findChromium(t)
 	e := experimentFixture().Experiment
@@ -138,6 +140,24 @@ func TestExecutiveViewFitsFirstPage(t *testing.T) {
 		if p.Tables != 1 {
 			t.Errorf("summary tables: %d, want the cost table", p.Tables)
 		}
+	}
+	// The charts of the backup and cost parts: backup and restore time per
+	// target with intervals, cost per 1,000 NOPM per target.
+	drawn := map[string]int{}
+	whiskers := map[string]int{}
+	for _, p := range got.Parts {
+		for _, b := range p.Bars {
+			for _, n := range b.Series {
+				drawn[p.ID+"/"+b.ID] += n
+			}
+			whiskers[p.ID+"/"+b.ID] = b.Whiskers
+		}
+	}
+	if n, w := drawn["backup/step-4-chart-bars-1"], whiskers["backup/step-4-chart-bars-1"]; n != 4 || w != 4 {
+		t.Errorf("backup and restore time per target: %d bars, %d whiskers, want 4 and 4 (2 targets × backup, restore)", n, w)
+	}
+	if n := drawn["cost/cost-chart"]; n != 2 {
+		t.Errorf("cost per 1,000 NOPM: %d bars, want 2 (the priced targets)", n)
 	}
 	onlySummary := strings.Replace(buf.String(), "</body>",
 		`<script>document.querySelectorAll("section.part:not(#summary)").forEach(function (s) { s.remove(); });</script></body>`, 1)
