@@ -24,7 +24,11 @@ func (s *study) question() []block {
 		out = append(out, block{Heading: "The question", Note: s.e.Question})
 	}
 	if len(answers) > 0 {
-		out = append(out, block{Heading: "The answer, target by target", List: answers})
+		heading := "Target by target"
+		if s.e.Question != "" {
+			heading = "The answer, target by target"
+		}
+		out = append(out, block{Heading: heading, List: answers})
 	}
 	return out
 }
