@@ -327,34 +327,30 @@ func backupMeanBars(ms []backupOf) report.BarChart {
 	return c
 }
 
-// backupCycleBars draws every cycle's backup and restore time, per
-// target.
+// backupCycleBars draws every cycle's backup and restore time, one
+// group per target and cycle.
 func backupCycleBars(ms []backupOf) report.BarChart {
 	c := report.BarChart{Title: "Backup and restore time per cycle (s)", YLabel: "seconds",
 		Note: "Each cycle of each target: the backup, then the restore of that backup (n/a: it failed or was not run)."}
-	cycles := 0
+	b := report.BarSeries{Label: "backup"}
+	r := report.BarSeries{Label: "restore"}
+	restored := false
 	for _, m := range ms {
-		cycles = max(cycles, len(m.sum.Cycles))
-	}
-	for i := range cycles {
-		c.Categories = append(c.Categories, fmt.Sprintf("cycle %d", i+1))
-	}
-	for _, m := range ms {
-		b := report.BarSeries{Label: m.target + " backup", Values: make([]*float64, cycles)}
-		r := report.BarSeries{Label: m.target + " restore", Values: make([]*float64, cycles)}
-		restored := false
-		for i, cy := range m.sum.Cycles {
+		for _, cy := range m.sum.Cycles {
+			c.Categories = append(c.Categories, fmt.Sprintf("%s cycle %d", m.target, cy.Cycle))
+			var bv, rv *float64
 			if cy.Failed != "backup" {
-				b.Values[i] = ptr(cy.Backup.Seconds)
+				bv = ptr(cy.Backup.Seconds)
 			}
 			if cy.Restore != nil && cy.Failed != "restore" {
-				r.Values[i], restored = ptr(cy.Restore.Seconds), true
+				rv, restored = ptr(cy.Restore.Seconds), true
 			}
+			b.Values, r.Values = append(b.Values, bv), append(r.Values, rv)
 		}
-		c.Series = append(c.Series, b)
-		if restored {
-			c.Series = append(c.Series, r)
-		}
+	}
+	c.Series = []report.BarSeries{b}
+	if restored {
+		c.Series = append(c.Series, r)
 	}
 	return c
 }

@@ -145,6 +145,11 @@ func TestReportSummaryStatesEveryStep(t *testing.T) {
 			charts = append(charts, b.Title)
 		}
 	}
+	backup := in.Experiment.Sections[1].Bars
+	if len(backup) != 2 || strings.Join(backup[1].Categories, ",") != "a cycle 1,a cycle 2,b cycle 1,b cycle 2,c cycle 1,c cycle 2" ||
+		len(backup[1].Series) != 2 || *backup[1].Series[0].Values[2] != 2**backup[1].Series[0].Values[0] {
+		t.Errorf("backup charts %+v, want the means and every cycle of each target (b's backups twice a's)", backup)
+	}
 	for _, want := range []string{"Backup and restore time per target (s)", "Backup and restore time per cycle (s)", "fio IOPS per profile and tier",
 		"fio completion latency percentiles per tier (ms)", "Victims' NOPM loss (%)"} {
 		if !slices.Contains(charts, want) {
