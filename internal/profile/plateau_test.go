@@ -92,9 +92,16 @@ func TestAnalyze(t *testing.T) {
 			// Observed (issue 28): "NOPM falls after 3 VUs: 21,135 at 3
 			// VUs, 16,029 at 4 VUs", yet 16 VUs reached 20,693.
 			name:   "a drop the next steps undo is a dip, not a fall",
-			steps:  steps([]int{1, 2, 3, 4, 8, 16}, []float64{8000, 15000, 21135, 16029, 20400, 20693}, nil, nil),
+			steps:  steps([]int{1, 2, 3, 4, 16}, []float64{8000, 15000, 21135, 16029, 20693}, nil, nil),
 			want:   Verdict{PeakVUs: 3, PeakNOPM: 21135, KneeVUs: 3, Shape: ShapePlateau, PerUserPeakVUs: 1, Dips: []int{4}},
-			reason: []string{"plateau from 3 VUs", "a dip at 4 VUs (16,029, -24.2% from 3 VUs) is not a fall: 8 VUs came back to 20,400"},
+			reason: []string{"plateau from 3 VUs", "a dip at 4 VUs (16,029, -24.2% from 3 VUs) is not a fall: 16 VUs came back to 20,693"},
+			not:    []string{"falls after"},
+		},
+		{
+			name:   "every step a later one undoes is a dip",
+			steps:  steps([]int{1, 2, 3, 4, 8, 16}, []float64{8000, 15000, 21135, 16029, 18500, 20693}, nil, nil),
+			want:   Verdict{PeakVUs: 3, PeakNOPM: 21135, KneeVUs: 3, Shape: ShapePlateau, PerUserPeakVUs: 1, Dips: []int{4, 8}},
+			reason: []string{"a dip at 4 VUs", "a dip at 8 VUs (18,500, -12.5% from 3 VUs) is not a fall: 16 VUs came back to 20,693"},
 			not:    []string{"falls after"},
 		},
 		{
