@@ -12,6 +12,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/plan"
+	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -211,6 +212,7 @@ func (b *backupStep) Section(ctx context.Context, rc *ReportContext, index int) 
 			"Restore s", "Restore MB/s", "Check"},
 		Right: []bool{false, false, true, true, true, true, true, true, true, true, false}}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+	var measured []backupOf
 	for _, u := range rc.inOrder(rc.Units(index)) {
 		runs := rc.Runs(u.Seq, store.KindBackup)
 		if len(runs) == 0 || len(runs[0].Summary) == 0 {
@@ -221,6 +223,7 @@ func (b *backupStep) Section(ctx context.Context, rc *ReportContext, index int) 
 		if err != nil {
 			return report.Section{}, &scenario.StoreError{Op: fmt.Sprintf("decode backup %d", runs[0].ID), Err: err}
 		}
+		measured = append(measured, backupOf{u.Target, sum})
 		for _, c := range sum.Cycles {
 			row := []string{u.Target, string(sum.Info.Method), strconv.Itoa(c.Cycle), f(c.Backup.Seconds),
 				f(float64(c.Backup.Bytes) / 1e6), f(c.Backup.MBps), "—", "—", "—", "—", "—"}
@@ -241,8 +244,118 @@ func (b *backupStep) Section(ctx context.Context, rc *ReportContext, index int) 
 			t.Rows = append(t.Rows, row)
 		}
 	}
-	return report.Section{Tables: []report.Table{t}}, nil
+	sec := report.Section{Tables: []report.Table{t}}
+	backupFindings(rc, &sec, measured)
+	return sec, nil
 }
+
+// backupOf is one target's stored backup run.
+type backupOf struct {
+	target string
+	sum    summary.Backup
+}
+
+// backupFindings states each target's backup and restore time and rate
+// against the baseline's, and draws them: the mean of each target with
+// its interval, and every cycle.
+func backupFindings(rc *ReportContext, sec *report.Section, ms []backupOf) {
+	if len(ms) == 0 {
+		return
+	}
+	var base *backupOf
+	if ms[0].target == rc.Order[0] {
+		base = &ms[0]
+	}
+	clauses := map[string]string{}
+	for _, m := range ms {
+		st := m.sum.Stats
+		if st.BackupSeconds.N == 0 {
+			sec.Findings = append(sec.Findings, fmt.Sprintf("Backup: no backup of %s finished.", m.target))
+			clauses[m.target] = "no backup finished"
+			continue
+		}
+		who := m.target
+		if base != nil && m.target == base.target {
+			who += " (the baseline)"
+		}
+		s := fmt.Sprintf("Backup: %s backs up in %s at %.1f MB/s over %d cycle(s)", who, secondsWords(st.BackupSeconds), st.BackupMBps.Mean, st.BackupSeconds.N)
+		clause := fmt.Sprintf("backs up in %.1f s", st.BackupSeconds.Mean)
+		other := base != nil && m.target != base.target && base.sum.Stats.BackupSeconds.N > 0
+		if other {
+			r := profile.Ratio(st.BackupSeconds, base.sum.Stats.BackupSeconds)
+			s += ", " + ratioWords(r, "cycles") + " the time of " + base.target
+			clause += fmt.Sprintf(" (%.2f× %s's time)", r.Ratio, base.target)
+		}
+		if rs := st.RestoreSeconds; rs.N > 0 {
+			s += fmt.Sprintf("; restores in %s at %.1f MB/s", secondsWords(rs), st.RestoreMBps.Mean)
+			clause += fmt.Sprintf(" and restores in %.1f s", rs.Mean)
+			if other && base.sum.Stats.RestoreSeconds.N > 0 {
+				r := profile.Ratio(rs, base.sum.Stats.RestoreSeconds)
+				s += ", " + ratioWords(r, "cycles") + " the time of " + base.target
+				clause += fmt.Sprintf(" (%.2f×)", r.Ratio)
+			}
+		}
+		if n := st.ChecksFailed; n > 0 {
+			s += fmt.Sprintf("; %d RESTORED COPY(IES) FAILED THE CONSISTENCY CHECK", n)
+			clause += fmt.Sprintf(", %d restored copy(ies) failing the check", n)
+		}
+		sec.Findings = append(sec.Findings, s+".")
+		clauses[m.target] = clause
+	}
+	sec.Answers = answersOf(rc, clauses)
+	sec.Bars = append(sec.Bars, backupMeanBars(ms), backupCycleBars(ms))
+}
+
+// backupMeanBars draws each target's mean backup and restore time, the
+// whisker its 95% interval.
+func backupMeanBars(ms []backupOf) report.BarChart {
+	c := report.BarChart{Title: "Backup and restore time per target (s)", YLabel: "seconds", Categories: []string{"backup", "restore"},
+		Note: fmt.Sprintf("Mean over the cycles; the whisker is the 95%% confidence interval of the mean (from %d cycles on).", profile.MinRepeats)}
+	for _, m := range ms {
+		s := report.BarSeries{Label: m.target, Values: make([]*float64, 2), Lo: make([]*float64, 2), Hi: make([]*float64, 2)}
+		for i, sm := range []profile.Summary{m.sum.Stats.BackupSeconds, m.sum.Stats.RestoreSeconds} {
+			if sm.N == 0 {
+				continue
+			}
+			s.Values[i] = ptr(sm.Mean)
+			if sm.HasCI() {
+				s.Lo[i], s.Hi[i] = ptr(sm.CILo), ptr(sm.CIHi)
+			}
+		}
+		c.Series = append(c.Series, s)
+	}
+	return c
+}
+
+// backupCycleBars draws every cycle's backup and restore time, one
+// group per target and cycle.
+func backupCycleBars(ms []backupOf) report.BarChart {
+	c := report.BarChart{Title: "Backup and restore time per cycle (s)", YLabel: "seconds",
+		Note: "Each cycle of each target: the backup, then the restore of that backup (n/a: it failed or was not run)."}
+	b := report.BarSeries{Label: "backup"}
+	r := report.BarSeries{Label: "restore"}
+	restored := false
+	for _, m := range ms {
+		for _, cy := range m.sum.Cycles {
+			c.Categories = append(c.Categories, fmt.Sprintf("%s cycle %d", m.target, cy.Cycle))
+			var bv, rv *float64
+			if cy.Failed != "backup" {
+				bv = ptr(cy.Backup.Seconds)
+			}
+			if cy.Restore != nil && cy.Failed != "restore" {
+				rv, restored = ptr(cy.Restore.Seconds), true
+			}
+			b.Values, r.Values = append(b.Values, bv), append(r.Values, rv)
+		}
+	}
+	c.Series = []report.BarSeries{b}
+	if restored {
+		c.Series = append(c.Series, r)
+	}
+	return c
+}
+
+func ptr(x float64) *float64 { return &x }
 
 // backupDevice is the device under the backups in a phase's summary.
 func backupDevice(h *sampler.StepSummary) *sampler.DeviceSummary {

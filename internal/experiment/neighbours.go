@@ -286,7 +286,108 @@ func (s *neighboursStep) Section(ctx context.Context, rc *ReportContext, index i
 		return sec, err
 	}
 	sec.Charts = charts
+	neighboursFindings(&sec, sum)
 	return sec, nil
+}
+
+// neighboursFindings states what the scenario exists for first: each
+// victim's NOPM while the backups ran against between them; then its
+// loss against the baseline phase, a gain said as one and explained, an
+// interval too wide to mean anything said to be so; then the backups.
+// It draws both losses per victim.
+func neighboursFindings(sec *report.Section, s summary.Neighbours) {
+	clauses := map[string]string{}
+	for _, w := range s.WhileNoisy {
+		f := fmt.Sprintf("Noisy neighbours: while %s's backups ran, victim %s %s of its NOPM against the seconds between backups%s",
+			strings.Join(s.Noisy, ", "), w.Name, summary.LossWords(w.NOPMLossPct), lossWords(w.HasCI, w.TooFew, w.Significant, w.NOPMLo, w.NOPMHi))
+		if w.NOPMLossPct < 0 {
+			f += " (a negative loss: it ran faster while the backups ran)"
+		}
+		sec.Findings = append(sec.Findings, f+".")
+		clauses[w.Name] = summary.LossWords(w.NOPMLossPct) + " of its NOPM while the neighbour's backups ran"
+	}
+	for _, l := range s.Losses {
+		f := fmt.Sprintf("Against the baseline phase, where the noisy instances ran the load too, %s %s of its NOPM%s",
+			l.Name, summary.LossWords(l.NOPMLossPct), lossWords(l.HasCI, l.TooFew, l.Significant, l.NOPMLo, l.NOPMHi))
+		if l.NOPMLossPct < 0 {
+			f += ": a negative loss, the victim gained, as the noisy instances stopped their own load to back up and left it their share of the CPU and the device"
+		}
+		if l.Suspect {
+			f += " (SUSPECT: a phase's database figures disagree with the driver's own counts)"
+		}
+		sec.Findings = append(sec.Findings, f+".")
+		if clauses[l.Name] == "" {
+			clauses[l.Name] = summary.LossWords(l.NOPMLossPct) + " of its NOPM against the baseline phase"
+		}
+	}
+	if d := s.NoiseSeconds; d.N > 0 {
+		sec.Findings = append(sec.Findings, fmt.Sprintf("The noisy neighbour's %d backup(s) took %s on average.", d.N, secondsWords(d)))
+		for _, n := range s.Noisy {
+			clauses[n] = fmt.Sprintf("is the noisy neighbour, its backups %.1f s on average", d.Mean)
+		}
+	}
+	var answers []report.Answer
+	for _, name := range slices.Concat(s.Victims, s.Noisy) {
+		if c := clauses[name]; c != "" {
+			answers = append(answers, report.Answer{Target: name, Text: c})
+		}
+	}
+	sec.Answers = answers
+	if len(s.WhileNoisy)+len(s.Losses) > 0 {
+		sec.Bars = append(sec.Bars, lossBars(s))
+	}
+}
+
+// lossWords is a loss's interval in words: " (95% CI 22.9% to 73.2%)",
+// or that it is too wide to conclude, too few or not significant.
+func lossWords(has, tooFew, significant bool, lo, hi float64) string {
+	switch {
+	case tooFew:
+		return fmt.Sprintf(" (too few batches or cycles to conclude, under %d)", profile.MinRepeats)
+	case !has:
+		return ""
+	case summary.LossTooWide(lo, hi):
+		return fmt.Sprintf("; its 95%% interval, %s to %s, is too wide to say how much", pct(lo), pct(hi))
+	case !significant:
+		return fmt.Sprintf(" (95%% CI %s to %s: not significant)", pct(lo), pct(hi))
+	}
+	return fmt.Sprintf(" (95%% CI %s to %s)", pct(lo), pct(hi))
+}
+
+// lossBars draws each victim's NOPM loss while the backups ran and
+// against the baseline phase, the whisker its interval when it has a
+// meaningful one.
+func lossBars(s summary.Neighbours) report.BarChart {
+	c := report.BarChart{Title: "Victims' NOPM loss (%)", YLabel: "loss %",
+		Note: "Loss = 1 − rate with the noise / rate without, in percent; below zero the victim gained. Whiskers: the 95% interval, " +
+			"left out where it spans more than 100 points (too wide to conclude)."}
+	for _, w := range s.WhileNoisy {
+		c.Categories = append(c.Categories, w.Name)
+	}
+	for _, l := range s.Losses {
+		if !slices.Contains(c.Categories, l.Name) {
+			c.Categories = append(c.Categories, l.Name)
+		}
+	}
+	during := report.BarSeries{Label: "while backups ran", Values: make([]*float64, len(c.Categories)),
+		Lo: make([]*float64, len(c.Categories)), Hi: make([]*float64, len(c.Categories))}
+	against := report.BarSeries{Label: "against the baseline phase", Values: make([]*float64, len(c.Categories)),
+		Lo: make([]*float64, len(c.Categories)), Hi: make([]*float64, len(c.Categories))}
+	set := func(bs *report.BarSeries, name string, loss, lo, hi float64, has bool) {
+		i := slices.Index(c.Categories, name)
+		bs.Values[i] = ptr(loss)
+		if has && !summary.LossTooWide(lo, hi) {
+			bs.Lo[i], bs.Hi[i] = ptr(lo), ptr(hi)
+		}
+	}
+	for _, w := range s.WhileNoisy {
+		set(&during, w.Name, w.NOPMLossPct, w.NOPMLo, w.NOPMHi, w.HasCI)
+	}
+	for _, l := range s.Losses {
+		set(&against, l.Name, l.NOPMLossPct, l.NOPMLo, l.NOPMHi, l.HasCI)
+	}
+	c.Series = []report.BarSeries{during, against}
+	return c
 }
 
 func instancesTable(s summary.Neighbours) report.Table {
@@ -303,7 +404,7 @@ func instancesTable(s summary.Neighbours) report.Table {
 
 func lossTable(s summary.Neighbours) report.Table {
 	t := report.Table{Title: "Victims' loss against their baseline",
-		Note: "Loss = 1 − noisy/baseline, in percent (negative: faster in the noisy phase), with the 95% interval of the ratio of the two phases' means " +
+		Note: "Loss = 1 − noisy/baseline, in percent (negative: the victim gained, faster in the noisy phase, as the noisy instances stopped their own load to back up), with the 95% interval of the ratio of the two phases' means " +
 			"(on the log scale, so it never crosses zero). \"not significant\": the interval contains no loss.",
 		Header: []string{"Victim", "NOPM baseline", "NOPM noisy", "NOPM loss", "95% CI", "TPM loss", "95% CI", ""},
 		Right:  []bool{false, true, true, true, true, true, true, false}}
@@ -315,6 +416,9 @@ func lossTable(s summary.Neighbours) report.Table {
 		case l.HasCI:
 			nci, tci = pct(l.NOPMLo)+" to "+pct(l.NOPMHi), pct(l.TPMLo)+" to "+pct(l.TPMHi)
 			sig = significance(l.Significant, l.TooFew)
+			if summary.LossTooWide(l.NOPMLo, l.NOPMHi) && !l.TooFew {
+				sig = "interval too wide to conclude"
+			}
 		case l.TooFew:
 			sig = significance(false, true)
 		case l.Unbounded: // stored by oltplab before intervals were taken on the log scale
@@ -342,6 +446,9 @@ func whileNoisyTable(s summary.Neighbours) report.Table {
 		case w.HasCI:
 			nci = pct(w.NOPMLo) + " to " + pct(w.NOPMHi)
 			sig = significance(w.Significant, w.TooFew)
+			if summary.LossTooWide(w.NOPMLo, w.NOPMHi) && !w.TooFew {
+				sig = "interval too wide to conclude"
+			}
 		case w.TooFew:
 			sig = significance(false, true)
 		case w.Unbounded: // stored by oltplab before intervals were taken on the log scale

@@ -9,6 +9,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/plan"
+	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
@@ -150,6 +151,7 @@ func (s *rebuildStep) Section(ctx context.Context, rc *ReportContext, index int)
 		Header: []string{"Target", "I/O caps", "Rebuilt", "Size MiB", "Cache", "Rebuilds", "Elapsed s", "Min-max s", "Server CPU s", "Waited s", "Waited %", "Read MB", "Cold/warm"},
 		Right:  []bool{false, true, false, true, false, true, true, true, true, true, true, true, true}}
 	var notes []string
+	var measured []rebuildOf
 	for _, u := range rc.inOrder(rc.Units(index)) {
 		sum, err := lastSummary(rc, u.Seq, store.KindRebuild, "rebuild", summary.DecodeRebuild)
 		if err != nil {
@@ -163,6 +165,7 @@ func (s *rebuildStep) Section(ctx context.Context, rc *ReportContext, index int)
 		if tp, ok := rc.Target(u.Target); ok && tp.Instance != nil {
 			caps = formatCaps(tp.Instance.IOLimit)
 		}
+		measured = append(measured, rebuildOf{u.Target, *sum})
 		what := sum.Index
 		if sum.AllIndexes {
 			what = "all indexes"
@@ -205,7 +208,66 @@ func (s *rebuildStep) Section(ctx context.Context, rc *ReportContext, index int)
 			notes = append(notes, u.Target+": "+n+".")
 		}
 	}
-	return report.Section{Tables: []report.Table{t}, Note: strings.Join(notes, " ")}, nil
+	sec := report.Section{Tables: []report.Table{t}, Note: strings.Join(notes, " ")}
+	rebuildFindings(rc, &sec, measured)
+	return sec, nil
+}
+
+type rebuildOf struct {
+	target string
+	sum    summary.Rebuild
+}
+
+// rebuildFindings states each target's rebuild time cold and warm, and
+// the cold time against the baseline's.
+func rebuildFindings(rc *ReportContext, sec *report.Section, ms []rebuildOf) {
+	if len(ms) == 0 {
+		return
+	}
+	var base *summary.Rebuild
+	if ms[0].target == rc.Order[0] {
+		base = &ms[0].sum
+	}
+	clauses := map[string]string{}
+	for i, m := range ms {
+		what := m.sum.Index
+		if m.sum.AllIndexes {
+			what = "all indexes"
+		}
+		var parts []string
+		for _, c := range []struct {
+			name string
+			sp   *summary.RebuildSpread
+		}{{summary.CacheCold, m.sum.Cold}, {summary.CacheWarm, m.sum.Warm}} {
+			if c.sp != nil && c.sp.Elapsed.N > 0 {
+				parts = append(parts, c.name+" "+secondsWords(c.sp.Elapsed))
+			}
+		}
+		if len(parts) == 0 {
+			sec.Findings = append(sec.Findings, fmt.Sprintf("Index rebuild: no rebuild of %s finished on %s.", what, m.target))
+			continue
+		}
+		f := fmt.Sprintf("Index rebuild: %s rebuilds %s in %s", m.target, what, strings.Join(parts, ", "))
+		clause := "rebuilds " + what + " in " + strings.Join(parts, ", ")
+		if c, w := m.sum.Cold, m.sum.Warm; c != nil && w != nil && w.Elapsed.Mean > 0 {
+			f += fmt.Sprintf(" (cold %.2f× warm)", c.Elapsed.Mean/w.Elapsed.Mean)
+		}
+		// Against the baseline in the same cache state, cold first.
+		if i > 0 && base != nil {
+			for _, c := range []struct {
+				name     string
+				mine, of *summary.RebuildSpread
+			}{{summary.CacheCold, m.sum.Cold, base.Cold}, {summary.CacheWarm, m.sum.Warm, base.Warm}} {
+				if c.mine != nil && c.of != nil && c.mine.Elapsed.N > 0 && c.of.Elapsed.N > 0 {
+					f += fmt.Sprintf(", %s %s the time of %s", c.name, ratioWords(profile.Ratio(c.mine.Elapsed, c.of.Elapsed), "rebuilds"), ms[0].target)
+					break
+				}
+			}
+		}
+		sec.Findings = append(sec.Findings, f+".")
+		clauses[m.target] = clause
+	}
+	sec.Answers = answersOf(rc, clauses)
 }
 
 // meanRead is the server's mean read volume in MB over the finished

@@ -154,7 +154,7 @@ func Report(ctx context.Context, st *store.Store, id int64, inc report.Include) 
 			rc.Order = append(rc.Order, t.Name)
 		}
 	}
-	out := &report.Experiment{ID: e.ID, Name: e.Name, Description: p.Description, Status: string(e.Status), Baseline: p.Baseline}
+	out := &report.Experiment{ID: e.ID, Name: e.Name, Description: p.Description, Question: p.Question, Status: string(e.Status), Baseline: p.Baseline}
 	for _, name := range rc.Order {
 		t, _ := rc.Target(name)
 		full := rc.targetContext(t)
@@ -189,6 +189,11 @@ func Report(ctx context.Context, st *store.Store, id int64, inc report.Include) 
 			}
 		}
 		sec.Title, sec.Kind = title, sp.Kind
+		// A kind that states nothing in the summary states the headline
+		// each (target, step) stored.
+		if len(sec.Findings) == 0 && len(sec.Profiles) == 0 {
+			sec.Findings = stepFallback(rc, i, title)
+		}
 		out.Sections = append(out.Sections, sec)
 		if len(sec.Profiles) > 0 {
 			priced, pricedStep = map[string]report.Profile{}, title

@@ -65,6 +65,7 @@ type UnitEvent struct {
 type Params struct {
 	Name        string         `json:"name"`
 	Description string         `json:"description,omitempty"`
+	Question    string         `json:"question,omitempty"`
 	Warehouses  int            `json:"warehouses"`
 	Baseline    string         `json:"baseline"`
 	Targets     []TargetParams `json:"targets"`
@@ -92,7 +93,7 @@ type StepParams struct {
 
 // ParamsOf describes p for the store.
 func ParamsOf(p *plan.Plan) Params {
-	out := Params{Name: p.Name, Description: p.Description, Warehouses: p.Warehouses, Baseline: p.Baseline,
+	out := Params{Name: p.Name, Description: p.Description, Question: p.Question, Warehouses: p.Warehouses, Baseline: p.Baseline,
 		EstimateSec: p.Estimate().Seconds(), Cost: p.Cost}
 	for _, t := range p.Targets {
 		tp := TargetParams{Name: t.Name, Display: t.Display(), Dialect: t.Dialect(), Managed: t.Managed(), Axes: t.Axes}

@@ -3,13 +3,16 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/claim"
 	"github.com/oltplab/oltplab/internal/fio"
+	"github.com/oltplab/oltplab/internal/latency"
 	"github.com/oltplab/oltplab/internal/plan"
+	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
@@ -223,6 +226,7 @@ func (s *storageStep) Section(ctx context.Context, rc *ReportContext, index int)
 	type key struct{ profile, dir string }
 	base := map[key]float64{}
 	var notes []string
+	var measured []storageOf
 	for i, u := range rc.inOrder(rc.Units(index)) {
 		sum, err := lastSummary(rc, u.Seq, store.KindStorage, "storage benchmark", summary.DecodeStorage)
 		if err != nil {
@@ -243,6 +247,11 @@ func (s *storageStep) Section(ctx context.Context, rc *ReportContext, index int)
 			continue
 		}
 		f := func(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
+		m := storageOf{target: u.Target, sum: *sum}
+		if tp, ok := rc.Target(u.Target); ok && tp.Instance != nil {
+			m.latency = tp.Instance.Latency
+		}
+		measured = append(measured, m)
 		for _, p := range sum.Profiles {
 			for _, d := range p.Directions {
 				k := key{p.Profile, d.Direction}
@@ -266,5 +275,141 @@ func (s *storageStep) Section(ctx context.Context, rc *ReportContext, index int)
 			notes = append(notes, u.Target+": "+n+".")
 		}
 	}
-	return report.Section{Tables: []report.Table{t}, Note: strings.Join(notes, " ")}, nil
+	sec := report.Section{Tables: []report.Table{t}, Note: strings.Join(notes, " ")}
+	storageFindings(rc, &sec, measured)
+	return sec, nil
+}
+
+type storageOf struct {
+	target  string
+	sum     summary.Storage
+	latency *latency.Settings // the target's latency layer, nil for none
+}
+
+// storageFindings states each target's IOPS and p99 latency per fio
+// profile against the baseline's, and draws IOPS and the latency
+// percentiles per tier, with the p99 a latency layer was configured
+// for beside the p99 fio measured through it.
+func storageFindings(rc *ReportContext, sec *report.Section, ms []storageOf) {
+	if len(ms) == 0 {
+		return
+	}
+	type key struct{ profile, dir string }
+	base := map[key]float64{}
+	if ms[0].target == rc.Order[0] {
+		for _, p := range ms[0].sum.Profiles {
+			for _, d := range p.Directions {
+				base[key{p.Profile, d.Direction}] = d.IOPS
+			}
+		}
+	}
+	clauses := map[string]string{}
+	var cats []string
+	type fig struct{ iops, p50, p99, p999, configured *float64 }
+	figs := map[string]map[string]fig{} // target -> category -> figures
+	for i, m := range ms {
+		var parts []string
+		figs[m.target] = map[string]fig{}
+		for _, p := range m.sum.Profiles {
+			for _, d := range p.Directions {
+				cat := p.Profile + " " + d.Direction
+				if !slices.Contains(cats, cat) {
+					cats = append(cats, cat)
+				}
+				l := d.CompletionLatency
+				part := fmt.Sprintf("%s %s %s IOPS", p.Profile, d.Direction, profile.FormatThousands(d.IOPS))
+				if b := base[key{p.Profile, d.Direction}]; i > 0 && b > 0 {
+					part += fmt.Sprintf(" (%.2f× %s)", d.IOPS/b, ms[0].target)
+				}
+				part += fmt.Sprintf(", p99 %s ms", strconv.FormatFloat(l.P99Millis, 'f', 3, 64))
+				fg := fig{iops: ptr(d.IOPS), p50: ptr(l.P50Millis), p99: ptr(l.P99Millis), p999: ptr(l.P999Millis)}
+				if c, ok := configuredP99(m.latency, d.Direction); ok {
+					part += fmt.Sprintf(" (configured %s ms)", strconv.FormatFloat(c, 'f', 3, 64))
+					fg.configured = ptr(c)
+				}
+				parts = append(parts, part)
+				figs[m.target][cat] = fg
+			}
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		sec.Findings = append(sec.Findings, "Storage (fio): "+m.target+": "+strings.Join(parts, "; ")+".")
+		clauses[m.target] = "fio " + parts[0]
+	}
+	sec.Answers = answersOf(rc, clauses)
+	if len(cats) == 0 {
+		return
+	}
+	iops := report.BarChart{Title: "fio IOPS per profile and tier", YLabel: "IOPS", Categories: cats,
+		Note: "fio's IOPS in each profile and direction, one bar per target (tier)."}
+	for _, m := range ms {
+		s := report.BarSeries{Label: m.target, Values: make([]*float64, len(cats))}
+		for ci, c := range cats {
+			s.Values[ci] = figs[m.target][c].iops
+		}
+		iops.Series = append(iops.Series, s)
+	}
+	sec.Bars = append(sec.Bars, iops)
+	// Latency percentiles: one group per tier and profile direction.
+	lat := report.BarChart{Title: "fio completion latency percentiles per tier (ms)", YLabel: "ms",
+		Note: "fio's completion latency p50, p99 and p99.9 in each profile and direction, per target (tier)."}
+	anyConfigured := false
+	for _, m := range ms {
+		for _, c := range cats {
+			if _, ok := figs[m.target][c]; ok {
+				lat.Categories = append(lat.Categories, m.target+": "+c)
+				anyConfigured = anyConfigured || figs[m.target][c].configured != nil
+			}
+		}
+	}
+	series := []struct {
+		label string
+		of    func(fig) *float64
+	}{{"p50", func(f fig) *float64 { return f.p50 }}, {"p99", func(f fig) *float64 { return f.p99 }}, {"p99.9", func(f fig) *float64 { return f.p999 }}}
+	if anyConfigured {
+		series = append(series, struct {
+			label string
+			of    func(fig) *float64
+		}{"configured p99", func(f fig) *float64 { return f.configured }})
+		lat.Note += " Configured p99: the p99 delay the target's latency layer was set to for that direction (its jitter left out); " +
+			"a tier's measured p99 at or above it shows the layer held; n/a: no layer."
+	}
+	for _, s := range series {
+		bs := report.BarSeries{Label: s.label}
+		for _, m := range ms {
+			for _, c := range cats {
+				if f, ok := figs[m.target][c]; ok {
+					bs.Values = append(bs.Values, s.of(f))
+				}
+			}
+		}
+		lat.Series = append(lat.Series, bs)
+	}
+	sec.Bars = append(sec.Bars, lat)
+}
+
+// configuredP99 is the p99 delay in ms a latency layer adds to the I/O of
+// fio's direction ("read", "write"): a fixed delay itself, a
+// distribution's p99, a tail of 1% or more its tail's delay.
+func configuredP99(l *latency.Settings, direction string) (float64, bool) {
+	if l == nil || l.On == latency.WALDir { // fio's file is in the data directory
+		return 0, false
+	}
+	k := latency.Read
+	if direction == "write" {
+		k = latency.Write
+	}
+	d := l.Delay(k)
+	if d.IsZero() {
+		return 0, false
+	}
+	p99 := d.Center
+	if d.Shape == latency.Normal || d.Shape == latency.LogNormal {
+		p99 = d.P99
+	}
+	if d.TailPct >= 1 {
+		p99 = max(p99, d.Tail)
+	}
+	return float64(p99) / float64(time.Millisecond), true
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/plan"
@@ -339,7 +340,36 @@ func (s *tpchStep) Section(ctx context.Context, rc *ReportContext, index int) (r
 			fmt.Sprintf("Query stream %d of the throughput test, run at once with the other streams and the refresh stream; mean over the repeats, ratios against %s.", n, base.name),
 			names, func(i int) *[tpch.Queries][]float64 { return ts[i].streamQueries[n] }))
 	}
-	return report.Section{Tables: []report.Table{figures, queries}, Bars: bars}, nil
+	sec := report.Section{Tables: []report.Table{figures, queries}, Bars: bars}
+	clauses := map[string]string{}
+	for i, t := range ts {
+		var parts []string
+		for _, f := range []struct {
+			name     string
+			xs, base []float64
+		}{{"QphH@Size", t.qphh, base.qphh}, {"Power@Size", t.power, base.power}, {"Throughput@Size", t.throughput, base.throughput}} {
+			if len(f.xs) == 0 {
+				continue
+			}
+			p := fmt.Sprintf("%s %.1f", f.name, tpchMean(f.xs))
+			if r := tpchRatio(f.xs, f.base); i > 0 && r != "—" {
+				p += " (" + r + " " + base.name + ")"
+			}
+			parts = append(parts, p)
+		}
+		if len(parts) == 0 {
+			why := t.absent
+			if why == "" {
+				why = "no run finished"
+			}
+			sec.Findings = append(sec.Findings, fmt.Sprintf("TPROC-H SF %s: %s has no figure (%s).", scale, t.name, why))
+			continue
+		}
+		sec.Findings = append(sec.Findings, fmt.Sprintf("TPROC-H SF %s: %s %s.", scale, t.name, strings.Join(parts, ", ")))
+		clauses[t.name] = "TPROC-H " + parts[0]
+	}
+	sec.Answers = answersOf(rc, clauses)
+	return sec, nil
 }
 
 // tpchQueryBars charts each query's interval per target: the mean over

@@ -5,6 +5,10 @@ package plan
 const Example = `# oltplab experiment plan: one file compares whole infrastructures.
 name: storage-tiers          # required: names the experiment (letters, digits, . _ -)
 description: tmpfs against local disk, and the disk capped to HDD-like IOPS
+question: How much throughput does each storage tier give, and at what cost?
+                             # optional: what the experiment asks, in one sentence
+                             # (at most 300 characters); the report's first page
+                             # states it and answers it for each target
 results: ./results.db        # optional: the results store (default: --results,
                              # OLTPLAB_RESULTS, then ~/.local/share/oltplab/results.db)
 warehouses: 2                # the TPC-C scale every target is built at (required

@@ -32,6 +32,9 @@ type Plan struct {
 
 	Name        string
 	Description string
+	// Question is what the experiment asks, in words, for the report's
+	// first page ("" when the plan states none).
+	Question string
 	// Results is the results store the plan asks for ("" for the default),
 	// already resolved against Dir.
 	Results    string
@@ -70,6 +73,7 @@ func (e *Entry) Scope() Scope {
 type planFile struct {
 	Name        string        `yaml:"name"`
 	Description string        `yaml:"description"`
+	Question    string        `yaml:"question"`
 	Results     string        `yaml:"results"`
 	Warehouses  int           `yaml:"warehouses"`
 	Baseline    string        `yaml:"baseline"`
@@ -78,6 +82,10 @@ type planFile struct {
 	Cost        *CostSpec     `yaml:"cost"`
 	Steps       []yaml.Node   `yaml:"steps"`
 }
+
+// maxQuestion bounds a plan's question: one sentence on a report's
+// first page.
+const maxQuestion = 300
 
 // MaxTargets bounds a plan's targets, its matrix's included: each is a
 // database measured one after the other (a managed instance started and
@@ -152,7 +160,10 @@ func Decode(file string, src []byte) (*Plan, error) {
 		}
 		return nil, err
 	}
-	p.Name, p.Description, p.Warehouses, p.Baseline = pf.Name, pf.Description, pf.Warehouses, pf.Baseline
+	p.Name, p.Description, p.Question, p.Warehouses, p.Baseline = pf.Name, pf.Description, strings.TrimSpace(pf.Question), pf.Warehouses, pf.Baseline
+	if n := len(p.Question); n > maxQuestion {
+		return nil, d.Errorf(valueNode(root, "question"), "question", "%d characters: a question is one sentence, at most %d", n, maxQuestion)
+	}
 	if p.Name == "" {
 		return nil, d.Errorf(root, "name", "required: the experiment's name (%s)", nameRule)
 	}

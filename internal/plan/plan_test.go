@@ -20,6 +20,7 @@ import (
 
 const goodPlan = `# a comparison of two SQLite files and a matrix of managed instances
 name: tiers
+question: "  Which tier gives the most NOPM per dollar?  "
 warehouses: 2
 build:
   workers: 2
@@ -60,6 +61,9 @@ func TestDecodeGoodPlan(t *testing.T) {
 	}
 	if p.Name != "tiers" || p.Warehouses != 2 || p.Baseline != "disk-256MB-none" {
 		t.Errorf("got name %q, warehouses %d, baseline %q", p.Name, p.Warehouses, p.Baseline)
+	}
+	if got, want := p.Question, "Which tier gives the most NOPM per dollar?"; got != want {
+		t.Errorf("question: got %q, want %q (trimmed)", got, want)
 	}
 	var names []string
 	for _, tg := range p.Targets {
@@ -131,6 +135,9 @@ func TestDecodeBadPlans(t *testing.T) {
 		{"empty", "", 0, "", "empty"},
 		{"not a mapping", "- a\n- b\n", 1, "", "a plan is a mapping"},
 		{"unknown top-level field", base("warehouse: 3\n"), 7, "warehouse", "did you mean warehouses"},
+		{"question misspelt", base("questions: why?\n"), 7, "questions", "did you mean question"},
+		{"question not text", base("question: [a, b]\n"), 7, "question", "want a single value"},
+		{"question too long", base("question: " + strings.Repeat("why ", 80) + "\n"), 7, "question", "at most 300"},
 		{"wrong type", strings.Replace(base(""), "warehouses: 1", "warehouses: many", 1), 2, "warehouses", "want a whole number"},
 		{"missing name", "warehouses: 1\nsteps: [build]\ntargets: [{name: a, url: 'sqlite:a.db'}]\n", 1, "name", "required"},
 		{"bad name", strings.Replace(base(""), "name: t", "name: a b", 1), 1, "name", "want 1-32 letters"},

@@ -31,7 +31,8 @@ const (
 // Rule explains, in one sentence for a reader, how Analyze judges a
 // curve; reports print it next to the verdicts.
 const Rule = "A step scales while each virtual user it adds brings at least 10% of the NOPM per user of the first step; " +
-	"the knee is the last step before that stops (the plateau), or before NOPM falls by more than 5% (falling). " +
+	"the knee is the last step before that stops (the plateau), or before NOPM falls by more than 5% and stays down (falling); " +
+	"a fall that a later step undoes, coming back within 5%, is a dip and not a knee. " +
 	"Without a knee the plateau lies beyond the sweep."
 
 // StepFigures are the figures of one step of a profile that the plateau
@@ -66,6 +67,11 @@ type Verdict struct {
 	// SingleRuns lists the steps (their VUs) that rest on one run: a
 	// verdict drawn from them rests on single runs and says so in Reason.
 	SingleRuns []int `json:"single_runs,omitempty"`
+	// Dips lists the steps (their VUs) whose NOPM fell by more than
+	// DropThreshold below the step before them while a later step came
+	// back within DropThreshold of it: a drop the next steps undo is a
+	// dip, not a fall, and the knee is judged without them.
+	Dips []int `json:"dips,omitempty"`
 }
 
 // Analyze finds the peak and the knee of a profile. Steps without a
@@ -75,8 +81,11 @@ type Verdict struct {
 // The reference is the first step's NOPM per virtual user: what one user
 // brings when users barely compete. Going from step s to the next step t,
 //
-//   - NOPM falling by more than DropThreshold is a fall: the knee is s
-//     and the shape falling;
+//   - NOPM falling by more than DropThreshold is a fall when it persists:
+//     the knee is s and the shape falling. When a later step comes back
+//     within DropThreshold of s, t was a dip (one noisy step, not a
+//     fall): it is named in Dips and Reason and left out of the rest of
+//     the analysis;
 //   - otherwise, when the NOPM each added user brings, (NOPM(t) -
 //     NOPM(s)) / (VUs(t) - VUs(s)), is below threshold (a fraction; <= 0
 //     means DefaultKneeThreshold) of the reference, the plateau is
@@ -140,31 +149,51 @@ func analyze(steps []StepFigures, threshold float64) Verdict {
 		v.Reason = fmt.Sprintf("%s; the first step (%d VUs) measured no NOPM, so no knee can be judged", peak, first.VUs)
 		return v
 	}
+	dips := ""
 	for i := 0; i+1 < len(ss); i++ {
 		s, t := ss[i], ss[i+1]
 		change := t.NOPM.Mean/s.NOPM.Mean - 1
 		if s.NOPM.Mean > 0 && change < -DropThreshold {
+			if u, ok := recovery(ss[i+2:], s.NOPM.Mean); ok {
+				v.Dips = append(v.Dips, t.VUs)
+				dips += fmt.Sprintf("; a dip at %d VUs (%s, %s from %d VUs) is not a fall: %d VUs came back to %s",
+					t.VUs, FormatThousands(t.NOPM.Mean), formatSignedPercent(change), s.VUs, u.VUs, FormatThousands(u.NOPM.Mean))
+				ss = slices.Delete(ss, i+1, i+2)
+				i--
+				continue
+			}
 			v.KneeVUs, v.Shape = s.VUs, ShapeFalling
-			v.Reason = fmt.Sprintf("%s; NOPM falls after %d VUs: %s at %d VUs, %s at %d VUs (%s)%s%s",
+			v.Reason = fmt.Sprintf("%s; NOPM falls after %d VUs: %s at %d VUs, %s at %d VUs (%s)%s%s%s",
 				peak, s.VUs, FormatThousands(s.NOPM.Mean), s.VUs, FormatThousands(t.NOPM.Mean), t.VUs,
-				formatSignedPercent(change), latencyNote(s, t), perUserNote)
+				formatSignedPercent(change), latencyNote(s, t), dips, perUserNote)
 			return v
 		}
 		gain := (t.NOPM.Mean - s.NOPM.Mean) / float64(t.VUs-s.VUs)
 		if gain < threshold*ref {
 			v.KneeVUs, v.Shape = s.VUs, ShapePlateau
-			v.Reason = fmt.Sprintf("%s; plateau from %d VUs: each user added from %d to %d VUs brought %s NOPM, under %s of the %s NOPM per user at %d VUs%s%s%s",
+			v.Reason = fmt.Sprintf("%s; plateau from %d VUs: each user added from %d to %d VUs brought %s NOPM, under %s of the %s NOPM per user at %d VUs%s%s%s%s",
 				peak, s.VUs, s.VUs, t.VUs, FormatThousands(gain), formatPercent(threshold), FormatThousands(ref), first.VUs,
-				latencyNote(s, t), laterFall(ss[i+1:], v.PeakNOPM), perUserNote)
+				latencyNote(s, t), laterFall(ss[i+1:], v.PeakNOPM), dips, perUserNote)
 			return v
 		}
 	}
 	s, t := ss[len(ss)-2], ss[len(ss)-1]
 	gain := (t.NOPM.Mean - s.NOPM.Mean) / float64(t.VUs-s.VUs)
 	v.Shape = ShapeScaling
-	v.Reason = fmt.Sprintf("%s; still scaling, no plateau up to %d VUs: each user added from %d to %d VUs brought %s NOPM, %s of the %s NOPM per user at %d VUs%s",
-		peak, t.VUs, s.VUs, t.VUs, FormatThousands(gain), formatPercent(gain/ref), FormatThousands(ref), first.VUs, perUserNote)
+	v.Reason = fmt.Sprintf("%s; still scaling, no plateau up to %d VUs: each user added from %d to %d VUs brought %s NOPM, %s of the %s NOPM per user at %d VUs%s%s",
+		peak, t.VUs, s.VUs, t.VUs, FormatThousands(gain), formatPercent(gain/ref), FormatThousands(ref), first.VUs, dips, perUserNote)
 	return v
+}
+
+// recovery is the first of the later steps whose NOPM is back within
+// DropThreshold of level: the drop before it was a dip.
+func recovery(later []StepFigures, level float64) (StepFigures, bool) {
+	for _, u := range later {
+		if u.NOPM.Mean >= level*(1-DropThreshold) {
+			return u, true
+		}
+	}
+	return StepFigures{}, false
 }
 
 // perUser is a step's throughput per virtual user: TPM when measured,

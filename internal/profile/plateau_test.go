@@ -2,6 +2,7 @@ package profile
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -88,6 +89,29 @@ func TestAnalyze(t *testing.T) {
 			not:    []string{"threshold"},
 		},
 		{
+			// Observed (issue 28): "NOPM falls after 3 VUs: 21,135 at 3
+			// VUs, 16,029 at 4 VUs", yet 16 VUs reached 20,693.
+			name:   "a drop the next steps undo is a dip, not a fall",
+			steps:  steps([]int{1, 2, 3, 4, 16}, []float64{8000, 15000, 21135, 16029, 20693}, nil, nil),
+			want:   Verdict{PeakVUs: 3, PeakNOPM: 21135, KneeVUs: 3, Shape: ShapePlateau, PerUserPeakVUs: 1, Dips: []int{4}},
+			reason: []string{"plateau from 3 VUs", "a dip at 4 VUs (16,029, -24.2% from 3 VUs) is not a fall: 16 VUs came back to 20,693"},
+			not:    []string{"falls after"},
+		},
+		{
+			name:   "every step a later one undoes is a dip",
+			steps:  steps([]int{1, 2, 3, 4, 8, 16}, []float64{8000, 15000, 21135, 16029, 18500, 20693}, nil, nil),
+			want:   Verdict{PeakVUs: 3, PeakNOPM: 21135, KneeVUs: 3, Shape: ShapePlateau, PerUserPeakVUs: 1, Dips: []int{4, 8}},
+			reason: []string{"a dip at 4 VUs", "a dip at 8 VUs (18,500, -12.5% from 3 VUs) is not a fall: 16 VUs came back to 20,693"},
+			not:    []string{"falls after"},
+		},
+		{
+			name:   "a drop that persists is a fall",
+			steps:  steps([]int{1, 2, 3, 4, 8, 16}, []float64{8000, 15000, 21135, 16029, 18500, 19000}, nil, nil),
+			want:   Verdict{PeakVUs: 3, PeakNOPM: 21135, KneeVUs: 3, Shape: ShapeFalling, PerUserPeakVUs: 1},
+			reason: []string{"NOPM falls after 3 VUs: 21,135 at 3 VUs, 16,029 at 4 VUs"},
+			not:    []string{"dip"},
+		},
+		{
 			name:   "a dip within the noise of a plateau is a plateau",
 			steps:  steps([]int{1, 2, 4, 8}, []float64{1000, 1900, 3500, 3450}, nil, []float64{10, 10.5, 12, 24}),
 			want:   Verdict{PeakVUs: 4, PeakNOPM: 3500, KneeVUs: 4, Shape: ShapePlateau, PerUserPeakVUs: 1},
@@ -128,10 +152,10 @@ func TestAnalyze(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Analyze(tt.steps, tt.threshold)
 			if got.PeakVUs != tt.want.PeakVUs || math.Abs(got.PeakNOPM-tt.want.PeakNOPM) > 1e-6 || got.KneeVUs != tt.want.KneeVUs ||
-				got.Shape != tt.want.Shape || got.PerUserPeakVUs != tt.want.PerUserPeakVUs {
-				t.Errorf("Analyze() = peak %d VUs %v NOPM knee %d %q per-user peak %d,\nwant peak %d VUs %v NOPM knee %d %q per-user peak %d (reason %q)",
-					got.PeakVUs, got.PeakNOPM, got.KneeVUs, got.Shape, got.PerUserPeakVUs,
-					tt.want.PeakVUs, tt.want.PeakNOPM, tt.want.KneeVUs, tt.want.Shape, tt.want.PerUserPeakVUs, got.Reason)
+				got.Shape != tt.want.Shape || got.PerUserPeakVUs != tt.want.PerUserPeakVUs || !slices.Equal(got.Dips, tt.want.Dips) {
+				t.Errorf("Analyze() = peak %d VUs %v NOPM knee %d %q per-user peak %d dips %v,\nwant peak %d VUs %v NOPM knee %d %q per-user peak %d dips %v (reason %q)",
+					got.PeakVUs, got.PeakNOPM, got.KneeVUs, got.Shape, got.PerUserPeakVUs, got.Dips,
+					tt.want.PeakVUs, tt.want.PeakNOPM, tt.want.KneeVUs, tt.want.Shape, tt.want.PerUserPeakVUs, tt.want.Dips, got.Reason)
 			}
 			for _, frag := range tt.reason {
 				if !strings.Contains(got.Reason, frag) {

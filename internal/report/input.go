@@ -37,7 +37,10 @@ type Experiment struct {
 	ID          int64  `json:"id"`
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
-	Status      string `json:"status"`
+	// Question is what the plan asks (its question: field), stated on the
+	// report's first page with an answer for each target; "" for none.
+	Question string `json:"question,omitempty"`
+	Status   string `json:"status"`
 	// Baseline names the target every ratio is taken against; it comes
 	// first in every section.
 	Baseline string             `json:"baseline"`
@@ -111,11 +114,23 @@ type Section struct {
 	// figures were analysed); the experiment's Method carries it.
 	Method []string `json:"-"`
 	// Findings are sentences the study report's summary states for the
-	// step beside the ratios it computes itself (a paired comparison's).
+	// step: its headline for a reader, the comparison it exists for
+	// first (a profile step's ratios the report computes itself; these
+	// are beside them, a paired comparison's).
 	Findings []string `json:"findings,omitempty"`
+	// Answers are what the step found for each target, a clause each
+	// ("backs up in 12.3 s, 0.52× disk's time"): the summary's answer
+	// for a target joins its clauses from every step into one sentence.
+	Answers []Answer `json:"answers,omitempty"`
 	// Bars are bar charts over categories (TPC-H's queries) the step
 	// draws itself, after its tables and before its time series.
 	Bars []BarChart `json:"bars,omitempty"`
+}
+
+// Answer is one target's clause of a step's answer.
+type Answer struct {
+	Target string `json:"target"`
+	Text   string `json:"text"`
 }
 
 // BarChart is a chart of grouped bars over named categories (queries) a

@@ -200,11 +200,19 @@ func tableBlocks(prefix string, ts ...table) []block {
 	return out
 }
 
-// summary states the headline ratios in words with their intervals, the
-// steps that did not finish, and the short cost table.
+// summary is the report's first page: the plan's question with an
+// answer for each target, every step's headline in plan order (a profile
+// step's ratios in words with their intervals, each other kind's
+// findings), the steps that did not finish, the headline chart and the
+// short cost table.
 func (s *study) summary() []block {
 	var lines []string
-	for _, st := range s.steps {
+	for _, sec := range s.e.Sections {
+		st, ok := s.profileStep(sec)
+		if !ok {
+			lines = append(lines, sec.Findings...)
+			continue
+		}
 		lines = append(lines, headlines(st.v, st.Title, len(s.steps) > 1)...)
 		lines = append(lines, st.Findings...)
 		lines = append(lines, trustLines(st.v, st.Title, len(s.steps) > 1)...)
@@ -222,10 +230,15 @@ func (s *study) summary() []block {
 			lines = append(lines, fmt.Sprintf("The %s step on %s did not finish (%s); what it measured is not in this report.", e.Step, target, what))
 		}
 	}
-	var out []block
+	out := s.question()
 	if len(lines) > 0 {
-		out = append(out, block{List: lines})
+		b := block{List: lines}
+		if len(out) > 0 {
+			b.Heading = "What each step measured"
+		}
+		out = append(out, b)
 	}
+	out = append(out, s.headlineChart()...)
 	if c := s.e.Cost; c != nil && len(c.Table.Rows) > 0 {
 		t := costSummaryTable(c.Table)
 		out = append(out, block{Table: &t})
@@ -298,6 +311,13 @@ func headlines(v *view, step string, named bool) []string {
 			sentence += fmt.Sprintf("; plateau from %d VUs", p.Verdict.KneeVUs)
 		default:
 			sentence += "; no plateau within the sweep"
+		}
+		if d := p.Verdict.Dips; len(d) > 0 {
+			vus := make([]string, len(d))
+			for i, n := range d {
+				vus[i] = strconv.Itoa(n)
+			}
+			sentence += fmt.Sprintf(" (a dip at %s VUs that later steps undo: not a fall)", strings.Join(vus, ", "))
 		}
 		out = append(out, sentence+".")
 	}
@@ -589,8 +609,9 @@ func (s *study) cost() []block {
 			}
 			tb.Rows = append(tb.Rows, row{Cells: cells})
 		}
-		out = append(out, block{Note: strings.TrimSpace(note)}, block{Table: &tb},
-			block{Notes: g.Notes, Note: "† " + cost.TPMCaveat + "."})
+		out = append(out, block{Note: strings.TrimSpace(note)}, block{Table: &tb})
+		out = append(out, costChart(t)...)
+		out = append(out, block{Notes: g.Notes, Note: "† " + cost.TPMCaveat + "."})
 		return out
 	}
 	if note != "" {

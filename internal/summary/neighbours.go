@@ -150,12 +150,19 @@ type NoiseCycleResult struct {
 	Detail   json.RawMessage        `json:"detail,omitempty"`
 }
 
-// Headline sums up a noisy-neighbour scenario in a line: each victim's
-// loss against its baseline and while the noise ran, and the noise's
-// cycles.
+// Headline sums up a noisy-neighbour scenario in a line: first what the
+// scenario exists for, each victim's NOPM while the backups ran against
+// between them; then its loss against the baseline phase (where the
+// noisy instances ran the load too, so a victim may gain); and the
+// noise's cycles. A negative loss is said as a gain; an interval too
+// wide to mean anything is said to be so rather than printed.
 func (s Neighbours) Headline() string {
 	if len(s.Phases) == 0 {
 		return ""
+	}
+	var during []string
+	for _, w := range s.WhileNoisy {
+		during = append(during, w.Name+" "+LossWords(w.NOPMLossPct)+lossInterval(w.HasCI, w.NOPMLo, w.NOPMHi))
 	}
 	var parts, suspect []string
 	for _, l := range s.Losses {
@@ -163,34 +170,51 @@ func (s Neighbours) Headline() string {
 			suspect = append(suspect, l.Name)
 			continue
 		}
-		p := fmt.Sprintf("%s %s", l.Name, pct(l.NOPMLossPct))
-		if l.HasCI {
-			p += fmt.Sprintf(" (%s to %s)", pct(l.NOPMLo), pct(l.NOPMHi))
-		}
-		parts = append(parts, p)
+		parts = append(parts, l.Name+" "+LossWords(l.NOPMLossPct)+lossInterval(l.HasCI, l.NOPMLo, l.NOPMHi))
 	}
-	h := "victims' NOPM loss against the baseline: " + strings.Join(parts, ", ")
+	var hs []string
+	if len(during) > 0 {
+		hs = append(hs, "victims' NOPM while backups ran: "+strings.Join(during, ", "))
+	}
+	h := "against the baseline phase: " + strings.Join(parts, ", ")
 	if len(parts) == 0 {
 		h = "no victim measured in both phases"
 	}
 	if len(suspect) > 0 {
 		h += fmt.Sprintf(" (SUSPECT, left out: %s)", strings.Join(suspect, ", "))
 	}
-	var during []string
-	for _, w := range s.WhileNoisy {
-		p := fmt.Sprintf("%s %s", w.Name, pct(w.NOPMLossPct))
-		if w.HasCI {
-			p += fmt.Sprintf(" (%s to %s)", pct(w.NOPMLo), pct(w.NOPMHi))
-		}
-		during = append(during, p)
-	}
-	if len(during) > 0 {
-		h += "; while backups ran: " + strings.Join(during, ", ")
-	}
+	hs = append(hs, h)
 	if n := s.NoiseSeconds.N; n > 0 {
-		h += fmt.Sprintf("; %d backup(s), %.1f s on average", n, s.NoiseSeconds.Mean)
+		hs = append(hs, fmt.Sprintf("%d backup(s), %.1f s on average", n, s.NoiseSeconds.Mean))
 	}
-	return h
+	return strings.Join(hs, "; ")
+}
+
+// LossWords says a loss in percent in words: "lost 13.2%", and a
+// negative loss as what it is, "gained 5.0%" (the victim was faster).
+func LossWords(lossPct float64) string {
+	if lossPct < 0 {
+		return "gained " + pct(-lossPct)
+	}
+	return "lost " + pct(lossPct)
+}
+
+// LossTooWide reports whether a loss's 95% interval, in percent, is too
+// wide to say anything about the loss: it spans more than 100
+// percentage points (a ratio of the two rates known only to within a
+// factor of about two or worse).
+func LossTooWide(lo, hi float64) bool { return hi-lo > 100 }
+
+// lossInterval is a loss's interval for a headline: " (22.9% to 73.2%)",
+// or what a too wide one means.
+func lossInterval(has bool, lo, hi float64) string {
+	switch {
+	case !has:
+		return ""
+	case LossTooWide(lo, hi):
+		return " (interval too wide to conclude)"
+	}
+	return fmt.Sprintf(" (%s to %s)", pct(lo), pct(hi))
 }
 
 // Sampling is what the host sampler saw over the whole scenario.
