@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 		"tpch", "tpchdriver", "tpchload", "yamldoc"},
 
 	// Experiments: the plan language below the step kinds that run it.
-	"experiment": {"claim", "cost", "dialect", "driver", "fio", "instance", "load", "plan", "profile",
+	"experiment": {"claim", "cost", "dialect", "driver", "fio", "instance", "latency", "load", "plan", "profile",
 		"report", "results", "sampler", "scenario", "store", "summary", "sysstat", "tpch", "tpchdriver",
 		"tpchload", "yamldoc"},
 	"plan": {"cost", "dialect", "driver", "instance", "load", "profile", "store", "yamldoc"},
