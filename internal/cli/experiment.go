@@ -27,19 +27,23 @@ const experimentSynopsis = `experiment run PLAN.yaml [--dry-run] [--results PATH
        oltplab experiment list [--limit N] [--json]
        oltplab experiment show ID [--json]`
 
+func experimentCommands() []command {
+	return []command{
+		{name: "run", run: experimentRun, summary: "run a plan file"},
+		{name: "resume", run: experimentResume, summary: "continue an interrupted experiment"},
+		{name: "list", run: experimentList, summary: "list stored experiments"},
+		{name: "show", run: experimentShow, summary: "show an experiment's schedule and headlines"},
+	}
+}
+
 func runExperiment(ctx context.Context, a *app, args []string) error {
 	if len(args) == 0 {
 		return usageErrorf("experiment: want a subcommand: run PLAN.yaml, resume ID, list or show ID (see `oltplab experiment --help`)")
 	}
+	if c, ok := findCommand(experimentCommands(), args[0]); ok {
+		return c.run(ctx, a, args[1:])
+	}
 	switch args[0] {
-	case "run":
-		return experimentRun(ctx, a, args[1:])
-	case "resume":
-		return experimentResume(ctx, a, args[1:])
-	case "list":
-		return experimentList(ctx, a, args[1:])
-	case "show":
-		return experimentShow(ctx, a, args[1:])
 	case "-h", "--help", "help":
 		a.experimentHelp(a.stdio.Out)
 		return nil
