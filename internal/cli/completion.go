@@ -381,7 +381,7 @@ complete -c oltplab -e
 }
 
 // shellQuote quotes s for bash and zsh: in single quotes, a single quote
-// as '\''.
+// as '\”.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
