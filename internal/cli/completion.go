@@ -380,8 +380,8 @@ complete -c oltplab -e
 	return err
 }
 
-// shellQuote quotes s for bash and zsh: in single quotes, a single quote
-// as '\”.
+// shellQuote quotes s for bash and zsh: in single quotes, each single
+// quote in s closed, escaped and reopened.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
