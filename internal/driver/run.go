@@ -101,7 +101,7 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 		}
 		r.nopmWhere = fmt.Sprintf(" WHERE d_w_id BETWEEN %d AND %d", sh.FirstWarehouse, sh.LastWarehouse)
 		r.res.Warnings = append(r.res.Warnings, fmt.Sprintf("shard %s: %d of %d virtual users on warehouses %d-%d; NOPM counts these "+
-			"warehouses' New-Orders, TPM this driver's own transactions; this is one shard's result (MergeShards adds the shards')",
+			"warehouses' New-Orders, TPM this driver's own transactions; this is one shard's result: the merged profile (shard 0's with --shard-group or --start-at, or oltplab results merge) adds up the shards'",
 			sh, o.VUs, sh.TotalVUs, sh.FirstWarehouse, sh.LastWarehouse))
 		if sh.Index == 0 {
 			// Shard 0 reads the database's counters over every warehouse
