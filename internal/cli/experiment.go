@@ -310,8 +310,8 @@ func (a *app) experimentRunner(st *store.Store) *experiment.Runner {
 				if !l.Line {
 					return // a gauge's update, not a line
 				}
-				fmt.Fprintf(ew, "    %6s  %-8s TPM %9.0f  NOPM %9.0f  errors %d\n",
-					l.Elapsed.Round(time.Second), l.Phase, l.TPM, l.NOPM, l.Errors)
+				fmt.Fprintf(ew, "    %s%6s  %-8s TPM %9.0f  NOPM %9.0f  errors %d\n",
+					targetPrefix(l.Target), l.Elapsed.Round(time.Second), l.Phase, l.TPM, l.NOPM, l.Errors)
 			},
 			RunStored: func(r scenario.RunStored) {
 				state := ""
@@ -324,7 +324,7 @@ func (a *app) experimentRunner(st *store.Store) *experiment.Runner {
 				case len(r.Result.Contaminated) > 0:
 					state = " (" + string(r.Status) + ": " + r.Result.Contaminated[0] + ")"
 				}
-				fmt.Fprintf(ew, "  run %d: %d VU(s), NOPM %s, TPM %s%s\n", r.ID, r.Result.Options.VUs,
+				fmt.Fprintf(ew, "  %srun %d: %d VU(s), NOPM %s, TPM %s%s\n", targetPrefix(r.Target), r.ID, r.Result.Options.VUs,
 					thousands(r.Result.NOPM), thousands(r.Result.TPM), state)
 			},
 		},
@@ -333,6 +333,14 @@ func (a *app) experimentRunner(st *store.Store) *experiment.Runner {
 	return &experiment.Runner{Store: st, Log: a.log, Scrub: a.scrub, ToolVersion: version(), Observer: obs, StoreWait: wait,
 		NoCrossCheck: a.noCrossCheck,
 		Secret:       func(s string) { a.secrets = append(a.secrets, dialect.Secret(s)) }}
+}
+
+// targetPrefix starts a progress line of one target of several, "NAME: ".
+func targetPrefix(name string) string {
+	if name == "" {
+		return ""
+	}
+	return name + ": "
 }
 
 // experimentEnded says how an experiment ended and what to do next.

@@ -33,6 +33,9 @@ type Live struct {
 	Interval time.Duration
 	// Line: LiveEvery has passed since the previous line.
 	Line bool
+	// Target names the run's target when several run at once (a
+	// parallel window, set by its caller); empty otherwise.
+	Target string
 }
 
 // liveMark is the driver's counts at one live call.
