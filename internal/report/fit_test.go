@@ -144,6 +144,14 @@ func TestReportFitsThePage(t *testing.T) {
 	if !strings.Contains(page, "tool.binary_sha256") {
 		t.Fatalf("the appendix does not list the fixture's context")
 	}
+	if !strings.Contains(page, "@media print {") {
+		t.Fatalf("the page has no print stylesheet to measure")
+	}
+	var profiles bytes.Buffer
+	if err := HTML(&profiles, fixture()); err != nil {
+		t.Fatal(err)
+	}
+	profilesPage := profiles.String()
 	for _, c := range []struct {
 		name  string
 		page  string
@@ -151,11 +159,12 @@ func TestReportFitsThePage(t *testing.T) {
 	}{
 		{"screen 1000 px", page, 1000},
 		{"print stylesheet at A4 width", strings.Replace(page, "@media print {", "@media all {", 1), 718},
+		{"profiles report at 1000 px", profilesPage, 1000},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := measureFit(t, chromium, c.page, c.width)
 			t.Logf("window %d px, page %d px wide, %d tables", got.Inner, got.Page, got.Tables)
-			if got.Tables < 10 {
+			if got.Tables < 5 {
 				t.Fatalf("measured %d tables, want the report's", got.Tables)
 			}
 			if got.Page > got.Inner {
