@@ -8,11 +8,14 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/store"
@@ -45,9 +48,23 @@ func envMap(kv []string) Env {
 
 type command struct {
 	name    string
-	summary string
-	run     func(ctx context.Context, a *app, args []string) error
+	summary string // "" hides the command from the help
+	// group is the heading of the help the command is listed under.
+	group string
+	run   func(ctx context.Context, a *app, args []string) error
+	// subs are the subcommands run dispatches to (findCommand): the one
+	// list the help and the shell completions read too.
+	subs []command
 }
+
+// The headings of `oltplab --help`, in its order: what a reader looks for.
+const (
+	groupWorkload = "The workload"
+	groupInfra    = "Infrastructure: storage, instances and the studies' scenarios"
+	groupResults  = "Results"
+	groupScaleOut = "Scale-out"
+	groupTool     = "The tool"
+)
 
 // app is what every command shares: streams, environment, logger, and the
 // secrets to scrub from any line printed.
@@ -60,35 +77,74 @@ type app struct {
 	// noCrossCheck is scenario.Env.NoCrossCheck: set only by tests that
 	// are not about the cross-check (mainWith's options), never by a flag.
 	noCrossCheck bool
+	// describe, when set, is given the flag set a command parses instead
+	// of parsing it (describeCommand): the command then stops as after
+	// --help.
+	describe func(fs *pflag.FlagSet)
 }
 
 func commands() []command {
 	return []command{
-		{"quickstart", "build 1 warehouse on embedded SQLite, run a short profile, write a report", runQuickstart},
-		{"build", "create and load a TPC-C schema of W warehouses", runBuild},
-		{"run", "drive the workload with virtual users and measure it", runRun},
-		{"check", "evaluate the consistency conditions of TPC-C clause 3.3.2", runCheck},
-		{"tpch", "the analytic workload: TPC-H build, power and throughput tests (TPROC-H style figures), check", runTPCH},
-		{"compare", "compare profiles step by step, or TPC-H results query by query, with ratios", runCompare},
-		{"cost", "price the targets of a prices file: total cost, cost per 1,000 NOPM/TPM, savings", runCost},
-		{"report", "render profiles and monitor results as one self-contained HTML (or Markdown) report", runReport},
-		{"experiment", "run a plan file: whole infrastructures compared on instances oltplab starts itself (run, resume, list, show)", runExperiment},
-		{"parallel", "drive several targets at once with one synchronised measured window: per-target and total NOPM/TPM", runParallel},
-		{"neighbours", "noisy neighbours: instances on shared storage, some backing up while the others run the load; each victim's loss", runNeighbours},
-		{"monitor", "sample host (and database) metrics into the results store while something else runs", runMonitor},
-		{"backup", "timed backup and restore cycles with the engine's own tools, each restored copy checked", runBackup},
-		{"storage", "storage micro-benchmarks with fio: IOPS, MB/s and latency percentiles of a directory's device", runStorage},
-		{"rebuild", "rebuild the largest index of ORDER-LINE with a cold and a warm cache: elapsed vs server CPU time", runRebuild},
-		{"cpu", "time a fixed single-threaded CPU loop in the database server and in oltplab, to compare hosts", runCPU},
-		{"selftest", "check the dialect on your own server, in a scratch database it creates and drops: what tests cannot reach", runSelftest},
-		{"results", "list, show and export stored results", runResults},
-		{"serve", "browse a results store in a web browser: profiles, comparisons, experiments, reports, downloads (read-only)", runServe},
-		{"instance", "start, list and stop managed PostgreSQL/MariaDB servers on a chosen data directory", runInstance},
-		{"clean", "remove the database copy --reset-between keeps, or (--leftovers) what killed oltplab processes left on disk", runClean},
-		{"k8s", "write a Kubernetes Indexed Job running oltplab run as N shards (manifest)", runK8s},
-		{"agent", "serve this host's metrics to an oltplab driving a database here from another machine (--agent)", runAgent},
-		{"version", "print the version", runVersion},
+		{name: "quickstart", group: groupWorkload, run: runQuickstart,
+			summary: "build 1 warehouse on embedded SQLite, run a short profile, write a report"},
+		{name: "build", group: groupWorkload, run: runBuild, summary: "create and load a TPC-C schema of W warehouses"},
+		{name: "run", group: groupWorkload, run: runRun, summary: "drive the workload with virtual users and measure it"},
+		{name: "check", group: groupWorkload, run: runCheck, summary: "evaluate the consistency conditions of TPC-C clause 3.3.2"},
+		{name: "tpch", group: groupWorkload, run: runTPCH, subs: tpchCommands(),
+			summary: "the analytic workload: TPC-H build, power and throughput tests (TPROC-H style figures), check"},
+
+		{name: "experiment", group: groupInfra, run: runExperiment, subs: experimentCommands(),
+			summary: "run a plan file: whole infrastructures compared on instances oltplab starts itself (run, resume, list, show)"},
+		{name: "instance", group: groupInfra, run: runInstance, subs: instanceCommands(),
+			summary: "start, list and stop managed PostgreSQL/MariaDB servers on a chosen data directory"},
+		{name: "storage", group: groupInfra, run: runStorage, subs: storageCommands(),
+			summary: "storage micro-benchmarks with fio: IOPS, MB/s and latency percentiles of a directory's device"},
+		{name: "backup", group: groupInfra, run: runBackup,
+			summary: "timed backup and restore cycles with the engine's own tools, each restored copy checked"},
+		{name: "rebuild", group: groupInfra, run: runRebuild,
+			summary: "rebuild the largest index of ORDER-LINE with a cold and a warm cache: elapsed vs server CPU time"},
+		{name: "cpu", group: groupInfra, run: runCPU,
+			summary: "time a fixed single-threaded CPU loop in the database server and in oltplab, to compare hosts"},
+		{name: "neighbours", group: groupInfra, run: runNeighbours,
+			summary: "noisy neighbours: instances on shared storage, some backing up while the others run the load; each victim's loss"},
+		{name: "parallel", group: groupInfra, run: runParallel,
+			summary: "drive several targets at once with one synchronised measured window: per-target and total NOPM/TPM"},
+
+		{name: "results", group: groupResults, run: runResults, subs: resultsCommands(), summary: "list, show and export stored results"},
+		{name: "compare", group: groupResults, run: runCompare,
+			summary: "compare profiles step by step, or TPC-H results query by query, with ratios"},
+		{name: "report", group: groupResults, run: runReport,
+			summary: "render profiles and monitor results as one self-contained HTML (or Markdown) report"},
+		{name: "cost", group: groupResults, run: runCost,
+			summary: "price the targets of a prices file: total cost, cost per 1,000 NOPM/TPM, savings"},
+		{name: "serve", group: groupResults, run: runServe,
+			summary: "browse a results store in a web browser: profiles, comparisons, experiments, reports, downloads (read-only)"},
+
+		{name: "agent", group: groupScaleOut, run: runAgent,
+			summary: "serve this host's metrics to an oltplab driving a database here from another machine (--agent)"},
+		{name: "k8s", group: groupScaleOut, run: runK8s, subs: k8sCommands(),
+			summary: "write a Kubernetes Indexed Job running oltplab run as N shards (manifest)"},
+		{name: "monitor", group: groupScaleOut, run: runMonitor,
+			summary: "sample host (and database) metrics into the results store while something else runs"},
+
+		{name: "selftest", group: groupTool, run: runSelftest,
+			summary: "check the dialect on your own server, in a scratch database it creates and drops: what tests cannot reach"},
+		{name: "clean", group: groupTool, run: runClean,
+			summary: "remove the database copy --reset-between keeps, or (--leftovers) what killed oltplab processes left on disk"},
+		{name: "completion", group: groupTool, run: runCompletion, subs: completionCommands(),
+			summary: "print a shell completion script (bash, zsh or fish) made from these commands and their flags"},
+		{name: "version", group: groupTool, run: runVersion, summary: "print the version"},
 	}
+}
+
+// findCommand is the command of cmds named name.
+func findCommand(cmds []command, name string) (command, bool) {
+	for _, c := range cmds {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
 }
 
 // Main runs oltplab with args (without the program name) and returns the
@@ -134,10 +190,8 @@ func mainWith(ctx context.Context, args []string, environ []string, stdio Stdio,
 }
 
 func dispatch(ctx context.Context, a *app, args []string) error {
-	for _, c := range a.commands {
-		if c.name == args[0] {
-			return c.run(ctx, a, args[1:])
-		}
+	if c, ok := findCommand(a.commands, args[0]); ok {
+		return c.run(ctx, a, args[1:])
 	}
 	return usageErrorf("unknown command %s (run `oltplab --help`)", quoted(args[0]))
 }
@@ -146,12 +200,15 @@ func (a *app) usage(w io.Writer) {
 	fmt.Fprintf(w, `oltplab %s: what does this infrastructure do to my OLTP database?
 
 Usage: oltplab COMMAND [FLAGS]
-
-Commands:
 `, version())
+	group := "\x00" // no heading yet
 	for _, c := range a.commands {
 		if c.summary == "" {
 			continue // hidden
+		}
+		if c.group != group {
+			group = c.group
+			fmt.Fprintf(w, "\n%s:\n", cmp.Or(group, "Commands"))
 		}
 		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
@@ -172,7 +229,8 @@ process holds locked, then stays in a file that "oltplab results import" loads.
 
 %s
 
-Run "oltplab COMMAND --help" for a command's flags.
+Run "oltplab COMMAND --help" for a command's flags; "oltplab completion bash|zsh|fish"
+prints a script that completes commands and flags in your shell.
 `, defaultResultsHint, exitCodesHelp(90))
 }
 

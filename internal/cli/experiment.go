@@ -27,19 +27,23 @@ const experimentSynopsis = `experiment run PLAN.yaml [--dry-run] [--results PATH
        oltplab experiment list [--limit N] [--json]
        oltplab experiment show ID [--json]`
 
+func experimentCommands() []command {
+	return []command{
+		{name: "run", run: experimentRun, summary: "run a plan file"},
+		{name: "resume", run: experimentResume, summary: "continue an interrupted experiment"},
+		{name: "list", run: experimentList, summary: "list stored experiments"},
+		{name: "show", run: experimentShow, summary: "show an experiment's schedule and headlines"},
+	}
+}
+
 func runExperiment(ctx context.Context, a *app, args []string) error {
 	if len(args) == 0 {
 		return usageErrorf("experiment: want a subcommand: run PLAN.yaml, resume ID, list or show ID (see `oltplab experiment --help`)")
 	}
+	if c, ok := findCommand(experimentCommands(), args[0]); ok {
+		return c.run(ctx, a, args[1:])
+	}
 	switch args[0] {
-	case "run":
-		return experimentRun(ctx, a, args[1:])
-	case "resume":
-		return experimentResume(ctx, a, args[1:])
-	case "list":
-		return experimentList(ctx, a, args[1:])
-	case "show":
-		return experimentShow(ctx, a, args[1:])
 	case "-h", "--help", "help":
 		a.experimentHelp(a.stdio.Out)
 		return nil
@@ -306,8 +310,8 @@ func (a *app) experimentRunner(st *store.Store) *experiment.Runner {
 				if !l.Line {
 					return // a gauge's update, not a line
 				}
-				fmt.Fprintf(ew, "    %6s  %-8s TPM %9.0f  NOPM %9.0f  errors %d\n",
-					l.Elapsed.Round(time.Second), l.Phase, l.TPM, l.NOPM, l.Errors)
+				fmt.Fprintf(ew, "    %s%6s  %-8s TPM %9.0f  NOPM %9.0f  errors %d\n",
+					targetPrefix(l.Target), l.Elapsed.Round(time.Second), l.Phase, l.TPM, l.NOPM, l.Errors)
 			},
 			RunStored: func(r scenario.RunStored) {
 				state := ""
@@ -320,7 +324,7 @@ func (a *app) experimentRunner(st *store.Store) *experiment.Runner {
 				case len(r.Result.Contaminated) > 0:
 					state = " (" + string(r.Status) + ": " + r.Result.Contaminated[0] + ")"
 				}
-				fmt.Fprintf(ew, "  run %d: %d VU(s), NOPM %s, TPM %s%s\n", r.ID, r.Result.Options.VUs,
+				fmt.Fprintf(ew, "  %srun %d: %d VU(s), NOPM %s, TPM %s%s\n", targetPrefix(r.Target), r.ID, r.Result.Options.VUs,
 					thousands(r.Result.NOPM), thousands(r.Result.TPM), state)
 			},
 		},
@@ -329,6 +333,14 @@ func (a *app) experimentRunner(st *store.Store) *experiment.Runner {
 	return &experiment.Runner{Store: st, Log: a.log, Scrub: a.scrub, ToolVersion: version(), Observer: obs, StoreWait: wait,
 		NoCrossCheck: a.noCrossCheck,
 		Secret:       func(s string) { a.secrets = append(a.secrets, dialect.Secret(s)) }}
+}
+
+// targetPrefix starts a progress line of one target of several, "NAME: ".
+func targetPrefix(name string) string {
+	if name == "" {
+		return ""
+	}
+	return name + ": "
 }
 
 // experimentEnded says how an experiment ended and what to do next.

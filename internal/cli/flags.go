@@ -44,6 +44,10 @@ var errHelp = errors.New("help shown")
 // parseWithArgs parses flags mixed with positional arguments (`compare a b
 // --format md`) and returns the positional ones.
 func (a *app) parseWithArgs(fs *pflag.FlagSet, synopsis string, args []string) ([]string, error) {
+	if a.describe != nil {
+		a.describe(fs)
+		return nil, errHelp
+	}
 	if err := fs.Parse(args); err != nil {
 		return nil, usageErrorf("%s: %v (see `oltplab %s --help`)", fs.Name(), err, fs.Name())
 	}

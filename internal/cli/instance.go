@@ -41,18 +41,24 @@ cores and I/O caps you give them.
 Run "oltplab instance start --help" for the flags.
 `
 
+func instanceCommands() []command {
+	return []command{
+		{name: "start", run: func(ctx context.Context, a *app, args []string) error { return a.instanceStart(ctx, args) }, summary: "start a managed server on a data directory"},
+		{name: "list", run: func(_ context.Context, a *app, args []string) error { return a.instanceList(args) },
+			summary: "list the managed servers running"},
+		{name: "stop", run: func(ctx context.Context, a *app, args []string) error { return a.instanceStop(ctx, args) }, summary: "stop a managed server"},
+	}
+}
+
 func runInstance(ctx context.Context, a *app, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(a.stdio.Out, instanceUsage)
 		return usageErrorf("instance: want start, list or stop (see `oltplab instance --help`)")
 	}
+	if c, ok := findCommand(instanceCommands(), args[0]); ok {
+		return c.run(ctx, a, args[1:])
+	}
 	switch args[0] {
-	case "start":
-		return a.instanceStart(ctx, args[1:])
-	case "list":
-		return a.instanceList(args[1:])
-	case "stop":
-		return a.instanceStop(ctx, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprint(a.stdio.Out, instanceUsage)
 		return nil

@@ -16,13 +16,18 @@ import (
 const k8sSynopsis = "k8s manifest --image IMAGE --shards N --target URL [--password-secret NAME] [--start-at TIME|--shard-group NAME --results URL [--results-password-secret NAME]] [-o FILE] [-- RUN-FLAGS...]"
 
 // runK8s dispatches `oltplab k8s` subcommands.
+func k8sCommands() []command {
+	return []command{{name: "manifest", run: k8sManifest, summary: "write the Kubernetes Indexed Job"}}
+}
+
 func runK8s(ctx context.Context, a *app, args []string) error {
 	if len(args) == 0 {
 		return usageErrorf("k8s: want a subcommand: manifest (see `oltplab k8s --help`)")
 	}
+	if c, ok := findCommand(k8sCommands(), args[0]); ok {
+		return c.run(ctx, a, args[1:])
+	}
 	switch args[0] {
-	case "manifest":
-		return k8sManifest(ctx, a, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprintf(a.out(), "Usage: oltplab %s\n\n%s", k8sSynopsis, k8sHelp)
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -80,6 +81,12 @@ func TestParallelCommand(t *testing.T) {
 	r = oltplab(t, env, args...)
 	if r.code != 0 || !strings.Contains(r.out, "total NOPM") {
 		t.Fatalf("parallel: exit %d, want 0 and the headline", r.code)
+	}
+	// The progress names the target of each line: both ran at once.
+	for _, name := range []string{"first", "t2"} {
+		if !regexp.MustCompile(`(?m)^\s+` + name + `: run \d+: 1 VU\(s\), NOPM`).MatchString(r.err) {
+			t.Errorf("progress has no line of %s's run named so:\n%s", name, r.err)
+		}
 	}
 	st, err := store.Open(context.Background(), strings.TrimPrefix(env[0], "OLTPLAB_RESULTS="))
 	if err != nil {

@@ -30,21 +30,24 @@ const resultsSynopsis = `results list [--kind K] [--label L] [--limit N]
        oltplab results import [--untagged] FILE...
        oltplab ` + resultsMergeSynopsis
 
+func resultsCommands() []command {
+	return []command{
+		{name: "list", run: resultsList, summary: "list stored results, newest first"},
+		{name: "show", run: resultsShow, summary: "show one stored result"},
+		{name: "export", run: resultsExport, summary: "export profiles or monitor results as CSV or JSON"},
+		{name: "import", run: resultsImport, summary: "load results files into the store"},
+		{name: "merge", run: resultsMerge, summary: "merge the shards of a sharded run into one profile"},
+	}
+}
+
 func runResults(ctx context.Context, a *app, args []string) error {
 	if len(args) == 0 {
 		return usageErrorf("results: want a subcommand: list, show ID, export PROFILE|MONITOR..., import FILE... or merge --shard-group NAME --shards N (see `oltplab results --help`)")
 	}
+	if c, ok := findCommand(resultsCommands(), args[0]); ok {
+		return c.run(ctx, a, args[1:])
+	}
 	switch args[0] {
-	case "list":
-		return resultsList(ctx, a, args[1:])
-	case "show":
-		return resultsShow(ctx, a, args[1:])
-	case "export":
-		return resultsExport(ctx, a, args[1:])
-	case "import":
-		return resultsImport(ctx, a, args[1:])
-	case "merge":
-		return resultsMerge(ctx, a, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprintf(a.stdio.Out, "Usage: oltplab %s\n", resultsSynopsis)
 		return nil

@@ -77,13 +77,18 @@ func (f fioOptionFlag) Set(s string) error {
 // Type names the value in pflag's help.
 func (f fioOptionFlag) Type() string { return "KEY=VALUE" }
 
+func storageCommands() []command {
+	return []command{{name: "bench", run: runStorageBench, summary: "measure a directory's device with fio"}}
+}
+
 func runStorage(ctx context.Context, a *app, args []string) error {
 	if len(args) == 0 {
 		return usageErrorf("storage: want a subcommand: bench DIR (see `oltplab storage --help`)")
 	}
+	if c, ok := findCommand(storageCommands(), args[0]); ok {
+		return c.run(ctx, a, args[1:])
+	}
 	switch args[0] {
-	case "bench":
-		return runStorageBench(ctx, a, args[1:])
 	case "-h", "--help", "help":
 		return runStorageBench(ctx, a, []string{"--help"})
 	}

@@ -55,22 +55,28 @@ samples: "oltplab results show ID" and "oltplab compare" read them.
 Run "oltplab tpch COMMAND --help" for the flags.
 `
 
+func tpchCommands() []command {
+	tests := func(t tpchdriver.Test) func(context.Context, *app, []string) error {
+		return func(ctx context.Context, a *app, args []string) error { return runTPCHTests(ctx, a, t, args) }
+	}
+	return []command{
+		{name: "build", run: runTPCHBuild, summary: "create and load the TPC-H schema at a scale factor"},
+		{name: "power", run: tests(tpchdriver.Power), summary: "the power test: RF1, the 22 queries of stream 0, RF2; Power@Size"},
+		{name: "throughput", run: tests(tpchdriver.Throughput), summary: "the throughput test: S query streams and a refresh stream at once; Throughput@Size"},
+		{name: "run", run: tests(tpchdriver.Both), summary: "the performance test: power, then throughput; QphH@Size"},
+		{name: "check", run: runTPCHCheck, summary: "verify each table's rows and that every foreign key refers to a row"},
+	}
+}
+
 func runTPCH(ctx context.Context, a *app, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(a.stdio.Out, tpchUsage)
 		return usageErrorf("tpch: want build, power, throughput, run or check (see `oltplab tpch --help`)")
 	}
+	if c, ok := findCommand(tpchCommands(), args[0]); ok {
+		return c.run(ctx, a, args[1:])
+	}
 	switch args[0] {
-	case "build":
-		return runTPCHBuild(ctx, a, args[1:])
-	case "power":
-		return runTPCHTests(ctx, a, tpchdriver.Power, args[1:])
-	case "throughput":
-		return runTPCHTests(ctx, a, tpchdriver.Throughput, args[1:])
-	case "run":
-		return runTPCHTests(ctx, a, tpchdriver.Both, args[1:])
-	case "check":
-		return runTPCHCheck(ctx, a, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprint(a.stdio.Out, tpchUsage)
 		return nil

@@ -33,6 +33,9 @@ type Live struct {
 	Interval time.Duration
 	// Line: LiveEvery has passed since the previous line.
 	Line bool
+	// Target names the run's target when several run at once (a
+	// parallel window, set by its caller); empty otherwise.
+	Target string
 }
 
 // liveMark is the driver's counts at one live call.
@@ -101,7 +104,7 @@ func run(ctx context.Context, db dialect.Database, meta tpcc.Meta, o Options, li
 		}
 		r.nopmWhere = fmt.Sprintf(" WHERE d_w_id BETWEEN %d AND %d", sh.FirstWarehouse, sh.LastWarehouse)
 		r.res.Warnings = append(r.res.Warnings, fmt.Sprintf("shard %s: %d of %d virtual users on warehouses %d-%d; NOPM counts these "+
-			"warehouses' New-Orders, TPM this driver's own transactions; this is one shard's result (MergeShards adds the shards')",
+			"warehouses' New-Orders, TPM this driver's own transactions; this is one shard's result: the merged profile (shard 0's with --shard-group or --start-at, or oltplab results merge) adds up the shards'",
 			sh, o.VUs, sh.TotalVUs, sh.FirstWarehouse, sh.LastWarehouse))
 		if sh.Index == 0 {
 			// Shard 0 reads the database's counters over every warehouse

@@ -4,7 +4,12 @@
 // report: its sections in the order the published studies use (summary,
 // system under test, storage, profiles, CPU, devices, waits, backup,
 // rebuild, neighbours, cost, method, appendix; see studyParts), printable
-// one section per page.
+// one section per page. Every table fits the page: long values break
+// anywhere (report.css), a wide table of few rows is drawn transposed
+// (fitTable); TestReportFitsThePage measures it in Chromium at 1,000 px,
+// with the print stylesheet at an A4 page's width, and in the PDF
+// Chromium prints. The Markdown report writes a table where the HTML
+// draws a chart.
 //
 // It owns the presentation only: it reads a plain Input model that the
 // caller fills (from the results store), and leaves the statistics to

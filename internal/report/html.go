@@ -28,7 +28,53 @@ var (
 	reportTemplate string
 )
 
-var pageTemplate = template.Must(template.New("report").Parse(reportTemplate))
+var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"fit": fitTable}).Parse(reportTemplate))
+
+// Tables wider than a page: one of more than maxColumns columns whose
+// rows are few (at most maxTransposed-1) is drawn transposed, its
+// columns as rows, so that it fits a screen or a printed page (the
+// others wrap their cells, report.css).
+const (
+	maxColumns    = 10
+	maxTransposed = 7
+)
+
+// fitTable is t as the HTML report draws it: transposed when it is wide
+// and short (a cost table of a few targets, the per-step figures of a
+// few steps): the header becomes the first column, each row a column
+// headed by its first cell, each cell keeping its marks. Right-aligned
+// are the new columns when most of the old ones were.
+func fitTable(t table) table {
+	if len(t.Header) <= maxColumns || len(t.Rows)+1 > maxTransposed || len(t.Rows) == 0 {
+		return t
+	}
+	right := 0
+	for _, r := range t.Right {
+		if r {
+			right++
+		}
+	}
+	out := table{ID: t.ID, Sub: t.Sub, Title: t.Title, Note: t.Note, Header: []string{t.Header[0]}, Right: []bool{false}}
+	for _, r := range t.Rows {
+		head := ""
+		if len(r.Cells) > 0 {
+			head = r.Cells[0].Text
+		}
+		out.Header, out.Right = append(out.Header, head), append(out.Right, 2*right > len(t.Right))
+	}
+	for j := 1; j < len(t.Header); j++ {
+		cells := []cell{{Text: t.Header[j]}}
+		for _, r := range t.Rows {
+			c := cell{Text: dash}
+			if j < len(r.Cells) {
+				c = r.Cells[j]
+			}
+			cells = append(cells, c)
+		}
+		out.Rows = append(out.Rows, row{Cells: cells})
+	}
+	return out
+}
 
 // htmlPage is the data of report.html.tmpl.
 type htmlPage struct {

@@ -2,8 +2,11 @@ package report
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -28,13 +31,22 @@ func Markdown(w io.Writer, in Input) error {
 		fmt.Fprintf(bw, "\n%s\n", mdEscape(experimentLead(e)))
 		for _, part := range newStudy(e).parts() {
 			fmt.Fprintf(bw, "\n## %s\n", mdEscape(part.Title))
+			level := "###" // after a step's heading, its tables are one level down
 			for _, b := range part.Blocks {
-				writeMarkdownBlock(bw, b)
+				if b.Heading != "" {
+					fmt.Fprintf(bw, "\n### %s\n", mdEscape(b.Heading))
+					level = "####"
+				}
+				writeMarkdownBlock(bw, b, level, !chartsInTables[part.ID])
 			}
 		}
 	} else {
 		for _, t := range newView(in).tables() {
-			writeMarkdownTable(bw, t)
+			level := "##"
+			if t.Sub {
+				level = "###"
+			}
+			writeMarkdownTable(bw, t, level)
 		}
 	}
 	if err := bw.Flush(); err != nil {
@@ -43,16 +55,23 @@ func Markdown(w io.Writer, in Input) error {
 	return nil
 }
 
-// writeMarkdownBlock writes one block of a study part; charts are left
-// out (their figures are in the tables), their notes kept.
-func writeMarkdownBlock(w *bufio.Writer, b block) {
-	switch {
-	case b.Heading != "":
-		fmt.Fprintf(w, "\n### %s\n", mdEscape(b.Heading))
-	case b.Table != nil:
-		writeMarkdownTable(w, *b.Table)
+// chartsInTables are the parts whose tables hold the figures of their
+// charts (the profiles' per-step figures and latency, the host tables):
+// Markdown leaves their charts out. Every other chart is written as a
+// table (markdownChartTable), so that no part is a heading over nothing.
+var chartsInTables = map[string]bool{"profiles": true, "devices": true}
+
+// writeMarkdownBlock writes one block of a study part (its heading is
+// the caller's), its tables at level, and its chart or bars as a table
+// when tabulate.
+func writeMarkdownBlock(w *bufio.Writer, b block, level string, tabulate bool) {
+	if b.Table != nil {
+		writeMarkdownTable(w, *b.Table, level)
 	}
-	if b.Note != "" && b.Bars == "" {
+	switch {
+	case b.Data != nil && tabulate:
+		writeMarkdownTable(w, markdownChartTable(*b.Data), level)
+	case b.Note != "" && b.Bars == "":
 		fmt.Fprintf(w, "\n%s\n", mdEscape(b.Note))
 	}
 	if len(b.List) > 0 {
@@ -69,11 +88,73 @@ func writeMarkdownBlock(w *bufio.Writer, b block) {
 	}
 }
 
-func writeMarkdownTable(w *bufio.Writer, t table) {
-	level := "##"
-	if t.Sub {
-		level = "###"
+// markdownChartTable is what chart c draws, as a table: a row per
+// virtual-user step or category and a column per series of values (a
+// figure written over a bar beside its value); a chart second by second
+// is summed up, a row per series with its lowest, mean and highest
+// value over the seconds.
+func markdownChartTable(c chartSpec) table {
+	t := table{Title: c.Title, Note: c.Note}
+	switch {
+	case c.YLabel != "" && c.Y2Label != "":
+		t.Note = strings.TrimSpace(t.Note + " Values: " + c.YLabel + "; the series on the right axis: " + c.Y2Label + ".")
+	case c.YLabel != "":
+		t.Note = strings.TrimSpace(t.Note + " Values: " + c.YLabel + ".")
 	}
+	var series []seriesSpec
+	for _, s := range c.Series {
+		if s.Role == "" || s.Role == "value" {
+			series = append(series, s)
+		}
+	}
+	if c.XKind == "seconds" {
+		t.Title += ": second by second, summed up"
+		t.Header, t.Right = []string{"Series", "lowest", "mean", "highest", "seconds"}, []bool{false, true, true, true, true}
+		for _, s := range series {
+			lo, hi, sum, n := math.Inf(1), math.Inf(-1), 0.0, 0
+			for _, v := range s.Values {
+				if v != nil {
+					lo, hi, sum, n = min(lo, *v), max(hi, *v), sum+*v, n+1
+				}
+			}
+			if n == 0 {
+				t.Rows = append(t.Rows, row{Cells: texts(s.Label, dash, dash, dash, "0")})
+				continue
+			}
+			t.Rows = append(t.Rows, row{Cells: texts(s.Label, formatNumber(lo), formatNumber(sum/float64(n)), formatNumber(hi), strconv.Itoa(n))})
+		}
+		return t
+	}
+	x := cmp.Or(c.XLabel, "VUs")
+	if c.XKind == xCategory {
+		x = cmp.Or(c.XLabel, "")
+	}
+	t.Header, t.Right = []string{x}, []bool{c.XKind != xCategory}
+	for _, s := range series {
+		t.Header, t.Right = append(t.Header, s.Label), append(t.Right, true)
+	}
+	for i, xv := range c.X {
+		name := strconv.FormatFloat(xv, 'f', -1, 64)
+		if c.XKind == xCategory && i < len(c.Categories) {
+			name = c.Categories[i]
+		}
+		cells := texts(name)
+		for _, s := range series {
+			text := dash
+			if i < len(s.Values) && s.Values[i] != nil {
+				text = formatNumber(*s.Values[i])
+			}
+			if i < len(s.Texts) && s.Texts[i] != "" {
+				text += " (" + s.Texts[i] + ")"
+			}
+			cells = append(cells, cell{Text: text})
+		}
+		t.Rows = append(t.Rows, row{Cells: cells})
+	}
+	return t
+}
+
+func writeMarkdownTable(w *bufio.Writer, t table, level string) {
 	fmt.Fprintf(w, "\n%s %s\n\n", level, mdEscape(t.Title))
 	if t.Note != "" {
 		fmt.Fprintf(w, "%s\n\n", mdEscape(t.Note))

@@ -316,3 +316,47 @@ func TestFailureRateRepeats(t *testing.T) {
 		t.Errorf("Partial cell %q: want 0 (a failure-rate run is measured to its end)", got)
 	}
 }
+
+// TestMarkdownHeadingsHaveContent: no heading of the Markdown report is
+// a heading over nothing: before the next heading of its level or
+// above, some text or table stands under it (where the HTML report
+// draws a chart, Markdown writes its figures as a table).
+func TestMarkdownHeadingsHaveContent(t *testing.T) {
+	heading := regexp.MustCompile(`^(#+) `)
+	for name, in := range map[string]Input{"profiles": fixture(), "experiment": experimentFixture(), "tpch": tpchFixture()} {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := Markdown(&buf, in); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(buf.String(), "\n")
+			headings := 0
+			for i, l := range lines {
+				m := heading.FindStringSubmatch(l)
+				if m == nil {
+					continue
+				}
+				headings++
+				content := false
+				for _, next := range lines[i+1:] {
+					if n := heading.FindStringSubmatch(next); n != nil {
+						if len(n[1]) <= len(m[1]) {
+							break
+						}
+						continue
+					}
+					if strings.TrimSpace(next) != "" {
+						content = true
+						break
+					}
+				}
+				if !content {
+					t.Errorf("line %d: %q has nothing under it", i+1, l)
+				}
+			}
+			if headings < 5 {
+				t.Errorf("%d headings, want the report's sections", headings)
+			}
+		})
+	}
+}

@@ -63,6 +63,9 @@ type block struct {
 	// Bars is Chart drawn as grouped bars (inline SVG): a comparison of
 	// few steps reads as bars, as the studies draw it.
 	Bars template.HTML
+	// Data is what Chart or Bars draw: the Markdown report writes it as
+	// a table (markdownChartTable).
+	Data *chartSpec
 }
 
 // study is an experiment prepared for the study report.
@@ -168,9 +171,9 @@ func (s *study) stepHeading(st studyStep) []block {
 func chartBlock(c chartSpec) block {
 	c.Note = strings.TrimSpace(c.Note + " " + valueNotes(c))
 	if c.XKind == xCategory || c.XKind == "" && len(c.X) <= maxBarGroups && len(c.X) > 0 {
-		return block{Note: c.Note, Bars: barsSVG(c)}
+		return block{Note: c.Note, Bars: barsSVG(c), Data: &c}
 	}
-	return block{Chart: &c}
+	return block{Chart: &c, Data: &c}
 }
 
 // chartBlocks turns chart specs into blocks, with an id prefix.

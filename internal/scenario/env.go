@@ -173,6 +173,9 @@ func (e *Env) note(format string, args ...any) {
 
 // RunStored is one timed run, measured and recorded.
 type RunStored struct {
+	// Target names the run's target when several run at once (a
+	// parallel window); empty otherwise.
+	Target    string
 	ID        int64
 	ProfileID int64
 	Status    store.Status

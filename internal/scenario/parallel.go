@@ -78,19 +78,22 @@ func (e *Env) Window(ctx context.Context, targets []ParallelTarget, o WindowOpti
 	}
 	preps := make([]prepared, len(targets))
 	names := make([]string, len(targets))
+	var obs sync.Mutex // the targets' runs tell the one observer, one at a time
 	for i, t := range targets {
 		names[i] = t.Name
-		te := *e
-		te.Instance, te.OwnIO = t.Instance, t.OwnIO
-		if e.Experiment != nil {
-			x := *e.Experiment
-			x.Target = t.Name
-			te.Experiment = &x
+		te := e.ForTarget(t.Name, t.Instance, t.OwnIO)
+		if note := te.Observer.Note; note != nil {
+			te.Observer.Note = func(msg string) { obs.Lock(); defer obs.Unlock(); note(msg) }
 		}
-		if i > 0 {
-			te.Observer.Live = nil // one target's live lines stand for all
+		if live := e.Observer.Live; live != nil {
+			te.Observer.Live = func(l driver.Live) { obs.Lock(); defer obs.Unlock(); l.Target = t.Name; live(l) }
 		}
-		preps[i] = prepared{env: &te, target: t}
+		for _, f := range []*func(RunStored){&te.Observer.RunMeasured, &te.Observer.RunStored} {
+			if tell := *f; tell != nil {
+				*f = func(r RunStored) { obs.Lock(); defer obs.Unlock(); r.Target = t.Name; tell(r) }
+			}
+		}
+		preps[i] = prepared{env: te, target: t}
 	}
 	schemas := make([]schemaOf, len(targets))
 	for i, t := range targets {

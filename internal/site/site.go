@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/report"
@@ -250,5 +251,40 @@ var indexTemplate = template.Must(template.New("index").Funcs(template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	},
-	"ref": func(p store.Profile) string { return strconv.FormatInt(p.ID, 10) },
+	"ref":   func(p store.Profile) string { return strconv.FormatInt(p.ID, 10) },
+	"shard": shardOf,
 }).Parse(indexHTML))
+
+// shardOf says what p is in a sharded run (oltplab run --shard): one
+// shard's own profile, or the shards' merge; "" for any other profile.
+// The shards and their merge share a label: this tells them apart.
+func shardOf(p store.Profile) string {
+	var params struct {
+		Shard  string  `json:"shard"`
+		Group  string  `json:"shard_group"`
+		Merged []int64 `json:"merged_from_profiles"`
+	}
+	if json.Unmarshal(p.Params, &params) != nil {
+		return ""
+	}
+	if len(params.Merged) > 0 {
+		var ids []string
+		for _, id := range params.Merged {
+			if id != 0 { // a shard that stored nothing
+				ids = append(ids, strconv.FormatInt(id, 10))
+			}
+		}
+		if len(ids) == len(params.Merged) {
+			return fmt.Sprintf("merged from %d shards (profiles %s)", len(ids), strings.Join(ids, ", "))
+		}
+		return fmt.Sprintf("merged from %d of %d shards (profiles %s)", len(ids), len(params.Merged), strings.Join(ids, ", "))
+	}
+	if params.Shard != "" {
+		s := "shard " + params.Shard
+		if params.Group != "" {
+			s += " of " + params.Group
+		}
+		return s + ": this shard's part only"
+	}
+	return ""
+}

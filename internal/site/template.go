@@ -54,17 +54,17 @@ form { margin: .5em 0 1.5em; }
 <section id="compare">
 <h2>Compare two profiles</h2>
 {{if .Profiles}}<form id="compare-form" method="get" action="/compare">
-<label>baseline <select name="a" id="compare-a">{{range .Profiles}}<option value="{{ref .}}">{{.ID}} {{.Label}}</option>{{end}}</select></label>
-<label>against <select name="b" id="compare-b">{{range .Profiles}}<option value="{{ref .}}">{{.ID}} {{.Label}}</option>{{end}}</select></label>
+<label>baseline <select name="a" id="compare-a">{{range .Profiles}}<option value="{{ref .}}">{{.ID}} {{.Label}}{{with shard .}} ({{.}}){{end}}</option>{{end}}</select></label>
+<label>against <select name="b" id="compare-b">{{range .Profiles}}<option value="{{ref .}}">{{.ID}} {{.Label}}{{with shard .}} ({{.}}){{end}}</option>{{end}}</select></label>
 <button type="submit">compare</button>
 </form>{{else}}<p class="note">No profile stored yet (oltplab run --label NAME ...).</p>{{end}}
 </section>
 <section id="profiles">
 <h2>Profiles</h2>
 <table>
-<thead><tr><th>ID</th><th>label</th><th>status</th><th>created</th><th>ended</th><th>experiment</th><th>downloads</th></tr></thead>
+<thead><tr><th>ID</th><th>label</th><th>sharded run</th><th>status</th><th>created</th><th>ended</th><th>experiment</th><th>downloads</th></tr></thead>
 <tbody>
-{{range .Profiles}}<tr><td class="num">{{.ID}}</td><td><a href="/profiles/{{.ID}}">{{if .Label}}{{.Label}}{{else}}(no label){{end}}</a></td><td>{{.Status}}</td><td>{{when .CreatedAt}}</td><td>{{when .EndedAt}}</td><td>{{if .ExperimentID}}{{.ExperimentID}}{{end}}</td><td><a href="/profiles/{{.ID}}/report.csv">CSV</a> <a href="/profiles/{{.ID}}/report.json">JSON</a></td></tr>
+{{range .Profiles}}<tr><td class="num">{{.ID}}</td><td><a href="/profiles/{{.ID}}">{{if .Label}}{{.Label}}{{else}}(no label){{end}}</a></td><td>{{shard .}}</td><td>{{.Status}}</td><td>{{when .CreatedAt}}</td><td>{{when .EndedAt}}</td><td>{{if .ExperimentID}}{{.ExperimentID}}{{end}}</td><td><a href="/profiles/{{.ID}}/report.csv">CSV</a> <a href="/profiles/{{.ID}}/report.json">JSON</a></td></tr>
 {{end}}</tbody>
 </table>
 </section>
