@@ -145,13 +145,23 @@ func markdownChartTable(c chartSpec) table {
 				text = formatNumber(*s.Values[i])
 			}
 			if i < len(s.Texts) && s.Texts[i] != "" {
-				text += " (" + s.Texts[i] + ")"
+				text = withBarText(text, s.Texts[i])
 			}
 			cells = append(cells, cell{Text: text})
 		}
 		t.Rows = append(t.Rows, row{Cells: cells})
 	}
 	return t
+}
+
+// withBarText is a chart cell's value with the text drawn over its bar:
+// the text alone when it begins with the value (it says the value, more
+// precisely or with its ratio), else the value and the text in brackets.
+func withBarText(value, text string) string {
+	if rest, ok := strings.CutPrefix(text, value); ok && (rest == "" || rest[0] == ' ' || rest[0] == '.') {
+		return text
+	}
+	return value + " (" + text + ")"
 }
 
 func writeMarkdownTable(w *bufio.Writer, t table, level string) {
