@@ -104,7 +104,10 @@ matrix:                      # ...or as a matrix: one target per combination
     io_limit:                # blkio caps on the device under data_dir
       - {}                   # no cap (label "none")
       - {name: hdd, value: {read_iops: 200, write_iops: 200}}
-  name: "cpu{cpus}-{io_limit}"   # target names (default: the labels joined by -)
+    dram:                    # or an axis of your naming whose values each set
+      - {name: 1GB, set: {memory_limit: 1GB, memory: 256MB}}   # several fields
+      - {name: 2GB, set: {memory_limit: 2GB, memory: 512MB}}   # (name: optional)
+  name: "cpu{cpus}-{io_limit}-{dram}"   # target names (default: the labels joined by -)
 
 steps:                       # what runs on every target, in order
   - build

@@ -261,7 +261,7 @@ func TestExampleDecodes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the help's example: %v", err)
 	}
-	if got := strings.Join(p.TargetNames(), " "); got != "tmpfs disk remote cpu0-none cpu0-hdd cpu0-1-none cpu0-1-hdd" {
+	if got := strings.Join(p.TargetNames(), " "); got != "tmpfs disk remote cpu0-none-1GB cpu0-none-2GB cpu0-hdd-1GB cpu0-hdd-2GB cpu0-1-none-1GB cpu0-1-none-2GB cpu0-1-hdd-1GB cpu0-1-hdd-2GB" {
 		t.Errorf("targets: got %q", got)
 	}
 }
@@ -408,6 +408,88 @@ func TestLatencyRefusedWithIOLimit(t *testing.T) {
 			}
 			if msg := err.Error(); !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") || !strings.Contains(msg, "l.yaml:5: targets[0]") {
 				t.Errorf("got %q, want one line at l.yaml:5: targets[0] containing %q", msg, c.want)
+			}
+		})
+	}
+}
+
+// TestMatrixAxisSetsSeveralFields: an axis whose values each set several
+// instance fields (the buffer pool moving with the memory limit) makes
+// one target per value, each with every field its value sets, named by
+// the value's label.
+func TestMatrixAxisSetsSeveralFields(t *testing.T) {
+	src := `name: dram
+warehouses: 1
+steps: [build]
+matrix:
+  engine: postgres
+  data_dir: /var/tmp/dram
+  settings: {synchronous_commit: "on"}
+  axes:
+    dram:
+      - {name: 1GB, set: {memory_limit: 1GB, memory: 256MB, settings: {effective_cache_size: 768MB}}}
+      - set: {memory_limit: 2GB, memory: 512MB}
+    cpus: ['0', '0-1']
+  name: "{dram}-cpu{cpus}"
+`
+	p, err := plan.Decode("/plans/dram.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	var names []string
+	for _, tg := range p.Targets {
+		names = append(names, tg.Name)
+	}
+	if got, want := strings.Join(names, " "), "1GB-cpu0 1GB-cpu0-1 2GB-512MB-cpu0 2GB-512MB-cpu0-1"; got != want {
+		t.Errorf("targets: got %s, want %s", got, want)
+	}
+	small, big := p.Target("1GB-cpu0-1"), p.Target("2GB-512MB-cpu0")
+	if small == nil || big == nil {
+		t.Fatalf("targets missing: %v", names)
+	}
+	if in := small.Instance; in.MemoryLimit != 1<<30 || in.Memory != 256<<20 || in.CPUs != "0-1" ||
+		in.Settings["effective_cache_size"] != "768MB" || in.Settings["synchronous_commit"] != "on" {
+		t.Errorf("1GB target: got %+v", in)
+	}
+	if in := big.Instance; in.MemoryLimit != 2<<30 || in.Memory != 512<<20 || in.CPUs != "0" ||
+		in.Settings["effective_cache_size"] != "" || in.Settings["synchronous_commit"] != "on" {
+		t.Errorf("2GB target: got %+v (another target's settings leaked in?)", in)
+	}
+	if small.Axes["dram"] != "1GB" || big.Axes["dram"] != "2GB-512MB" {
+		t.Errorf("axes: got %v and %v", small.Axes, big.Axes)
+	}
+}
+
+func TestMatrixSetAxisErrors(t *testing.T) {
+	base := func(axes string) string {
+		return "name: t\nwarehouses: 1\nsteps: [build]\nmatrix:\n  engine: postgres\n  data_dir: /x\n  axes:\n" + axes
+	}
+	cases := []struct {
+		name, src string
+		line      int
+		path      string
+		msg       string
+	}{
+		{"unknown field in set", base("    dram: [{name: a, set: {memroy: 1GB}}]\n"), 8, "matrix.axes.dram[0].set.memroy", "did you mean memory"},
+		{"field no axis may set", base("    dram: [{name: a, set: {bin_dir: /usr/bin}}]\n"), 8, "matrix.axes.dram[0].set.bin_dir", "not a field an axis can set"},
+		{"bad value in set", base("    dram: [{name: a, set: {memory: lots}}]\n"), 8, "matrix.axes.dram[0].set.memory", "lots"},
+		{"set not a mapping", base("    dram: [{name: a, set: 1GB}]\n"), 8, "matrix.axes.dram[0].set", "want the instance fields"},
+		{"unknown key beside set", base("    dram: [{name: a, set: {memory: 1GB}, value: 2}]\n"), 8, "matrix.axes.dram[0].value", "unknown field (known: name, set)"},
+		{"mapping value without a name", base("    dram: [{set: {io_limit: {read_iops: 5}}}]\n"), 8, "matrix.axes.dram[0]", "give this value a label"},
+		{"plain value on a named axis", base("    dram: [{set: {memory: 1GB}}, 2GB]\n"), 8, "matrix.axes.dram", "not an axis"},
+		{"two axes set one field", base("    dram: [{set: {memory: 1GB, memory_limit: 4GB}}]\n    memory: [2GB]\n"), 9, "matrix.axes.memory", "sets memory, which axis dram sets too"},
+		{"two axes set one setting", base("    a: [{name: x, set: {settings: {work_mem: 4MB}}}]\n    b: [{name: y, set: {settings: {work_mem: 8MB}}}]\n"), 9, "matrix.axes.b", "sets settings.work_mem"},
+		{"same labels", base("    dram: [{set: {memory: 1GB}}, {set: {memory: 1GB, cpus: '0'}, name: 1GB}]\n"), 8, "matrix.axes.dram[1]", "same label"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := plan.Decode("plan.yaml", []byte(c.src))
+			var pe *yamldoc.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("got %v, want a *yamldoc.Error", err)
+			}
+			if msg := err.Error(); pe.Line != c.line || pe.Path != c.path || !strings.Contains(msg, c.msg) {
+				t.Errorf("got %q (line %d, path %q), want line %d, path %q, containing %q", msg, pe.Line, pe.Path, c.line, c.path, c.msg)
 			}
 		})
 	}
