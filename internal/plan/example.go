@@ -116,6 +116,8 @@ steps:                       # what runs on every target, in order
   - backup
   - rebuild                  # the largest index of ORDER-LINE, cold then warm
   - cpu                      # the single-threaded CPU calibration
+  - check                    # the TPC-C consistency conditions (and TPC-H's checks on a
+                             # TPC-H database): a condition that fails fails the step
   # - tpch                     # TPROC-H: in a database of its own (not beside TPC-C's tables)
   # - parallel                 # steps over all targets run with every target started
   # - neighbours

@@ -1,0 +1,104 @@
+package experiment
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/store"
+	"github.com/oltplab/oltplab/internal/testenv"
+)
+
+// TestCheckStep: a check step after a build passes and stores the TPC-C
+// check; after the database is broken (a warehouse's W_YTD no longer the
+// sum of its districts', condition 3.3.2.1), the same step fails, with
+// ErrCheckFailed, the step recorded failed and the report naming the
+// condition.
+func TestCheckStep(t *testing.T) {
+	testenv.Require(t, testenv.Long)
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	var states []string
+	r := &Runner{Store: st, ToolVersion: "test", NoCrossCheck: true, Observer: Observer{Unit: func(e UnitEvent) {
+		states = append(states, e.Unit.Step.Kind.Name+" "+string(e.State))
+	}}}
+
+	p := decodeIn(t, dir, "name: checked\nwarehouses: 1\nbuild: {workers: 1}\ntargets: [{name: db, url: \"sqlite:db.sqlite\"}]\nsteps: [build, check]\n")
+	id, err := r.Run(ctx, p)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := strings.Join(states, "|"); got != "build running|build done|check running|check done" {
+		t.Errorf("states: got %s", got)
+	}
+	checks, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: id, Kind: store.KindCheck})
+	if err != nil || len(checks) != 1 {
+		t.Fatalf("check runs: got %d (%v), want 1", len(checks), err)
+	}
+	sec := checkSection(t, st, id)
+	if len(sec.Rows) != 1 || sec.Rows[0][1] != "TPC-C" || !strings.Contains(sec.Rows[0][2], "conditions pass") || sec.Rows[0][3] != "—" {
+		t.Errorf("report after a build: got %v, want one TPC-C row that passes", sec.Rows)
+	}
+
+	// Break condition 3.3.2.1 (W_YTD = sum(D_YTD)).
+	db, err := sql.Open("sqlite", filepath.Join(dir, "db.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	states = nil
+	p = decodeIn(t, dir, "name: broken\ntargets: [{name: db, url: \"sqlite:db.sqlite\"}]\nsteps: [check]\n")
+	id, err = r.Run(ctx, p)
+	if !errors.Is(err, ErrCheckFailed) || !strings.Contains(err.Error(), "3.3.2.1") {
+		t.Fatalf("Run on a broken database: got %v, want ErrCheckFailed naming 3.3.2.1", err)
+	}
+	if got := strings.Join(states, "|"); got != "check running|check failed" {
+		t.Errorf("states: got %s", got)
+	}
+	e, err := st.GetExperiment(ctx, id)
+	if err != nil || e.Status != store.StatusFailed {
+		t.Errorf("experiment: got status %s (%v), want failed", e.Status, err)
+	}
+	sec = checkSection(t, st, id)
+	if len(sec.Rows) != 1 || !strings.Contains(sec.Rows[0][2], "FAIL") || !strings.Contains(sec.Rows[0][3], "3.3.2.1") {
+		t.Errorf("report of a failed check: got %v, want the failed condition 3.3.2.1", sec.Rows)
+	}
+}
+
+// TestCheckStepNeedsASchema: a check of a database with neither schema
+// fails and says what to run first.
+func TestCheckStepNeedsASchema(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	p := decodeIn(t, dir, "name: empty\ntargets: [{name: db, url: \"sqlite:empty.sqlite\"}]\nsteps: [check]\n")
+	_, err := (&Runner{Store: st, ToolVersion: "test"}).Run(context.Background(), p)
+	if err == nil || !strings.Contains(err.Error(), "a check step follows a build or tpch step") {
+		t.Errorf("got %v, want an error saying what to run first", err)
+	}
+}
+
+func checkSection(t *testing.T, st *store.Store, id int64) report.Table {
+	t.Helper()
+	in, err := Report(context.Background(), st, id, report.Include{})
+	if err != nil {
+		t.Fatalf("Report: %v", err)
+	}
+	for _, s := range in.Experiment.Sections {
+		if s.Kind == "check" && len(s.Tables) == 1 {
+			return s.Tables[0]
+		}
+	}
+	t.Fatalf("no check section in %+v", in.Experiment.Sections)
+	return report.Table{}
+}
