@@ -4,12 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	_ "modernc.org/sqlite"
 
+	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/testenv"
@@ -101,4 +104,53 @@ func checkSection(t *testing.T, st *store.Store, id int64) report.Table {
 	}
 	t.Fatalf("no check section in %+v", in.Experiment.Sections)
 	return report.Table{}
+}
+
+// TestCheckStepOnManagedInstance: a plan's managed PostgreSQL, on the port
+// its target asks for, is started for the check step as for any other
+// step: the check is stored against that port and passes, and no server
+// is left running.
+func TestCheckStepOnManagedInstance(t *testing.T) {
+	testenv.Require(t, testenv.ManagedPostgres)
+	ctx := context.Background()
+	dir := reachableDir(t)
+	st := openStore(t, t.TempDir())
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	p := decodeIn(t, t.TempDir(), fmt.Sprintf(`name: managed-check
+warehouses: 1
+build: {workers: 2}
+targets:
+  - name: pg
+    engine: postgres
+    data_dir: %s
+    port: %d
+    memory: 32MB
+    settings: {fsync: "off", full_page_writes: "off", synchronous_commit: "off"}
+steps: [build, check]
+`, filepath.Join(dir, "pg"), port))
+	if err := plan.Validate(ctx, p); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	id, err := (&Runner{Store: st, ToolVersion: "test", NoCrossCheck: true}).Run(ctx, p)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	checks, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: id, Kind: store.KindCheck})
+	if err != nil || len(checks) != 1 {
+		t.Fatalf("check runs: got %d (%v), want 1", len(checks), err)
+	}
+	if want := fmt.Sprintf("127.0.0.1:%d", port); !strings.Contains(checks[0].Target, want) {
+		t.Errorf("check's target %s, want the port the plan asked for (%s)", checks[0].Target, want)
+	}
+	if !strings.Contains(string(checks[0].Summary), `"passed":true`) {
+		t.Errorf("check: got %s, want passed", checks[0].Summary)
+	}
+	if pids := serversUsing(t, dir); len(pids) > 0 {
+		t.Errorf("processes still use the instance's directory: %v", pids)
+	}
 }

@@ -79,6 +79,8 @@ targets:                     # written one by one...
     engine: postgres         # postgres, mariadb or sqlite (embedded)
     data_dir: /dev/shm/oltplab-example/tmpfs
     memory: 256MB            # the buffer pool (SQLite: its page cache)
+    # port: 15432            # a loopback port of your choosing (default: a free one);
+    #                        # refused when taken, one per target
   - name: disk
     engine: postgres
     data_dir: /var/tmp/oltplab-example/disk

@@ -39,7 +39,7 @@ type matrixFile struct {
 }
 
 // notAxes are instance fields that cannot vary across a matrix.
-var notAxes = map[string]bool{"name": true, "max_connections": true, "bin_dir": true}
+var notAxes = map[string]bool{"name": true, "max_connections": true, "bin_dir": true, "port": true}
 
 type axisValue struct {
 	label string

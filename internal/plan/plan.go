@@ -325,6 +325,7 @@ func (p *Plan) TargetNames() []string {
 func (p *Plan) checkTargets(d *yamldoc.Decoder) error {
 	names := map[string]*TargetSpec{}
 	places := map[string]*TargetSpec{}
+	ports := map[int]*TargetSpec{}
 	for _, t := range p.Targets {
 		if o := names[t.Name]; o != nil {
 			return d.Errorf(&yaml.Node{Line: t.Line}, t.Path, "target name %q is also used by %s", t.Name, o.Path)
@@ -336,6 +337,14 @@ func (p *Plan) checkTargets(d *yamldoc.Decoder) error {
 				"target %s uses the same database as %s (%s): each target needs its own", t.Name, o.Name, place)
 		}
 		places[place] = t
+		// Steps over all targets run them at once: one port each.
+		if port := t.Instance.Port; t.Managed() && port != 0 {
+			if o := ports[port]; o != nil {
+				return d.Errorf(&yaml.Node{Line: t.Line}, t.Path+".port",
+					"target %s asks for port %d, as %s does: each target needs its own (or none, for a free one)", t.Name, port, o.Name)
+			}
+			ports[port] = t
+		}
 	}
 	return nil
 }

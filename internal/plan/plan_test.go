@@ -158,6 +158,9 @@ func TestDecodeBadPlans(t *testing.T) {
 		{"no targets", "name: t\nwarehouses: 1\nsteps: [build]\n", 1, "targets", "at least one target"},
 		{"no steps", "name: t\nwarehouses: 1\ntargets: [{name: a, url: 'sqlite:a.db'}]\n", 1, "steps", "required"},
 		{"matrix without engine", base("matrix:\n  axes: {memory: [1MB]}\n"), 8, "matrix.engine", "required"},
+		{"two targets on one port", base("  - {name: b, engine: postgres, data_dir: /b, port: 15432}\n  - {name: c, engine: postgres, data_dir: /c, port: 15432}\n"), 8, "targets[2].port", "as b does"},
+		{"port as an axis", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes: {port: [15432, 15433]}\n"), 10, "matrix.axes.port", "not an axis"},
+		{"port across a matrix", base("matrix:\n  engine: postgres\n  data_dir: /x\n  port: 15432\n  axes: {memory: [1MB, 2MB]}\n"), 8, "matrix (target 2MB).port", "as 1MB does"},
 		{"matrix unknown axis", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes: {colour: [red]}\n"), 10, "matrix.axes.colour", "not an axis"},
 		{"matrix axis not a list", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes: {memory: 1MB}\n"), 10, "matrix.axes.memory", "want a list"},
 		{"matrix unnamed mapping", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes:\n    io_limit: [{read_iops: 5}]\n"), 11, "matrix.axes.io_limit[0]", "give this value a label"},
@@ -492,5 +495,19 @@ func TestMatrixSetAxisErrors(t *testing.T) {
 				t.Errorf("got %q (line %d, path %q), want line %d, path %q, containing %q", msg, pe.Line, pe.Path, c.line, c.path, c.msg)
 			}
 		})
+	}
+}
+
+// TestTargetPort: a managed target's port reaches its instance.
+func TestTargetPort(t *testing.T) {
+	p, err := plan.Decode("plan.yaml", []byte("name: t\nwarehouses: 1\nsteps: [build]\ntargets:\n  - {name: a, engine: postgres, data_dir: /a, port: 15432}\n  - {name: b, engine: postgres, data_dir: /b}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Target("a").Instance.Port; got != 15432 {
+		t.Errorf("port: got %d, want 15432", got)
+	}
+	if got := p.Target("b").Instance.Port; got != 0 {
+		t.Errorf("no port: got %d, want 0 (a free one)", got)
 	}
 }
