@@ -70,6 +70,10 @@ tpch:                        # the analytic workload (as oltplab tpch build, the
 
 baseline: disk               # every ratio is taken against it (default: the first target)
 
+# price_list: examples/cloud-prices.csv  # optional: cloud instance prices (a CSV of instance_type,
+                             # vcpus, memory_gib, price_per_hour, currency, or a subset of AWS's
+                             # offer file JSON) for targets that name their instance_type
+
 cost:                        # optional: what the report's cost table also shows
   objective_p90_ms: 50       # cost at the best step whose New-Order p90 is at most 50 ms
   target_nopm: 20000         # the cores 20,000 NOPM would need at each target's NOPM per core
@@ -92,6 +96,9 @@ targets:                     # written one by one...
       currency: USD
       years: 3
       hardware: {price: 12000}
+    # instance_type: m6i.large  # with price_list: the price per hour, currency and cores
+    #                        # (its vCPUs, which cpus must match) come from the list;
+    #                        # prices then needs only years (and storage, licences)
   - name: remote             # an external database: oltplab only connects
     url: postgres://bench@db.example.com:5432/tpcc
     password_file: ./bench.password

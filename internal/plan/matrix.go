@@ -33,9 +33,16 @@ type matrixFile struct {
 	// Name is the template of the targets' names: {AXIS} stands for the
 	// label of that axis's value. Default: the labels joined by "-".
 	Name     string       `yaml:"name"`
-	Instance InstanceSpec `yaml:",inline"`
+	Instance matrixFields `yaml:",inline"`
 	Axes     yaml.Node    `yaml:"axes"`
 	Prices   *cost.Prices `yaml:"prices"`
+}
+
+// matrixFields are the fields a matrix gives every target and its axes
+// vary: the instance's, and the cloud instance type it is priced as.
+type matrixFields struct {
+	InstanceSpec `yaml:",inline"`
+	InstanceType string `yaml:"instance_type"`
 }
 
 // notAxes are instance fields that cannot vary across a matrix.
@@ -78,7 +85,7 @@ func expandMatrix(d *yamldoc.Decoder, p *Plan, n *yaml.Node) ([]*TargetSpec, err
 	if m.Axes.Kind != yaml.MappingNode || len(m.Axes.Content) == 0 {
 		return nil, d.Errorf(orRoot(axesNode, n), "matrix.axes", "required: at least one instance field with a list of values (e.g. memory: [128MB, 1GB])")
 	}
-	fields := yamldoc.Fields(reflect.TypeFor[InstanceSpec]())
+	fields := yamldoc.Fields(reflect.TypeFor[matrixFields]())
 	var allowed []string
 	for f := range fields {
 		if !notAxes[f] {
@@ -196,8 +203,13 @@ func matrixTarget(d *yamldoc.Decoder, p *Plan, n *yaml.Node, m matrixFile, axes 
 		return nil, d.Errorf(orRoot(valueNode(n, "name"), n), "matrix",
 			"target name %q made from the axis values: %s; name the values ({name: LABEL, value: ...}) or set matrix.name", name, nameRule)
 	}
-	t := &TargetSpec{Name: name, Instance: spec, Prices: m.Prices, Line: n.Line, Axes: labels,
+	t := &TargetSpec{Name: name, Instance: spec.InstanceSpec, InstanceType: spec.InstanceType, Prices: m.Prices, Line: n.Line, Axes: labels,
 		Path: "matrix", node: n}
+	t.Path = "matrix (target " + name + ")"
+	if err := t.priceInstance(d, p); err != nil {
+		return nil, err
+	}
+	t.Path = "matrix"
 	if err := t.checkPrices(d); err != nil {
 		return nil, err
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -14,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/oltplab/oltplab/internal/cost"
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/yamldoc"
@@ -44,6 +47,10 @@ type Plan struct {
 	// Cost is what the report's cost table is asked for beyond the
 	// targets' prices (nil when the plan has no cost section).
 	Cost *CostSpec
+	// PriceList is the file the targets' instance types are priced from
+	// ("" for none), resolved against Dir.
+	PriceList string
+	priceList *cost.PriceList
 }
 
 // Entry is one entry of the plan's steps list: a step of a kind with its
@@ -76,6 +83,7 @@ type planFile struct {
 	Targets     []*TargetSpec `yaml:"targets"`
 	Matrix      *yaml.Node    `yaml:"matrix"`
 	Cost        *CostSpec     `yaml:"cost"`
+	PriceList   string        `yaml:"price_list"`
 	Steps       []yaml.Node   `yaml:"steps"`
 }
 
@@ -230,6 +238,12 @@ func Decode(file string, src []byte) (*Plan, error) {
 		}
 	}
 
+	if pf.PriceList != "" {
+		if err := p.readPriceList(d, pf.PriceList, valueNode(root, "price_list")); err != nil {
+			return nil, err
+		}
+	}
+
 	// Targets: the explicit ones, then the matrix's.
 	for i, t := range pf.Targets {
 		t.Path = fmt.Sprintf("targets[%d]", i)
@@ -367,4 +381,24 @@ func orRoot(n, root *yaml.Node) *yaml.Node {
 		return n
 	}
 	return root
+}
+
+// readPriceList reads the plan's price list (cost.ParsePriceList).
+func (p *Plan) readPriceList(d *yamldoc.Decoder, file string, n *yaml.Node) error {
+	path := p.Resolve(file)
+	f, err := os.Open(path)
+	if err != nil {
+		return d.Errorf(n, "price_list", "%v", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, cost.MaxPriceListBytes+1))
+	if err != nil {
+		return d.Errorf(n, "price_list", "read %s: %v", path, err)
+	}
+	l, err := cost.ParsePriceList(file, data)
+	if err != nil {
+		return d.Errorf(n, "price_list", "%v", err)
+	}
+	p.PriceList, p.priceList = path, &l
+	return nil
 }

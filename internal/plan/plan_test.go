@@ -511,3 +511,73 @@ func TestTargetPort(t *testing.T) {
 		t.Errorf("no port: got %d, want 0 (a free one)", got)
 	}
 }
+
+// TestInstanceTypePricedFromList: a target names its cloud instance type
+// and the plan's price list gives its price per hour, currency and
+// cores, written out or as a matrix axis that moves the cores with the
+// type (the x1.41 sweep); mistakes are one line at the target.
+func TestInstanceTypePricedFromList(t *testing.T) {
+	dir := t.TempDir()
+	csv := "instance_type,vcpus,memory_gib,price_per_hour,currency\nm6i.large,2,8,0.096,USD\nm6i.xlarge,4,16,0.192,USD\nc6i.large,2,4,0.085,USD\n"
+	if err := os.WriteFile(filepath.Join(dir, "prices.csv"), []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	decode := func(src string) (*plan.Plan, error) {
+		return plan.Decode(filepath.Join(dir, "plan.yaml"), []byte("name: t\nwarehouses: 1\nsteps: [build]\nprice_list: prices.csv\n"+src))
+	}
+	p, err := decode(`targets:
+  - {name: a, engine: postgres, data_dir: /a, cpus: "0-1", instance_type: m6i.large, prices: {years: 1, storage: {per_gb_month: 0.08, gb: 100}}}
+matrix:
+  engine: postgres
+  data_dir: /m
+  prices: {years: 1}
+  axes:
+    size:
+      - {name: c2, set: {cpus: "0-1", instance_type: c6i.large}}
+      - {name: m2, set: {cpus: "0-1", instance_type: m6i.large}}
+`)
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	for _, c := range []struct {
+		target  string
+		perHour float64
+	}{{"a", 0.096}, {"c2", 0.085}, {"m2", 0.096}} {
+		pr := p.Target(c.target).Prices
+		if pr == nil || pr.Cloud == nil || pr.Cloud.PerHour != c.perHour || pr.Currency != "USD" || pr.Cores != 2 {
+			t.Errorf("%s: got %+v, want %v USD per hour on 2 cores", c.target, pr, c.perHour)
+		}
+	}
+	if p.Target("a").Prices.Storage == nil {
+		t.Errorf("target a lost its storage prices")
+	}
+	if c2, m2 := p.Target("c2").Prices, p.Target("m2").Prices; c2 == m2 || c2.Cloud == m2.Cloud {
+		t.Errorf("the matrix's targets share their prices: each needs its own copy")
+	}
+
+	for _, c := range []struct{ name, src, path, msg string }{
+		{"unknown type", "targets: [{name: a, url: 'sqlite:a.db', instance_type: m6i.larg, prices: {years: 1}}]\n", "targets[0].prices.cloud.instance_type", "not in the price list prices.csv"},
+		{"no prices", "targets: [{name: a, url: 'sqlite:a.db', instance_type: m6i.large}]\n", "targets[0].prices", "at least the period"},
+		{"cpus disagree", "targets: [{name: a, engine: postgres, data_dir: /a, cpus: '0', instance_type: m6i.large, prices: {years: 1}}]\n", "targets[0].cpus", "instance type m6i.large has 2 vCPUs"},
+		{"per_hour given", "targets: [{name: a, url: 'sqlite:a.db', instance_type: m6i.large, prices: {years: 1, cloud: {per_hour: 1}}}]\n", "targets[0].prices.cloud.per_hour", "comes from the price list"},
+		{"missing list", "targets: [{name: a, url: 'sqlite:a.db', prices: {years: 1}}]\n", "price_list", "no such file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := c.src
+			if c.name == "missing list" {
+				_, err = plan.Decode(filepath.Join(dir, "plan.yaml"), []byte("name: t\nwarehouses: 1\nsteps: [build]\nprice_list: nosuch.csv\n"+src))
+			} else {
+				_, err = decode(src)
+			}
+			var pe *yamldoc.Error
+			if !errors.As(err, &pe) || pe.Path != c.path || !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("got %v, want an error at %s containing %q", err, c.path, c.msg)
+			}
+		})
+	}
+	// Without a price list, a type has no price.
+	_, err = plan.Decode("plan.yaml", []byte("name: t\nwarehouses: 1\nsteps: [build]\ntargets: [{name: a, url: 'sqlite:a.db', instance_type: m6i.large, prices: {years: 1}}]\n"))
+	if err == nil || !strings.Contains(err.Error(), "name one with price_list") {
+		t.Errorf("no price list: got %v", err)
+	}
+}
