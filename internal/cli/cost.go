@@ -273,6 +273,11 @@ func isPlan(data []byte) bool {
 // readBounded reads a file of at most limit bytes (one more tells the
 // parser it is too long).
 func readBounded(path string, limit int64) ([]byte, error) {
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -154,3 +154,43 @@ steps: [build, check]
 		t.Errorf("processes still use the instance's directory: %v", pids)
 	}
 }
+
+// TestCheckStepTPCH: on a TPC-H database the check step runs TPC-H's
+// checks (and not TPC-C's, absent there): they pass after the tpch step,
+// and fail, failing the step, once a NATION row is gone (clause 4.2.5:
+// 25 rows).
+func TestCheckStepTPCH(t *testing.T) {
+	testenv.Require(t, testenv.Long)
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	r := &Runner{Store: st, ToolVersion: "test", NoCrossCheck: true}
+	p := decodeIn(t, dir, "name: h\ntpch: {scale: 0.01, test: power, workers: 1}\ntargets: [{name: db, url: \"sqlite:h.sqlite\"}]\nsteps: [tpch, check]\n")
+	id, err := r.Run(ctx, p)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for kind, want := range map[store.Kind]int{store.KindTPCHCheck: 1, store.KindCheck: 0} {
+		runs, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: id, Kind: kind})
+		if err != nil || len(runs) != want {
+			t.Errorf("%s runs: got %d (%v), want %d", kind, len(runs), err, want)
+		}
+	}
+	sec := checkSection(t, st, id)
+	if len(sec.Rows) != 1 || sec.Rows[0][1] != "TPC-H" || !strings.Contains(sec.Rows[0][2], "checks pass") {
+		t.Errorf("report: got %v, want one TPC-H row that passes", sec.Rows)
+	}
+
+	db, err := sql.Open("sqlite", filepath.Join(dir, "h.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("DELETE FROM nation WHERE n_nationkey = 0"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = r.Run(ctx, decodeIn(t, dir, "name: h2\ntargets: [{name: db, url: \"sqlite:h.sqlite\"}]\nsteps: [check]\n"))
+	if !errors.Is(err, ErrCheckFailed) || !strings.Contains(err.Error(), "TPC-H") {
+		t.Errorf("check after a NATION row went: got %v, want ErrCheckFailed naming TPC-H", err)
+	}
+}

@@ -386,6 +386,12 @@ func orRoot(n, root *yaml.Node) *yaml.Node {
 // readPriceList reads the plan's price list (cost.ParsePriceList).
 func (p *Plan) readPriceList(d *yamldoc.Decoder, file string, n *yaml.Node) error {
 	path := p.Resolve(file)
+	// A FIFO or a device would block or never end: a list is a file.
+	if st, err := os.Stat(path); err != nil {
+		return d.Errorf(n, "price_list", "%v", err)
+	} else if !st.Mode().IsRegular() {
+		return d.Errorf(n, "price_list", "%s is not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return d.Errorf(n, "price_list", "%v", err)

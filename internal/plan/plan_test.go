@@ -561,12 +561,16 @@ matrix:
 		{"cpus disagree", "targets: [{name: a, engine: postgres, data_dir: /a, cpus: '0', instance_type: m6i.large, prices: {years: 1}}]\n", "targets[0].cpus", "instance type m6i.large has 2 vCPUs"},
 		{"per_hour given", "targets: [{name: a, url: 'sqlite:a.db', instance_type: m6i.large, prices: {years: 1, cloud: {per_hour: 1}}}]\n", "targets[0].prices.cloud.per_hour", "comes from the price list"},
 		{"missing list", "targets: [{name: a, url: 'sqlite:a.db', prices: {years: 1}}]\n", "price_list", "no such file"},
+		{"list not a file", "targets: [{name: a, url: 'sqlite:a.db', prices: {years: 1}}]\n", "price_list", "not a regular file"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := c.src
-			if c.name == "missing list" {
+			switch c.name {
+			case "missing list":
 				_, err = plan.Decode(filepath.Join(dir, "plan.yaml"), []byte("name: t\nwarehouses: 1\nsteps: [build]\nprice_list: nosuch.csv\n"+src))
-			} else {
+			case "list not a file":
+				_, err = plan.Decode(filepath.Join(dir, "plan.yaml"), []byte("name: t\nwarehouses: 1\nsteps: [build]\nprice_list: /dev/null\n"+src))
+			default:
 				_, err = decode(src)
 			}
 			var pe *yamldoc.Error
