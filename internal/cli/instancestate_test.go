@@ -60,3 +60,21 @@ func TestInstanceStateDirectory(t *testing.T) {
 		t.Errorf("the earlier oltplab's folder: %v, want it kept", err)
 	}
 }
+
+// TestInstanceForeignFolder: an ./instances-like folder of another
+// program's JSON files is no registry: nothing listed, no note.
+func TestInstanceForeignFolder(t *testing.T) {
+	tmp := t.TempDir()
+	work := filepath.Join(tmp, "work")
+	if err := os.MkdirAll(filepath.Join(work, "instances"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "instances", "web.json"), []byte(`{"name": "other", "replicas": 3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOME=" + filepath.Join(tmp, "home"), "OLTPLAB_RESULTS=" + filepath.Join(work, "results.db")}
+	r := oltplab(t, env, "instance", "list")
+	if r.code != 0 || !strings.Contains(r.out, "no managed instances running") || r.err != "" {
+		t.Errorf("list: exit %d, stdout %q, stderr %q; want nothing listed and no note", r.code, r.out, r.err)
+	}
+}

@@ -59,15 +59,17 @@ func StateDir(getenv func(string) string) (string, error) {
 }
 
 // HasEntries reports whether the registry's directory lists instances
-// (an entry's file, live or stale).
+// (an entry's file, live or stale; another program's JSON files are not).
 func (r Registry) HasEntries() bool {
 	entries, err := os.ReadDir(r.Dir)
 	if err != nil {
 		return false
 	}
 	for _, de := range entries {
-		if strings.HasSuffix(de.Name(), ".json") && de.Type().IsRegular() {
-			return true
+		if name, ok := strings.CutSuffix(de.Name(), ".json"); ok && de.Type().IsRegular() {
+			if _, err := r.Get(name); err == nil {
+				return true
+			}
 		}
 	}
 	return false
@@ -139,6 +141,10 @@ func (r Registry) Get(name string) (Entry, error) {
 	var e Entry
 	if err := json.Unmarshal(b, &e); err != nil {
 		return Entry{}, fmt.Errorf("instance registry: entry %s: %w", name, err)
+	}
+	if e.Name != name || e.OwnerPID <= 0 {
+		// Another program's file: not an instance of oltplab's.
+		return Entry{}, fmt.Errorf("instance registry: %s is not an entry of oltplab's", r.file(name))
 	}
 	e.Stale = !ownerAlive(e.OwnerPID, e.OwnerStart)
 	return e, nil
