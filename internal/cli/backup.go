@@ -143,11 +143,10 @@ func (a *app) backup(ctx context.Context, st *store.Store, db dialect.Database, 
 // managedSpec is the spec of the running managed instance (`oltplab
 // instance start`) that serves tg, if any.
 func (a *app) managedSpec(tg dialect.Target) (*instance.Spec, string) {
-	reg, err := a.registry()
+	entries, _, err := a.listInstances()
 	if err != nil {
 		return nil, ""
 	}
-	entries, _ := reg.List()
 	for _, e := range entries {
 		if !e.Stale && e.Target != "" && sameServer(e.Target, tg) {
 			spec := e.Description.Spec

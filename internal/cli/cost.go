@@ -17,14 +17,15 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-const costSynopsis = "cost --prices FILE.yaml [TARGET...] [--baseline TARGET] [--objective-p90-ms MS] [--target-nopm N] [--format text|md|json]"
+const costSynopsis = "cost --prices FILE.yaml [--price-list FILE] [TARGET...] [--baseline TARGET] [--objective-p90-ms MS] [--target-nopm N] [--format text|md|json]"
 
 // costOptions are the flags of `oltplab cost`.
 type costOptions struct {
-	prices string
-	opts   cost.Options
-	format string
-	json   bool
+	prices    string
+	priceList string
+	opts      cost.Options
+	format    string
+	json      bool
 }
 
 // runCost prices the targets of a prices file and relates the prices to
@@ -40,6 +41,7 @@ func runCost(ctx context.Context, a *app, args []string) error {
 	fs := newFlagSet("cost")
 	sf.register(fs, a.env)
 	fs.StringVar(&o.prices, "prices", "", "prices `FILE` (YAML): profile labels mapped to their prices (see examples/licence-study.yaml)")
+	fs.StringVar(&o.priceList, "price-list", "", "cloud instance prices `FILE` (a CSV of instance_type, vcpus, memory_gib, price_per_hour, currency, or a subset of AWS's offer file JSON; see examples/cloud-prices.csv): prices that say cloud: {instance_type: T} take T's price per hour and vCPUs from it")
 	fs.StringVar(&o.opts.Baseline, "baseline", "", "show each target's savings against `TARGET`")
 	fs.Float64Var(&o.opts.ObjectiveP90Millis, "objective-p90-ms", 0,
 		"latency objective: also price the best step whose New-Order p90 is at most `MS` milliseconds")
@@ -73,7 +75,19 @@ func runCost(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return usageErrorf("cost: read the prices: %v", err)
 	}
-	sheet, err := cost.ParseSheet(data)
+	var list *cost.PriceList
+	if o.priceList != "" {
+		raw, err := readBounded(o.priceList, cost.MaxPriceListBytes)
+		if err != nil {
+			return usageErrorf("cost: read the price list: %v", err)
+		}
+		l, err := cost.ParsePriceList(o.priceList, raw)
+		if err != nil {
+			return usageErrorf("cost: %v", err)
+		}
+		list = &l
+	}
+	sheet, err := cost.ParseSheetPriced(data, list)
 	if err != nil {
 		if isPlan(data) {
 			return usageErrorf("cost: %s is an experiment plan: its report prices its targets (oltplab experiment run, then oltplab report --experiment ID); --prices takes a prices file such as examples/licence-study.yaml", o.prices)
@@ -254,4 +268,20 @@ func isPlan(data []byte) bool {
 	_, steps := top["steps"]
 	_, wh := top["warehouses"]
 	return steps && wh
+}
+
+// readBounded reads a file of at most limit bytes (one more tells the
+// parser it is too long).
+func readBounded(path string, limit int64) ([]byte, error) {
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, limit+1))
 }

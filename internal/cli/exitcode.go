@@ -74,7 +74,7 @@ var exitCodes = []struct {
 	{exitSchema, "schema missing/incomplete/other version/already present",
 		"schema missing, incomplete, of another version, or already present (use `build --drop`); or a database or file of the user's at the name of `--reset-between`'s copy, which `run` and `clean` leave alone"},
 	{exitCheckFailed, "consistency check failed",
-		"a consistency condition failed"},
+		"a consistency condition failed (`check`, `tpch check`, or a plan's `check` step)"},
 	{exitStore, "results store unusable",
 		"results store unusable"},
 	{exitRunFailed, "run could not continue",
@@ -226,6 +226,9 @@ func exitCode(err error) int {
 	var ne *experiment.SpaceError
 	if errors.As(err, &ne) {
 		return exitNoSpace
+	}
+	if errors.Is(err, experiment.ErrCheckFailed) {
+		return exitCheckFailed
 	}
 	var busy *experiment.StillRunningError
 	if errors.As(err, &busy) || errors.Is(err, experiment.ErrFinished) || errors.Is(err, experiment.ErrPlanChanged) ||

@@ -15,6 +15,7 @@ import (
 
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
+	"github.com/oltplab/oltplab/internal/experiment"
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
@@ -43,6 +44,7 @@ func TestExitCodes(t *testing.T) {
 			driver.ErrServerGone, errors.New("virtual user 1"), &dialect.Error{Class: dialect.ClassConnection, Op: "connect", Err: errors.New("refused")})}, exitRunFailed},
 		{"too many failures", errors.Join(&scenario.FailuresError{Total: 1}, &scenario.SuspectError{Total: 1}), exitFailures},
 		{"suspect", &scenario.SuspectError{Total: 1}, exitSuspect},
+		{"a plan's check step failed", fmt.Errorf("check on db: %w: TPC-C 3.3.2.1", experiment.ErrCheckFailed), exitCheckFailed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -25,9 +25,9 @@ import (
 const instanceUsage = `Usage: oltplab instance start|list|stop ...
 
 Managed instances: private PostgreSQL or MariaDB servers oltplab starts
-from the installed binaries, on loopback, on a free port, with a generated
-password, on the data directory (the storage) you choose, with the memory,
-cores and I/O caps you give them.
+from the installed binaries, on loopback, on a free port (or --port), with
+a generated password, on the data directory (the storage) you choose, with
+the memory, cores and I/O caps you give them.
 
   oltplab instance start --engine postgres --data-dir DIR [FLAGS]
       runs one in the foreground: prints its target URL and password file,
@@ -37,6 +37,12 @@ cores and I/O caps you give them.
       shows the running instances (stale ones: their process is gone).
   oltplab instance stop NAME
       asks the foreground process of NAME to stop it, and waits.
+
+Running instances are listed, each with its password file, in
+$XDG_STATE_HOME/oltplab/instances (else ~/.local/state/oltplab/instances),
+removed when the instance stops. Instances an earlier oltplab listed in
+./instances (or beside the results store, or in $XDG_RUNTIME_DIR/oltplab)
+are still found, with a note; oltplab never removes that folder.
 
 Run "oltplab instance start --help" for the flags.
 `
@@ -66,23 +72,106 @@ func runInstance(ctx context.Context, a *app, args []string) error {
 	return usageErrorf("instance: unknown subcommand %q (want start, list or stop)", args[0])
 }
 
-// registry is where running instances are listed: $XDG_RUNTIME_DIR/oltplab,
-// else beside the default results store.
+// registry is where running instances are listed: the state directory,
+// $XDG_STATE_HOME/oltplab/instances, else ~/.local/state/oltplab/instances.
 func (a *app) registry() (instance.Registry, error) {
-	if d := a.env["XDG_RUNTIME_DIR"]; d != "" && filepath.IsAbs(d) {
-		return instance.Registry{Dir: filepath.Join(d, "oltplab", "instances")}, nil
-	}
-	getenv := func(k string) string { return a.env[k] }
-	p, err := store.DefaultPath(getenv)
-	if err == nil && store.IsPostgresURL(p) {
-		// The results are on a server: the registry stays on this host.
-		p, err = store.DataDir(getenv)
-		p = filepath.Join(p, "results.db")
-	}
+	d, err := instance.StateDir(func(k string) string { return a.env[k] })
 	if err != nil {
 		return instance.Registry{}, fmt.Errorf("locate the instance registry: %w", err)
 	}
-	return instance.Registry{Dir: filepath.Join(filepath.Dir(p), "instances")}, nil
+	return instance.Registry{Dir: filepath.Join(d, "instances")}, nil
+}
+
+// legacyRegistries are the places an earlier oltplab listed running
+// instances in, that list some: $XDG_RUNTIME_DIR/oltplab/instances, the
+// folder instances beside the default results store ($OLTPLAB_RESULTS's
+// directory, often the current one) and ./instances. Their instances are
+// still found (listed, stopped, used by name); oltplab writes nothing
+// new there and never removes the folders.
+func (a *app) legacyRegistries() []instance.Registry {
+	cur, err := a.registry()
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	if d := a.env["XDG_RUNTIME_DIR"]; d != "" && filepath.IsAbs(d) {
+		dirs = append(dirs, filepath.Join(d, "oltplab", "instances"))
+	}
+	getenv := func(k string) string { return a.env[k] }
+	if p, err := store.DefaultPath(getenv); err == nil && !store.IsPostgresURL(p) {
+		dirs = append(dirs, filepath.Join(filepath.Dir(p), "instances"))
+	}
+	if d, err := store.DataDir(getenv); err == nil {
+		dirs = append(dirs, filepath.Join(d, "instances"))
+	}
+	dirs = append(dirs, "instances")
+	var out []instance.Registry
+	seen := map[string]bool{cur.Dir: true}
+	for _, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil || seen[abs] {
+			continue
+		}
+		seen[abs] = true
+		if r := (instance.Registry{Dir: abs}); r.HasEntries() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// noteLegacy says where an earlier oltplab's instances were found.
+func (a *app) noteLegacy(legacy []instance.Registry) {
+	cur, err := a.registry()
+	if err != nil {
+		return
+	}
+	for _, r := range legacy {
+		fmt.Fprintf(a.errw(), "oltplab: note: %s lists instances an earlier oltplab started: they are still found; new ones are listed in %s. "+
+			"oltplab leaves that folder as it is: remove it yourself once it lists none you need.\n", r.Dir, cur.Dir)
+	}
+}
+
+// listInstances lists the running instances of the registry and of the
+// legacy ones, sorted by name.
+func (a *app) listInstances() ([]instance.Entry, []instance.Registry, error) {
+	reg, err := a.registry()
+	if err != nil {
+		return nil, nil, err
+	}
+	entries, err := reg.List()
+	if err != nil {
+		return nil, nil, err
+	}
+	legacy := a.legacyRegistries()
+	for _, r := range legacy {
+		more, err := r.List()
+		if err != nil {
+			return nil, nil, err
+		}
+		entries = append(entries, more...)
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+	return entries, legacy, nil
+}
+
+// findInstance finds the instance of that name in the registry, else in
+// a legacy one (instance.ErrNotRegistered when none lists it).
+func (a *app) findInstance(name string) (instance.Entry, instance.Registry, error) {
+	reg, err := a.registry()
+	if err != nil {
+		return instance.Entry{}, reg, err
+	}
+	e, err := reg.Get(name)
+	if !errors.Is(err, instance.ErrNotRegistered) {
+		return e, reg, err
+	}
+	for _, r := range a.legacyRegistries() {
+		if le, lerr := r.Get(name); lerr == nil {
+			return le, r, nil
+		}
+	}
+	return e, reg, err
 }
 
 // settingsFlag collects repeated --set NAME=VALUE.
@@ -189,6 +278,11 @@ func (a *app) startInstance(ctx context.Context, s instance.Spec, pwFile func(in
 	if err != nil {
 		return nil, nil, err
 	}
+	for _, r := range a.legacyRegistries() {
+		if e, err := r.Get(name); err == nil && !e.Stale {
+			return nil, nil, usageErrorf("%v: %s runs in process %d (listed in %s): stop it or choose another --name", instance.ErrNameInUse, name, e.OwnerPID, r.Dir)
+		}
+	}
 	if err := reg.Reserve(name); err != nil {
 		if errors.Is(err, instance.ErrNameInUse) {
 			return nil, nil, usageErrorf("%v: stop it or choose another --name", err)
@@ -225,6 +319,7 @@ func (a *app) instanceStart(ctx context.Context, args []string) error {
 	s := &o.spec
 	fs := newFlagSet("instance start")
 	specFlags(fs, s, &o.engine, "postgres or mariadb (required)", "the engine", "; required")
+	fs.IntVar(&s.Port, "port", 0, "loopback TCP `PORT` the server listens on (refused when another process listens there; default: a free one)")
 	fs.IntVar(&s.MaxConnections, "max-connections", 0, "client connections oltplab will open, `N` (the largest VU step); the server accepts 10 more (default: the engine's)")
 	fs.Var(latencyFlag{&s.Latency}, "latency", "put --data-dir and --wal-dir on a latency layer that delays each I/O: "+
 		"read=4ms,write=1ms,fsync=6ms,meta=0.5ms; a kind's delay is fixed (4ms), normal 4ms p99 10ms, or lognormal 4ms p99 20ms, "+
@@ -297,7 +392,7 @@ func (a *app) printInstance(name string, d instance.Description, target, pwFile 
 	}
 	fmt.Fprintf(w, "instance %s ready: %s\n", name, version)
 	fmt.Fprintf(w, "  target:        %s\n", target)
-	fmt.Fprintf(w, "  password file: %s (use --password-file)\n", pwFile)
+	fmt.Fprintf(w, "  password file: %s (use --password-file; listed there until it stops)\n", pwFile)
 	for _, role := range []string{"data", "wal"} {
 		if dev, ok := d.Devices[role]; ok {
 			disk := dev.Name
@@ -325,14 +420,11 @@ func (a *app) instanceList(args []string) error {
 		}
 		return err
 	}
-	reg, err := a.registry()
+	entries, legacy, err := a.listInstances()
 	if err != nil {
 		return err
 	}
-	entries, err := reg.List()
-	if err != nil {
-		return err
-	}
+	a.noteLegacy(legacy)
 	if *asJSON {
 		if entries == nil {
 			entries = []instance.Entry{}
@@ -371,11 +463,7 @@ func (a *app) instanceStop(ctx context.Context, args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("instance stop: want one instance NAME (see `oltplab instance list`)")
 	}
-	reg, err := a.registry()
-	if err != nil {
-		return err
-	}
-	e, err := reg.Get(pos[0])
+	e, reg, err := a.findInstance(pos[0])
 	if errors.Is(err, instance.ErrNotRegistered) {
 		return usageErrorf("instance stop: no instance %q runs (see `oltplab instance list`)", pos[0])
 	}
@@ -383,6 +471,10 @@ func (a *app) instanceStop(ctx context.Context, args []string) error {
 		return err
 	}
 	if e.Stale {
+		if cur, err := a.registry(); err != nil || cur.Dir != reg.Dir {
+			fmt.Fprintf(a.out(), "instance %s was not running (its process is gone); its entry in %s is left as it is\n", e.Name, reg.Dir)
+			return nil
+		}
 		reg.Remove(e.Name)
 		fmt.Fprintf(a.out(), "instance %s was not running (its process is gone): entry removed\n", e.Name)
 		return nil

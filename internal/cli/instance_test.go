@@ -119,6 +119,12 @@ func TestInstanceBadInput(t *testing.T) {
 	shm := filepath.Join("/dev/shm", "oltplab-cli-test-"+strconv.Itoa(os.Getpid()))
 	defer os.RemoveAll(shm)
 	start := []string{"instance", "start", "--engine", "postgres"}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	takenPort := strconv.Itoa(taken.Addr().(*net.TCPAddr).Port)
 	cases := []struct {
 		name string
 		args []string
@@ -140,6 +146,8 @@ func TestInstanceBadInput(t *testing.T) {
 		{"cpus beyond the host", append(start, "--data-dir", dir, "--cpus", "0-4096"), exitCPUs},
 		{"io_limit without a device", append(start, "--data-dir", shm, "--write-iops", "100"), exitNoDevice},
 		{"stop unknown", []string{"instance", "stop", "nosuch"}, exitUsage},
+		{"port taken", append(start, "--data-dir", dir, "--port", takenPort), exitUsage},
+		{"port out of range", append(start, "--data-dir", dir, "--port", "70000"), exitUsage},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

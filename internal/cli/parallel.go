@@ -74,11 +74,7 @@ func (a *app) resolveTargets(cmd string, on []string) ([]*plan.TargetSpec, error
 			if !targetName.MatchString(t.URL) {
 				return nil, usageErrorf("%s: --on %q: want a URL, NAME=URL or a managed instance's NAME", cmd, v)
 			}
-			reg, err := a.registry()
-			if err != nil {
-				return nil, err
-			}
-			e, err := reg.Get(t.URL)
+			e, _, err := a.findInstance(t.URL)
 			if errors.Is(err, instance.ErrNotRegistered) || (err == nil && (e.Stale || e.ServerPID == 0)) {
 				return nil, usageErrorf("%s: --on %s: no managed instance of that name runs (see `oltplab instance list`)", cmd, t.URL)
 			}

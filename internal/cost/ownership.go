@@ -79,7 +79,11 @@ func (p Prices) ownership(root []string, cores int, source string) (Ownership, e
 	}
 	switch {
 	case p.Cores > 0:
-		o.Cores = coresFigure("cores", p.Cores, "from the prices (cores)")
+		src := "from the prices (cores)"
+		if p.CoresSource != "" {
+			src = p.CoresSource
+		}
+		o.Cores = coresFigure("cores", p.Cores, src)
 	case cores > 0:
 		o.Cores = coresFigure("cores", cores, source)
 	}
@@ -108,8 +112,15 @@ func (p Prices) ownership(root []string, cores int, source string) (Ownership, e
 	if c := p.Cloud; c != nil {
 		hours := c.hoursPerMonth()
 		v := c.PerHour * hours * 12 * yf
-		add("cloud instance", v, fmt.Sprintf("%s per hour × %s hours per month × 12 months × %s = %s",
-			price(c.PerHour, cur), plain(hours), period, money(v, cur)))
+		name, from := "cloud instance", ""
+		if c.InstanceType != "" {
+			name = "cloud instance " + c.InstanceType
+		}
+		if c.Source != "" {
+			from = " (" + c.Source + ")"
+		}
+		add(name, v, fmt.Sprintf("%s per hour%s × %s hours per month × 12 months × %s = %s",
+			price(c.PerHour, cur), from, plain(hours), period, money(v, cur)))
 	}
 	if s := p.Storage; s != nil {
 		var terms []string

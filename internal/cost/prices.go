@@ -28,6 +28,9 @@ type Prices struct {
 	// from it. 0 means the caller knows it (a plan's target, or the
 	// recorded host of a local database).
 	Cores int `yaml:"cores,omitempty" json:"cores,omitempty"`
+	// CoresSource says where Cores came from when the prices file did
+	// not give them (a price list's vCPUs); set by PriceList.Apply.
+	CoresSource string `yaml:"-" json:"cores_source,omitempty"`
 
 	Hardware  *Hardware  `yaml:"hardware,omitempty" json:"hardware,omitempty"`
 	Cloud     *Cloud     `yaml:"cloud,omitempty" json:"cloud,omitempty"`
@@ -64,6 +67,12 @@ type Cloud struct {
 	// HoursPerMonth is how many hours a month the instance runs; 0 means
 	// DefaultHoursPerMonth (always on).
 	HoursPerMonth float64 `yaml:"hours_per_month,omitempty" json:"hours_per_month,omitempty"`
+	// InstanceType names the instance in a price list (PriceList.Apply
+	// fills PerHour from it); without a list it is only shown.
+	InstanceType string `yaml:"instance_type,omitempty" json:"instance_type,omitempty"`
+	// Source is where PerHour came from (the instance type and the price
+	// list), for the formula's footnote; set by PriceList.Apply.
+	Source string `yaml:"-" json:"source,omitempty"`
 }
 
 // Storage is provisioned storage paid by the month: by capacity, and

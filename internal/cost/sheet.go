@@ -49,7 +49,12 @@ func (s Sheet) Names() []string {
 // of the wrong type and bad prices are returned as one *Error naming
 // the field (target.section.key) and its line. The file is decoded as a
 // plan is (internal/yamldoc): strictly, with merge keys (<<: *anchor).
-func ParseSheet(data []byte) (Sheet, error) {
+func ParseSheet(data []byte) (Sheet, error) { return ParseSheetPriced(data, nil) }
+
+// ParseSheetPriced is ParseSheet with a price list: the cloud instances
+// the file names by instance_type are priced from l (PriceList.Apply)
+// before the prices are validated. l may be nil.
+func ParseSheetPriced(data []byte, l *PriceList) (Sheet, error) {
 	root, err := yamldoc.Parse("", data)
 	if err != nil {
 		return nil, sheetError("", err)
@@ -70,7 +75,17 @@ func ParseSheet(data []byte) (Sheet, error) {
 		}
 		s = append(s, Named{Name: e.Key.Value, Prices: p})
 	}
-	for _, n := range s {
+	for i := range s {
+		n := &s[i]
+		if l != nil {
+			if err := l.Apply(&n.Prices); err != nil {
+				var e *Error
+				if errors.As(err, &e) {
+					e.Path = append([]string{n.Name}, e.Path...)
+				}
+				return nil, Locate(err, root)
+			}
+		}
 		if err := n.Prices.validate([]string{n.Name}); err != nil {
 			return nil, Locate(err, root)
 		}

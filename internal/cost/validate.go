@@ -138,6 +138,9 @@ func (c *Cloud) validate(path []string) error {
 	if err := amounts(path, "per_hour", c.PerHour, "hours_per_month", c.HoursPerMonth); err != nil {
 		return err
 	}
+	if c.InstanceType != "" && c.PerHour == 0 {
+		return fieldErr(path, "instance_type", "%s is priced from a price list: give one (price_list: in a plan, --price-list for oltplab cost), or per_hour", c.InstanceType)
+	}
 	if c.HoursPerMonth > 744 {
 		return fieldErr(path, "hours_per_month", "must be at most 744 (31 days of 24 hours), not %s", plain(c.HoursPerMonth))
 	}

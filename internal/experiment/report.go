@@ -216,7 +216,7 @@ func Report(ctx context.Context, st *store.Store, id int64, inc report.Include) 
 var ignoredContext = []string{"experiment.", "tool.", "notes.", "schema.", "database.target", "calibration.",
 	"instance.id", "instance.server.pid", "instance.server.port", "instance.started", "instance.restarts",
 	"instance.engine_dir", "instance.wal_dir", "instance.controls", "instance.notes",
-	"instance.spec.name", "instance.spec.data_dir", "instance.spec.wal_dir", "storage.Path",
+	"instance.spec.name", "instance.spec.data_dir", "instance.spec.wal_dir", "instance.spec.port", "storage.Path",
 	// Files and sockets in the instance's private run directory.
 	"instance.settings.port", "instance.settings.hba_file", "instance.settings.ident_file",
 	"instance.settings.unix_socket_directories", "instance.settings.socket", "instance.settings.pid_file",

@@ -368,7 +368,8 @@ func (b *Backupper) restoreSpec(o BackupOptions) Spec {
 	default:
 		s = Spec{IOLimit: o.IOLimit}
 	}
-	s.Name, s.Engine, s.DataDir, s.WALDir = "restore", b.src.Engine, "", ""
+	// The restored copy runs beside its source: a free port of its own.
+	s.Name, s.Engine, s.DataDir, s.WALDir, s.Port = "restore", b.src.Engine, "", "", 0
 	if !o.IOLimit.IsZero() {
 		s.IOLimit = o.IOLimit // the restores go where the capped backups go
 		s.Latency = nil       // which a latency layer's process would escape

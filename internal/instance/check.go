@@ -13,7 +13,7 @@ import (
 )
 
 // Check tells, without starting anything, whether s could start on this
-// host: the spec against the host (Validate), the engine's binaries, the
+// host: the spec against the host (Validate), its port free, the engine's binaries, the
 // server's account, directories the server can create and write, the
 // block device under them when io_limit is set, and a cgroup controller
 // for io_limit and memory_limit. Its errors are the *Error of the kind
@@ -26,6 +26,9 @@ func Check(s Spec) error {
 		return &Error{Kind: KindOther, Err: err}
 	}
 	if err := s.Validate(host); err != nil {
+		return err
+	}
+	if err := checkPort(s); err != nil {
 		return err
 	}
 	eng := engines[s.Engine]

@@ -91,6 +91,9 @@ func Start(ctx context.Context, s Spec, log *slog.Logger) (_ *Instance, err erro
 	if err := s.Validate(host); err != nil {
 		return nil, err
 	}
+	if err := checkPort(s); err != nil {
+		return nil, err
+	}
 	i := &Instance{spec: s, eng: engines[s.Engine], log: log.With("instance", s.InstanceName()),
 		devices: map[string]sysstat.Device{}, placement: noPlacement}
 	if i.dataDir, err = filepath.Abs(s.DataDir); err != nil {
@@ -358,7 +361,13 @@ func lastLogLine(file string, offset int64) string {
 // port another process took meanwhile is replaced by a new one.
 func (i *Instance) startServer(ctx context.Context, keepPort bool) error {
 	for attempt := 0; ; attempt++ {
-		if !keepPort || attempt > 0 {
+		if i.spec.Port != 0 {
+			// A port of the user's: refused when taken, never replaced.
+			if err := checkPort(i.spec); err != nil {
+				return err
+			}
+			i.port = i.spec.Port
+		} else if !keepPort || attempt > 0 {
 			p, err := freePort()
 			if err != nil {
 				return errorf(KindStart, "find a free port: %v", err)
@@ -390,6 +399,9 @@ func (i *Instance) startServer(ctx context.Context, keepPort bool) error {
 			return nil
 		}
 		i.stopServer(context.WithoutCancel(ctx))
+		if i.spec.Port != 0 && portTaken(i.port) {
+			return errorf(KindSpec, "instance %s: port %d was taken while the server started: choose another port, or leave port out for a free one", i.spec.InstanceName(), i.port)
+		}
 		if attempt < 2 && ctx.Err() == nil && portTaken(i.port) {
 			i.log.Info("port taken meanwhile, trying another", "port", i.port)
 			continue
@@ -579,6 +591,15 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// checkPort refuses a spec's port that another process listens on.
+func checkPort(s Spec) error {
+	if s.Port != 0 && portTaken(s.Port) {
+		return errorf(KindSpec, "instance %s: port %d is taken on 127.0.0.1 (another process listens there): choose another port, or leave port out for a free one",
+			s.InstanceName(), s.Port)
+	}
+	return nil
 }
 
 // portTaken reports whether another process listens on port.

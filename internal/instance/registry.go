@@ -39,6 +39,42 @@ var ErrNameInUse = errors.New("instance name in use")
 // ErrNotRegistered is returned by Get for an unknown name.
 var ErrNotRegistered = errors.New("no such instance")
 
+// StateDir is oltplab's state directory, where the registry of running
+// instances lives: $XDG_STATE_HOME/oltplab, else
+// $HOME/.local/state/oltplab (the XDG base directories, as the results
+// store's $XDG_DATA_HOME/oltplab). It may not exist yet.
+func StateDir(getenv func(string) string) (string, error) {
+	if d := getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "oltplab"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("$XDG_STATE_HOME or home directory: %w", err)
+		}
+		home = h
+	}
+	return filepath.Join(home, ".local", "state", "oltplab"), nil
+}
+
+// HasEntries reports whether the registry's directory lists instances
+// (an entry's file, live or stale; another program's JSON files are not).
+func (r Registry) HasEntries() bool {
+	entries, err := os.ReadDir(r.Dir)
+	if err != nil {
+		return false
+	}
+	for _, de := range entries {
+		if name, ok := strings.CutSuffix(de.Name(), ".json"); ok && de.Type().IsRegular() {
+			if _, err := r.Get(name); err == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (r Registry) file(name string) string { return filepath.Join(r.Dir, name+".json") }
 
 // PasswordFile is where the instance's password is kept (mode 0600).
@@ -105,6 +141,10 @@ func (r Registry) Get(name string) (Entry, error) {
 	var e Entry
 	if err := json.Unmarshal(b, &e); err != nil {
 		return Entry{}, fmt.Errorf("instance registry: entry %s: %w", name, err)
+	}
+	if e.Name != name || e.OwnerPID <= 0 {
+		// Another program's file: not an instance of oltplab's.
+		return Entry{}, fmt.Errorf("instance registry: %s is not an entry of oltplab's", r.file(name))
 	}
 	e.Stale = !ownerAlive(e.OwnerPID, e.OwnerStart)
 	return e, nil

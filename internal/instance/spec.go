@@ -115,6 +115,10 @@ type Spec struct {
 	// locations, loaded code) and those oltplab sets from the fields above
 	// (refused.go).
 	Settings map[string]string `yaml:"settings,omitempty" json:"settings,omitempty"`
+	// Port is the loopback TCP port the server listens on; 0 (the
+	// default) takes a free one at each start. A port another process
+	// listens on is refused, never shared.
+	Port int `yaml:"port,omitempty" json:"port,omitempty"`
 	// MaxConnections is how many client connections oltplab will open (the
 	// largest VU step of a plan, plus loaders); the server accepts
 	// ConnectionReserve more for samplers, administration and backups.
@@ -170,6 +174,9 @@ func (s Spec) Validate(h Host) error {
 	if s.MaxConnections < 0 || s.MaxConnections > 100000 {
 		return errorf(KindSpec, "instance %s: max_connections %d: want 0 (engine default) to 100000", s.InstanceName(), s.MaxConnections)
 	}
+	if s.Port < 0 || s.Port > 65535 {
+		return errorf(KindSpec, "instance %s: port %d: want 1 to 65535, or 0 for a free one", s.InstanceName(), s.Port)
+	}
 	l := s.IOLimit
 	if l.ReadIOPS < 0 || l.WriteIOPS < 0 || l.ReadMBps < 0 || l.WriteMBps < 0 {
 		return errorf(KindSpec, "instance %s: io_limit values must not be negative", s.InstanceName())
@@ -196,6 +203,9 @@ func (s Spec) Validate(h Host) error {
 		}
 		if s.MaxConnections != 0 {
 			extra = append(extra, "max_connections")
+		}
+		if s.Port != 0 {
+			extra = append(extra, "port")
 		}
 		if s.Latency != nil {
 			// The layer's process would serve oltplab's own I/O.

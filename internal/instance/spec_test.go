@@ -1,8 +1,12 @@
 package instance
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -135,6 +139,10 @@ func TestValidate(t *testing.T) {
 		{"sqlite with memory", func(s *Spec) { s.Engine, s.Memory = SQLite, 64<<20 }, KindOther},
 		{"sqlite with cpus", func(s *Spec) { s.Engine, s.CPUs = SQLite, "0" }, KindSpec},
 		{"sqlite with io_limit", func(s *Spec) { s.Engine, s.IOLimit.ReadIOPS = SQLite, 10 }, KindSpec},
+		{"port", func(s *Spec) { s.Port = 15432 }, KindOther},
+		{"negative port", func(s *Spec) { s.Port = -1 }, KindSpec},
+		{"port beyond 65535", func(s *Spec) { s.Port = 70000 }, KindSpec},
+		{"sqlite with port", func(s *Spec) { s.Engine, s.Port = SQLite, 15432 }, KindSpec},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,6 +185,58 @@ func TestEngineEmbedded(t *testing.T) {
 	}{{Postgres, false}, {MariaDB, false}, {SQLite, true}, {"oracle", false}} {
 		if got := tc.e.Embedded(); got != tc.want {
 			t.Errorf("Engine(%q).Embedded() = %v, want %v", tc.e, got, tc.want)
+		}
+	}
+}
+
+// TestPortTaken: a port another process listens on is refused, before
+// anything starts (Check, as a plan's --dry-run; Start, as instance
+// start), with a spec error that names it; a free port passes.
+func TestPortTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	dir := filepath.Join(t.TempDir(), "data")
+	s := Spec{Engine: Postgres, DataDir: dir, Port: port}
+	for name, f := range map[string]func() error{
+		"Check": func() error { return Check(s) },
+		"Start": func() error {
+			inst, err := Start(context.Background(), s, nil)
+			if err == nil {
+				inst.Stop(context.Background())
+			}
+			return err
+		},
+	} {
+		err := f()
+		if KindOf(err) != KindSpec || !strings.Contains(fmt.Sprint(err), fmt.Sprintf("port %d is taken", port)) {
+			t.Errorf("%s: got %v, want a spec error saying port %d is taken", name, err, port)
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("data directory: %v, want it never created", err)
+	}
+	if err := checkPort(Spec{Engine: Postgres, DataDir: dir}); err != nil {
+		t.Errorf("no port: %v", err)
+	}
+}
+
+func TestStateDir(t *testing.T) {
+	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"XDG_STATE_HOME", map[string]string{"XDG_STATE_HOME": "/st", "HOME": "/home/u"}, "/st/oltplab"},
+		{"relative XDG_STATE_HOME ignored", map[string]string{"XDG_STATE_HOME": "st", "HOME": "/home/u"}, "/home/u/.local/state/oltplab"},
+		{"HOME", map[string]string{"HOME": "/home/u", "OLTPLAB_RESULTS": "results.db"}, "/home/u/.local/state/oltplab"},
+	} {
+		if got, err := StateDir(env(c.env)); err != nil || got != c.want {
+			t.Errorf("%s: got %q (%v), want %q", c.name, got, err, c.want)
 		}
 	}
 }

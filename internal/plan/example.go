@@ -74,6 +74,10 @@ tpch:                        # the analytic workload (as oltplab tpch build, the
 
 baseline: disk               # every ratio is taken against it (default: the first target)
 
+# price_list: examples/cloud-prices.csv  # optional: cloud instance prices (a CSV of instance_type,
+                             # vcpus, memory_gib, price_per_hour, currency, or a subset of AWS's
+                             # offer file JSON) for targets that name their instance_type
+
 cost:                        # optional: what the report's cost table also shows
   objective_p90_ms: 50       # cost at the best step whose New-Order p90 is at most 50 ms
   target_nopm: 20000         # the cores 20,000 NOPM would need at each target's NOPM per core
@@ -83,6 +87,8 @@ targets:                     # written one by one...
     engine: postgres         # postgres, mariadb or sqlite (embedded)
     data_dir: /dev/shm/oltplab-example/tmpfs
     memory: 256MB            # the buffer pool (SQLite: its page cache)
+    # port: 15432            # a loopback port of your choosing (default: a free one);
+    #                        # refused when taken, one per target
   - name: disk
     engine: postgres
     data_dir: /var/tmp/oltplab-example/disk
@@ -94,6 +100,9 @@ targets:                     # written one by one...
       currency: USD
       years: 3
       hardware: {price: 12000}
+    # instance_type: m6i.large  # with price_list: the price per hour, currency and cores
+    #                        # (its vCPUs, which cpus must match) come from the list;
+    #                        # prices then needs only years (and storage, licences)
   - name: remote             # an external database: oltplab only connects
     url: postgres://bench@db.example.com:5432/tpcc
     password_file: ./bench.password
@@ -108,7 +117,10 @@ matrix:                      # ...or as a matrix: one target per combination
     io_limit:                # blkio caps on the device under data_dir
       - {}                   # no cap (label "none")
       - {name: hdd, value: {read_iops: 200, write_iops: 200}}
-  name: "cpu{cpus}-{io_limit}"   # target names (default: the labels joined by -)
+    dram:                    # or an axis of your naming whose values each set
+      - {name: 1GB, set: {memory_limit: 1GB, memory: 256MB}}   # several fields
+      - {name: 2GB, set: {memory_limit: 2GB, memory: 512MB}}   # (name: optional)
+  name: "cpu{cpus}-{io_limit}-{dram}"   # target names (default: the labels joined by -)
 
 steps:                       # what runs on every target, in order
   - build
@@ -117,6 +129,8 @@ steps:                       # what runs on every target, in order
   - backup
   - rebuild                  # the largest index of ORDER-LINE, cold then warm
   - cpu                      # the single-threaded CPU calibration
+  - check                    # the TPC-C consistency conditions (and TPC-H's checks on a
+                             # TPC-H database): a condition that fails fails the step
   # - tpch                     # TPROC-H: in a database of its own (not beside TPC-C's tables)
   # - parallel                 # steps over all targets run with every target started
   # - neighbours

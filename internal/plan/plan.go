@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -14,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/oltplab/oltplab/internal/cost"
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/yamldoc"
@@ -47,6 +50,10 @@ type Plan struct {
 	// Cost is what the report's cost table is asked for beyond the
 	// targets' prices (nil when the plan has no cost section).
 	Cost *CostSpec
+	// PriceList is the file the targets' instance types are priced from
+	// ("" for none), resolved against Dir.
+	PriceList string
+	priceList *cost.PriceList
 }
 
 // Entry is one entry of the plan's steps list: a step of a kind with its
@@ -80,6 +87,7 @@ type planFile struct {
 	Targets     []*TargetSpec `yaml:"targets"`
 	Matrix      *yaml.Node    `yaml:"matrix"`
 	Cost        *CostSpec     `yaml:"cost"`
+	PriceList   string        `yaml:"price_list"`
 	Steps       []yaml.Node   `yaml:"steps"`
 }
 
@@ -241,6 +249,12 @@ func Decode(file string, src []byte) (*Plan, error) {
 		}
 	}
 
+	if pf.PriceList != "" {
+		if err := p.readPriceList(d, pf.PriceList, valueNode(root, "price_list")); err != nil {
+			return nil, err
+		}
+	}
+
 	// Targets: the explicit ones, then the matrix's.
 	for i, t := range pf.Targets {
 		t.Path = fmt.Sprintf("targets[%d]", i)
@@ -336,6 +350,7 @@ func (p *Plan) TargetNames() []string {
 func (p *Plan) checkTargets(d *yamldoc.Decoder) error {
 	names := map[string]*TargetSpec{}
 	places := map[string]*TargetSpec{}
+	ports := map[int]*TargetSpec{}
 	for _, t := range p.Targets {
 		if o := names[t.Name]; o != nil {
 			return d.Errorf(&yaml.Node{Line: t.Line}, t.Path, "target name %q is also used by %s", t.Name, o.Path)
@@ -347,6 +362,14 @@ func (p *Plan) checkTargets(d *yamldoc.Decoder) error {
 				"target %s uses the same database as %s (%s): each target needs its own", t.Name, o.Name, place)
 		}
 		places[place] = t
+		// Steps over all targets run them at once: one port each.
+		if port := t.Instance.Port; t.Managed() && port != 0 {
+			if o := ports[port]; o != nil {
+				return d.Errorf(&yaml.Node{Line: t.Line}, t.Path+".port",
+					"target %s asks for port %d, as %s does: each target needs its own (or none, for a free one)", t.Name, port, o.Name)
+			}
+			ports[port] = t
+		}
 	}
 	return nil
 }
@@ -369,4 +392,30 @@ func orRoot(n, root *yaml.Node) *yaml.Node {
 		return n
 	}
 	return root
+}
+
+// readPriceList reads the plan's price list (cost.ParsePriceList).
+func (p *Plan) readPriceList(d *yamldoc.Decoder, file string, n *yaml.Node) error {
+	path := p.Resolve(file)
+	// A FIFO or a device would block or never end: a list is a file.
+	if st, err := os.Stat(path); err != nil {
+		return d.Errorf(n, "price_list", "%v", err)
+	} else if !st.Mode().IsRegular() {
+		return d.Errorf(n, "price_list", "%s is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return d.Errorf(n, "price_list", "%v", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, cost.MaxPriceListBytes+1))
+	if err != nil {
+		return d.Errorf(n, "price_list", "read %s: %v", path, err)
+	}
+	l, err := cost.ParsePriceList(file, data)
+	if err != nil {
+		return d.Errorf(n, "price_list", "%v", err)
+	}
+	p.PriceList, p.priceList = path, &l
+	return nil
 }

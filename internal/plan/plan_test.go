@@ -165,6 +165,9 @@ func TestDecodeBadPlans(t *testing.T) {
 		{"no targets", "name: t\nwarehouses: 1\nsteps: [build]\n", 1, "targets", "at least one target"},
 		{"no steps", "name: t\nwarehouses: 1\ntargets: [{name: a, url: 'sqlite:a.db'}]\n", 1, "steps", "required"},
 		{"matrix without engine", base("matrix:\n  axes: {memory: [1MB]}\n"), 8, "matrix.engine", "required"},
+		{"two targets on one port", base("  - {name: b, engine: postgres, data_dir: /b, port: 15432}\n  - {name: c, engine: postgres, data_dir: /c, port: 15432}\n"), 8, "targets[2].port", "as b does"},
+		{"port as an axis", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes: {port: [15432, 15433]}\n"), 10, "matrix.axes.port", "not an axis"},
+		{"port across a matrix", base("matrix:\n  engine: postgres\n  data_dir: /x\n  port: 15432\n  axes: {memory: [1MB, 2MB]}\n"), 8, "matrix (target 2MB).port", "as 1MB does"},
 		{"matrix unknown axis", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes: {colour: [red]}\n"), 10, "matrix.axes.colour", "not an axis"},
 		{"matrix axis not a list", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes: {memory: 1MB}\n"), 10, "matrix.axes.memory", "want a list"},
 		{"matrix unnamed mapping", base("matrix:\n  engine: postgres\n  data_dir: /x\n  axes:\n    io_limit: [{read_iops: 5}]\n"), 11, "matrix.axes.io_limit[0]", "give this value a label"},
@@ -268,7 +271,7 @@ func TestExampleDecodes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the help's example: %v", err)
 	}
-	if got := strings.Join(p.TargetNames(), " "); got != "tmpfs disk remote cpu0-none cpu0-hdd cpu0-1-none cpu0-1-hdd" {
+	if got := strings.Join(p.TargetNames(), " "); got != "tmpfs disk remote cpu0-none-1GB cpu0-none-2GB cpu0-hdd-1GB cpu0-hdd-2GB cpu0-1-none-1GB cpu0-1-none-2GB cpu0-1-hdd-1GB cpu0-1-hdd-2GB" {
 		t.Errorf("targets: got %q", got)
 	}
 }
@@ -417,5 +420,175 @@ func TestLatencyRefusedWithIOLimit(t *testing.T) {
 				t.Errorf("got %q, want one line at l.yaml:5: targets[0] containing %q", msg, c.want)
 			}
 		})
+	}
+}
+
+// TestMatrixAxisSetsSeveralFields: an axis whose values each set several
+// instance fields (the buffer pool moving with the memory limit) makes
+// one target per value, each with every field its value sets, named by
+// the value's label.
+func TestMatrixAxisSetsSeveralFields(t *testing.T) {
+	src := `name: dram
+warehouses: 1
+steps: [build]
+matrix:
+  engine: postgres
+  data_dir: /var/tmp/dram
+  settings: {synchronous_commit: "on"}
+  axes:
+    dram:
+      - {name: 1GB, set: {memory_limit: 1GB, memory: 256MB, settings: {effective_cache_size: 768MB}}}
+      - set: {memory_limit: 2GB, memory: 512MB}
+    cpus: ['0', '0-1']
+  name: "{dram}-cpu{cpus}"
+`
+	p, err := plan.Decode("/plans/dram.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	var names []string
+	for _, tg := range p.Targets {
+		names = append(names, tg.Name)
+	}
+	if got, want := strings.Join(names, " "), "1GB-cpu0 1GB-cpu0-1 2GB-512MB-cpu0 2GB-512MB-cpu0-1"; got != want {
+		t.Errorf("targets: got %s, want %s", got, want)
+	}
+	small, big := p.Target("1GB-cpu0-1"), p.Target("2GB-512MB-cpu0")
+	if small == nil || big == nil {
+		t.Fatalf("targets missing: %v", names)
+	}
+	if in := small.Instance; in.MemoryLimit != 1<<30 || in.Memory != 256<<20 || in.CPUs != "0-1" ||
+		in.Settings["effective_cache_size"] != "768MB" || in.Settings["synchronous_commit"] != "on" {
+		t.Errorf("1GB target: got %+v", in)
+	}
+	if in := big.Instance; in.MemoryLimit != 2<<30 || in.Memory != 512<<20 || in.CPUs != "0" ||
+		in.Settings["effective_cache_size"] != "" || in.Settings["synchronous_commit"] != "on" {
+		t.Errorf("2GB target: got %+v (another target's settings leaked in?)", in)
+	}
+	if small.Axes["dram"] != "1GB" || big.Axes["dram"] != "2GB-512MB" {
+		t.Errorf("axes: got %v and %v", small.Axes, big.Axes)
+	}
+}
+
+func TestMatrixSetAxisErrors(t *testing.T) {
+	base := func(axes string) string {
+		return "name: t\nwarehouses: 1\nsteps: [build]\nmatrix:\n  engine: postgres\n  data_dir: /x\n  axes:\n" + axes
+	}
+	cases := []struct {
+		name, src string
+		line      int
+		path      string
+		msg       string
+	}{
+		{"unknown field in set", base("    dram: [{name: a, set: {memroy: 1GB}}]\n"), 8, "matrix.axes.dram[0].set.memroy", "did you mean memory"},
+		{"field no axis may set", base("    dram: [{name: a, set: {bin_dir: /usr/bin}}]\n"), 8, "matrix.axes.dram[0].set.bin_dir", "not a field an axis can set"},
+		{"bad value in set", base("    dram: [{name: a, set: {memory: lots}}]\n"), 8, "matrix.axes.dram[0].set.memory", "lots"},
+		{"set not a mapping", base("    dram: [{name: a, set: 1GB}]\n"), 8, "matrix.axes.dram[0].set", "want the instance fields"},
+		{"unknown key beside set", base("    dram: [{name: a, set: {memory: 1GB}, value: 2}]\n"), 8, "matrix.axes.dram[0].value", "unknown field (known: name, set)"},
+		{"mapping value without a name", base("    dram: [{set: {io_limit: {read_iops: 5}}}]\n"), 8, "matrix.axes.dram[0]", "give this value a label"},
+		{"plain value on a named axis", base("    dram: [{set: {memory: 1GB}}, 2GB]\n"), 8, "matrix.axes.dram", "not an axis"},
+		{"two axes set one field", base("    dram: [{set: {memory: 1GB, memory_limit: 4GB}}]\n    memory: [2GB]\n"), 9, "matrix.axes.memory", "sets memory, which axis dram sets too"},
+		{"two axes set one setting", base("    a: [{name: x, set: {settings: {work_mem: 4MB}}}]\n    b: [{name: y, set: {settings: {work_mem: 8MB}}}]\n"), 9, "matrix.axes.b", "sets settings.work_mem"},
+		{"same labels", base("    dram: [{set: {memory: 1GB}}, {set: {memory: 1GB, cpus: '0'}, name: 1GB}]\n"), 8, "matrix.axes.dram[1]", "same label"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := plan.Decode("plan.yaml", []byte(c.src))
+			var pe *yamldoc.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("got %v, want a *yamldoc.Error", err)
+			}
+			if msg := err.Error(); pe.Line != c.line || pe.Path != c.path || !strings.Contains(msg, c.msg) {
+				t.Errorf("got %q (line %d, path %q), want line %d, path %q, containing %q", msg, pe.Line, pe.Path, c.line, c.path, c.msg)
+			}
+		})
+	}
+}
+
+// TestTargetPort: a managed target's port reaches its instance.
+func TestTargetPort(t *testing.T) {
+	p, err := plan.Decode("plan.yaml", []byte("name: t\nwarehouses: 1\nsteps: [build]\ntargets:\n  - {name: a, engine: postgres, data_dir: /a, port: 15432}\n  - {name: b, engine: postgres, data_dir: /b}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Target("a").Instance.Port; got != 15432 {
+		t.Errorf("port: got %d, want 15432", got)
+	}
+	if got := p.Target("b").Instance.Port; got != 0 {
+		t.Errorf("no port: got %d, want 0 (a free one)", got)
+	}
+}
+
+// TestInstanceTypePricedFromList: a target names its cloud instance type
+// and the plan's price list gives its price per hour, currency and
+// cores, written out or as a matrix axis that moves the cores with the
+// type (the x1.41 sweep); mistakes are one line at the target.
+func TestInstanceTypePricedFromList(t *testing.T) {
+	dir := t.TempDir()
+	csv := "instance_type,vcpus,memory_gib,price_per_hour,currency\nm6i.large,2,8,0.096,USD\nm6i.xlarge,4,16,0.192,USD\nc6i.large,2,4,0.085,USD\n"
+	if err := os.WriteFile(filepath.Join(dir, "prices.csv"), []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	decode := func(src string) (*plan.Plan, error) {
+		return plan.Decode(filepath.Join(dir, "plan.yaml"), []byte("name: t\nwarehouses: 1\nsteps: [build]\nprice_list: prices.csv\n"+src))
+	}
+	p, err := decode(`targets:
+  - {name: a, engine: postgres, data_dir: /a, cpus: "0-1", instance_type: m6i.large, prices: {years: 1, storage: {per_gb_month: 0.08, gb: 100}}}
+matrix:
+  engine: postgres
+  data_dir: /m
+  prices: {years: 1}
+  axes:
+    size:
+      - {name: c2, set: {cpus: "0-1", instance_type: c6i.large}}
+      - {name: m2, set: {cpus: "0-1", instance_type: m6i.large}}
+`)
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	for _, c := range []struct {
+		target  string
+		perHour float64
+	}{{"a", 0.096}, {"c2", 0.085}, {"m2", 0.096}} {
+		pr := p.Target(c.target).Prices
+		if pr == nil || pr.Cloud == nil || pr.Cloud.PerHour != c.perHour || pr.Currency != "USD" || pr.Cores != 2 {
+			t.Errorf("%s: got %+v, want %v USD per hour on 2 cores", c.target, pr, c.perHour)
+		}
+	}
+	if p.Target("a").Prices.Storage == nil {
+		t.Errorf("target a lost its storage prices")
+	}
+	if c2, m2 := p.Target("c2").Prices, p.Target("m2").Prices; c2 == m2 || c2.Cloud == m2.Cloud {
+		t.Errorf("the matrix's targets share their prices: each needs its own copy")
+	}
+
+	for _, c := range []struct{ name, src, path, msg string }{
+		{"unknown type", "targets: [{name: a, url: 'sqlite:a.db', instance_type: m6i.larg, prices: {years: 1}}]\n", "targets[0].prices.cloud.instance_type", "not in the price list prices.csv"},
+		{"no prices", "targets: [{name: a, url: 'sqlite:a.db', instance_type: m6i.large}]\n", "targets[0].prices", "at least the period"},
+		{"cpus disagree", "targets: [{name: a, engine: postgres, data_dir: /a, cpus: '0', instance_type: m6i.large, prices: {years: 1}}]\n", "targets[0].cpus", "instance type m6i.large has 2 vCPUs"},
+		{"per_hour given", "targets: [{name: a, url: 'sqlite:a.db', instance_type: m6i.large, prices: {years: 1, cloud: {per_hour: 1}}}]\n", "targets[0].prices.cloud.per_hour", "comes from the price list"},
+		{"missing list", "targets: [{name: a, url: 'sqlite:a.db', prices: {years: 1}}]\n", "price_list", "no such file"},
+		{"list not a file", "targets: [{name: a, url: 'sqlite:a.db', prices: {years: 1}}]\n", "price_list", "not a regular file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := c.src
+			switch c.name {
+			case "missing list":
+				_, err = plan.Decode(filepath.Join(dir, "plan.yaml"), []byte("name: t\nwarehouses: 1\nsteps: [build]\nprice_list: nosuch.csv\n"+src))
+			case "list not a file":
+				_, err = plan.Decode(filepath.Join(dir, "plan.yaml"), []byte("name: t\nwarehouses: 1\nsteps: [build]\nprice_list: /dev/null\n"+src))
+			default:
+				_, err = decode(src)
+			}
+			var pe *yamldoc.Error
+			if !errors.As(err, &pe) || pe.Path != c.path || !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("got %v, want an error at %s containing %q", err, c.path, c.msg)
+			}
+		})
+	}
+	// Without a price list, a type has no price.
+	_, err = plan.Decode("plan.yaml", []byte("name: t\nwarehouses: 1\nsteps: [build]\ntargets: [{name: a, url: 'sqlite:a.db', instance_type: m6i.large, prices: {years: 1}}]\n"))
+	if err == nil || !strings.Contains(err.Error(), "name one with price_list") {
+		t.Errorf("no price list: got %v", err)
 	}
 }

@@ -29,6 +29,9 @@ type TargetSpec struct {
 	Instance InstanceSpec `yaml:",inline"`
 	// Prices is what the target costs, for the cost model (optional).
 	Prices *cost.Prices `yaml:"prices,omitempty"`
+	// InstanceType names the cloud instance the target stands for, in
+	// the plan's price list: its hourly price and vCPUs fill Prices.
+	InstanceType string `yaml:"instance_type,omitempty"`
 
 	// Path and Line place the target in the plan, for errors.
 	Path string `yaml:"-"`
@@ -90,9 +93,56 @@ func (t *TargetSpec) checkPrices(d *yamldoc.Decoder) error {
 	return nil
 }
 
+// priceInstance prices the target's cloud instance from the plan's price
+// list: its instance_type (or prices.cloud.instance_type) gives the hourly
+// price, the currency and the cores (cost.PriceList.Apply). The prices
+// are the target's own copy: a matrix's are shared.
+func (t *TargetSpec) priceInstance(d *yamldoc.Decoder, p *Plan) error {
+	named := t.InstanceType
+	if named == "" && t.Prices != nil && t.Prices.Cloud != nil {
+		named = t.Prices.Cloud.InstanceType
+	}
+	if named == "" {
+		return nil
+	}
+	at := &yaml.Node{Line: t.Line}
+	if t.Prices == nil {
+		return d.Errorf(at, t.Path+".prices", "required with instance_type %s: at least the period (prices: {years: 1}); the price per hour, currency and cores come from the price list", named)
+	}
+	pr := *t.Prices
+	cl := cost.Cloud{}
+	if pr.Cloud != nil {
+		cl = *pr.Cloud
+	}
+	if t.InstanceType != "" && cl.InstanceType != "" && cl.InstanceType != t.InstanceType {
+		return d.Errorf(at, t.Path+".instance_type", "%s, but prices.cloud.instance_type says %s: give one", t.InstanceType, cl.InstanceType)
+	}
+	cl.InstanceType = named
+	pr.Cloud = &cl
+	if p.priceList == nil {
+		return d.Errorf(at, t.Path+".instance_type", "%s is priced from a price list: name one with price_list: FILE (a CSV of instance_type, vcpus, memory_gib, price_per_hour, currency)", named)
+	}
+	if err := p.priceList.Apply(&pr); err != nil {
+		var ce *cost.Error
+		if errors.As(err, &ce) {
+			return d.Errorf(at, t.Path+".prices."+ce.Field(), "%s", ce.Msg)
+		}
+		return d.Wrap(at, t.Path+".prices", err)
+	}
+	if c := t.cores(); c > 0 && c != pr.Cores {
+		return d.Errorf(at, t.Path+".cpus", "%s gives the server %d CPU(s), but instance type %s has %d vCPUs: the cost per core would price what was not measured",
+			t.Instance.CPUs, c, named, pr.Cores)
+	}
+	t.Prices = &pr
+	return nil
+}
+
 // finish checks a written-out target and resolves its paths.
 func (t *TargetSpec) finish(d *yamldoc.Decoder, p *Plan) error {
 	at := &yaml.Node{Line: t.Line}
+	if err := t.priceInstance(d, p); err != nil {
+		return err
+	}
 	if err := t.checkPrices(d); err != nil {
 		return err
 	}
