@@ -50,6 +50,9 @@ install_missing() {
 	command -v mariadb-backup >/dev/null || pkgs+=(mariadb-backup)
 	# The HTML report is tested in a real headless browser.
 	[[ ${OLTPLAB_NEEDS_BROWSER:-1} == 1 ]] && ! command -v chromium >/dev/null && pkgs+=(chromium)
+	# The shell completions are tested in each shell they are made for.
+	command -v zsh >/dev/null || pkgs+=(zsh)
+	command -v fish >/dev/null || pkgs+=(fish)
 	# The storage micro-benchmarks are tested with the real fio.
 	command -v fio >/dev/null || pkgs+=(fio)
 	# The TPC-H reference tests install their reference implementations
@@ -69,9 +72,12 @@ install_missing() {
 	fi
 	log "installing ${pkgs[*]}"
 	# Keep the packages' own services from starting: we run private servers only.
-	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-	chmod +x /usr/sbin/policy-rc.d
-	trap 'rm -f /usr/sbin/policy-rc.d' RETURN
+	# (only when the machine has no policy of its own, which stays as it is).
+	if [[ ! -e /usr/sbin/policy-rc.d && ! -L /usr/sbin/policy-rc.d ]]; then
+		printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+		chmod +x /usr/sbin/policy-rc.d
+		trap 'rm -f /usr/sbin/policy-rc.d' RETURN
+	fi
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
 }
