@@ -66,7 +66,7 @@ var allowed = map[string][]string{
 	"instance": {"claim", "dialect", "latency", "sysstat"},
 	"latency":  {"claim"},
 	"fio":      {"claim", "sysstat"},
-	"agent":    {"sysstat"},
+	"agent":    {"claim", "instance", "sysstat"},
 
 	// Pure models and renderers: no store, no driver.
 	"report":  {"cost", "profile"},

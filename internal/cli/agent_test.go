@@ -37,7 +37,7 @@ func TestAgentCommand(t *testing.T) {
 	if addr == nil {
 		t.Fatalf("agent line %q names no address", line)
 	}
-	s, err := agent.Open(context.Background(), addr[1], 200*time.Millisecond, nil)
+	s, err := agent.Open(context.Background(), agent.Client{Addr: addr[1]}, 200*time.Millisecond, nil)
 	if err != nil {
 		t.Fatalf("open the agent: %v", err)
 	}

@@ -82,7 +82,7 @@ func (e *Env) GatherContext(ctx context.Context, db dialect.Database, tg dialect
 		c.Calibration = cal
 	}
 	c.Placement = Place(ctx, tg, e.IsLocalAddress)
-	c.Placement.Agent = e.Agent
+	c.Placement.Agent = e.Agent.Addr
 	if db != nil {
 		c.Database.Dialect = db.Name()
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)

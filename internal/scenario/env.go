@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/agent"
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/sampler"
@@ -55,9 +56,10 @@ type Env struct {
 	// MemAvailable reads the memory this host has available (CheckCapacity);
 	// nil is /proc/meminfo's MemAvailable.
 	MemAvailable func() (int64, error)
-	// Agent is the HOST:PORT of an `oltplab agent` on the database's
-	// host: measurements then record that host's metrics too.
-	Agent string
+	// Agent is the `oltplab agent` on the database's host (its
+	// HOST:PORT, pinned fingerprint and token): measurements then record
+	// that host's metrics too.
+	Agent agent.Client
 	// StoreWait is how long a finished measurement waits for a results
 	// store another process holds locked before it is left in a file for
 	// `oltplab results import`; 0 is store.DefaultMaxWait.
