@@ -382,7 +382,9 @@ const authToken auth = "token"
 
 type authKey struct{}
 
-func withAuth(ctx context.Context, a auth) context.Context { return context.WithValue(ctx, authKey{}, a) }
+func withAuth(ctx context.Context, a auth) context.Context {
+	return context.WithValue(ctx, authKey{}, a)
+}
 
 func authOf(ctx context.Context) auth {
 	a, _ := ctx.Value(authKey{}).(auth)
@@ -411,4 +413,3 @@ func authName(a auth) string {
 	}
 	return string(a)
 }
-

@@ -50,10 +50,10 @@ type runOptions struct {
 	// terminateSessions: --terminate-sessions
 	terminateSessions bool
 	agent             agentFlags // --agent: oltplab agent on the database's host
-	metricsListen     string // --metrics-listen (run only)
-	shard             string // --shard I/N (run only)
-	startAt           string // --start-at TIME (run only)
-	shardGroup        string // --shard-group NAME (run only)
+	metricsListen     string     // --metrics-listen (run only)
+	shard             string     // --shard I/N (run only)
+	startAt           string     // --start-at TIME (run only)
+	shardGroup        string     // --shard-group NAME (run only)
 	shardWait         time.Duration
 	rendezvousTimeout time.Duration
 	metrics           *liveMetrics
