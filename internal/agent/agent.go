@@ -119,6 +119,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/samples", s.samples)
 	mux.HandleFunc("GET /v1/ping", s.ping)
 	s.inst.routes(mux)
+	s.driveRoutes(mux)
 	return s.logged(mux)
 }
 

@@ -44,6 +44,11 @@ type Plan struct {
 	// Cost is what the report's cost table is asked for beyond the
 	// targets' prices (nil when the plan has no cost section).
 	Cost *CostSpec
+	// Hosts are the machines of the agents the plan places targets and
+	// drivers on (hosts.go); Driver where the driver runs unless a step
+	// says otherwise (Host "": here).
+	Hosts  map[string]*HostSpec
+	Driver DriverPlace
 }
 
 // Entry is one entry of the plan's steps list: a step of a kind with its
@@ -77,6 +82,9 @@ type planFile struct {
 	Matrix      *yaml.Node    `yaml:"matrix"`
 	Cost        *CostSpec     `yaml:"cost"`
 	Steps       []yaml.Node   `yaml:"steps"`
+	// Hosts and Driver place targets and drivers on agents' hosts.
+	Hosts  map[string]*HostSpec `yaml:"hosts"`
+	Driver *DriverPlace         `yaml:"driver"`
 }
 
 // MaxTargets bounds a plan's targets, its matrix's included: each is a
@@ -247,6 +255,13 @@ func Decode(file string, src []byte) (*Plan, error) {
 	}
 	if len(p.Targets) == 0 {
 		return nil, d.Errorf(root, "targets", "required: at least one target (targets: or matrix:)")
+	}
+	p.Hosts = pf.Hosts
+	if pf.Driver != nil {
+		p.Driver = *pf.Driver
+	}
+	if err := p.checkHosts(d, root); err != nil {
+		return nil, err
 	}
 	if err := p.checkTargets(d); err != nil {
 		return nil, err

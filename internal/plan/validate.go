@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -34,6 +36,17 @@ func Validate(ctx context.Context, p *Plan) error {
 	d := &yamldoc.Decoder{File: p.File}
 	for _, t := range p.Targets {
 		at := &yaml.Node{Line: t.Line}
+		if err := checkDriverPlace(p, t); err != nil {
+			return d.Wrap(at, t.Path, err)
+		}
+		if t.Host != "" {
+			// Its agent checks the directories and binaries on its host
+			// when it starts the instance; here, only the steps.
+			if err := checkRemoteSteps(p, t); err != nil {
+				return d.Wrap(at, t.Path, err)
+			}
+			continue
+		}
 		var err error
 		if t.Managed() {
 			err = instance.Check(t.Instance)
@@ -102,4 +115,43 @@ func checkWritableDir(dir string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+// RemoteKinds are the step kinds a target on an agent's host can run:
+// they reach the database through its agent's tunnel. The kinds that run
+// beside the data (storage, backup, rebuild's cold restart, cpu's
+// confinement, the noisy neighbours' backups) and those that drive
+// several targets at one instant are refused there, for now.
+var RemoteKinds = []string{"build", "profile"}
+
+// ErrRemoteStep is wrapped by the refusal of a step on a remote target.
+var ErrRemoteStep = errors.New("not supported on a target on an agent's host")
+
+func checkRemoteSteps(p *Plan, t *TargetSpec) error {
+	for _, s := range p.Steps {
+		if !slices.Contains(RemoteKinds, s.Kind.Name) {
+			return fmt.Errorf("step %s: %w (host %s): it runs beside the data or over several targets at once; the steps such a target runs: %s",
+				s.Kind.Name, ErrRemoteStep, t.Host, strings.Join(RemoteKinds, ", "))
+		}
+	}
+	return nil
+}
+
+// checkDriverPlace refuses a driver on another host that could not reach
+// the target: a managed instance here listens on this machine's loopback
+// only, and an embedded SQLite file is this machine's.
+func checkDriverPlace(p *Plan, t *TargetSpec) error {
+	for _, s := range p.Steps {
+		h := p.DriverHost(s)
+		if h == "" || h == t.Host {
+			continue
+		}
+		switch {
+		case t.Host == "" && t.Managed():
+			return fmt.Errorf("step %s: its driver runs on host %s, which cannot reach a managed instance here (it listens on this machine's loopback only): place the target on an agent too (host:)", s.Kind.Name, h)
+		case t.Host == "" && t.Parsed().Scheme == "sqlite":
+			return fmt.Errorf("step %s: its driver runs on host %s; a sqlite: file is this machine's", s.Kind.Name, h)
+		}
+	}
+	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
+	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
 // Env is what every scenario shares: the results store it records into, a
@@ -60,6 +61,17 @@ type Env struct {
 	// HOST:PORT, pinned fingerprint and token): measurements then record
 	// that host's metrics too.
 	Agent agent.Client
+	// Hosts, in a plan that spans machines, is where the database and the
+	// driver run: recorded in every run's placement, the database then
+	// never this machine's.
+	Hosts *Hosts
+	// MeasureRTT, when set, measures the round trip between the driver's
+	// host and the database's at the start of every run.
+	MeasureRTT func(ctx context.Context) (time.Duration, error)
+	// Drive, when set, runs the driver instead of driver.Run here: on
+	// another host's agent (a load generator's placement). It gets the
+	// options as stored; Recorder and Start stay here.
+	Drive func(ctx context.Context, meta tpcc.Meta, d driver.Options) (*driver.Result, error)
 	// StoreWait is how long a finished measurement waits for a results
 	// store another process holds locked before it is left in a file for
 	// `oltplab results import`; 0 is store.DefaultMaxWait.
