@@ -7,12 +7,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/oltplab/oltplab/internal/agent"
 	"github.com/oltplab/oltplab/internal/latency"
 )
 
-const agentSynopsis = "agent [--listen ADDR] [--token-file FILE] [--state-dir DIR] [--allow-dir DIR]..."
+const agentSynopsis = "agent [--listen ADDR] [--token-file FILE] [--state-dir DIR] [--allow-dir DIR]... [--lease 30s]"
 
 // runAgent serves this host to an oltplab on another machine: its host
 // metrics (run/monitor --agent HOST:PORT) and, for a plan's runner that
@@ -22,6 +23,7 @@ const agentSynopsis = "agent [--listen ADDR] [--token-file FILE] [--state-dir DI
 func runAgent(ctx context.Context, a *app, args []string) error {
 	var listen, tokenFile, stateDir string
 	var allow []string
+	var lease time.Duration
 	fs := newFlagSet("agent")
 	fs.StringVar(&listen, "listen", "127.0.0.1:7300",
 		"`ADDR` to serve on, HOST:PORT; off loopback (:7300 is every interface) only with a token")
@@ -32,6 +34,8 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 		"`DIR` that keeps the agent's TLS certificate and key, made on first use (default: $HOME/.local/state/oltplab/agent)")
 	fs.StringSliceVar(&allow, "allow-dir", nil,
 		"`DIR` below which the agent may create managed instances' data_dir and wal_dir (repeat for several); none: it starts no instance")
+	fs.DurationVar(&lease, "lease", agent.DefaultLease,
+		"how long an instance outlives the last word of the runner that started it: a runner renews it every third of this; one that died leaves nothing running beyond it")
 	if err := a.parseFlags(fs, agentSynopsis, args); err != nil {
 		return helpOK(err)
 	}
@@ -49,6 +53,9 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 			return usageErrorf("agent: %v", err)
 		}
 		token = tok
+	}
+	if lease < 3*time.Second || lease > time.Hour {
+		return usageErrorf("agent: --lease %s: want 3s to 1h", lease)
 	}
 	if err := agent.CheckListen(listen, token != ""); err != nil {
 		return usageErrorf("agent: %v", err)
@@ -90,7 +97,7 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 	if len(allow) > 0 {
 		fmt.Fprintf(a.errw(), "instances may be created below: %v\n", allow)
 	}
-	srv := &agent.Server{Log: a.log, Identity: &id, Token: token, AllowDirs: allow}
+	srv := &agent.Server{Log: a.log, Identity: &id, Token: token, AllowDirs: allow, Lease: lease}
 	err = srv.Serve(ctx, ln)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
