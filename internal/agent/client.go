@@ -118,9 +118,10 @@ func (c Client) Renew(ctx context.Context, id string) error {
 }
 
 // KeepLease renews the instance's lease every lease/3 until ctx ends;
-// lost is called once for every renewal that failed (the agent or the
-// link gone), with the error.
-func (c Client) KeepLease(ctx context.Context, id string, lease time.Duration, lost func(error)) {
+// report is called after every renewal, with its error (nil: renewed;
+// otherwise the agent or the link is gone, or the agent no longer holds
+// the instance).
+func (c Client) KeepLease(ctx context.Context, id string, lease time.Duration, report func(error)) {
 	if lease <= 0 {
 		lease = DefaultLease
 	}
@@ -134,8 +135,8 @@ func (c Client) KeepLease(ctx context.Context, id string, lease time.Duration, l
 			rctx, cancel := context.WithTimeout(ctx, lease/3)
 			err := c.Renew(rctx, id)
 			cancel()
-			if err != nil && ctx.Err() == nil && lost != nil {
-				lost(err)
+			if ctx.Err() == nil && report != nil {
+				report(err)
 			}
 		}
 	}

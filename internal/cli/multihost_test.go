@@ -215,7 +215,8 @@ func TestPlanAcrossNamespaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	common := []string{"--token-file", tf, "--lease", "3s"}
-	db := startAgent(t, lab.db, append([]string{"--listen", lab.dbAddr + ":7300", "--state-dir", filepath.Join(t.TempDir(), "db-state"), "--allow-dir", dir}, common...)...)
+	dbState := filepath.Join(t.TempDir(), "db-state")
+	db := startAgent(t, lab.db, append([]string{"--listen", lab.dbAddr + ":7300", "--state-dir", dbState, "--allow-dir", dir}, common...)...)
 	lg := startAgent(t, lab.lg, append([]string{"--listen", lab.lgAddr + ":7300", "--state-dir", filepath.Join(t.TempDir(), "lg-state")}, common...)...)
 	ctx := context.Background()
 
@@ -251,25 +252,28 @@ func TestPlanAcrossNamespaces(t *testing.T) {
 		t.Errorf("an agent off loopback without a token: %v %s, want exit %d refusing", err, out, exitUsage)
 	}
 
-	plan := writePlan(t, t.TempDir(), `name: placement
+	planText := func(build string) string {
+		return `name: placement
 warehouses: 1
-build: {workers: 2}
+build: {workers: 2` + build + `}
 profile: {vus: [1], repeat: 2, rampup: 300ms, duration: 2s, grace: 1s}
 hosts:
-  db1: {agent: "`+db.addr+`", fingerprint: "`+db.fingerprint+`", token_file: `+tf+`}
-  lg1: {agent: "`+lg.addr+`", fingerprint: "`+lg.fingerprint+`", token_file: `+tf+`}
+  db1: {agent: "` + db.addr + `", fingerprint: "` + db.fingerprint + `", token_file: ` + tf + `}
+  lg1: {agent: "` + lg.addr + `", fingerprint: "` + lg.fingerprint + `", token_file: ` + tf + `}
 targets:
   - name: pg
     host: db1
     engine: postgres
-    data_dir: `+filepath.Join(dir, "pg")+`
+    data_dir: ` + filepath.Join(dir, "pg") + `
     memory: 64MB
     settings: {fsync: "off", synchronous_commit: "off"}
 steps:
   - build
   - profile
   - profile: {driver: {host: lg1}}
-`)
+`
+	}
+	plan := writePlan(t, t.TempDir(), planText(""))
 	work := t.TempDir()
 	results := filepath.Join(work, "results.db")
 	env := []string{"OLTPLAB_RESULTS=" + results, "HOME=" + work}
@@ -359,6 +363,83 @@ steps:
 			t.Errorf("the report does not say %q", want)
 		}
 	}
+
+	// The database's agent disappears (SIGKILL) while the driver here
+	// measures: its server dies with it, the runner records the outage
+	// and marks the step; the agent restarted (same state: same
+	// fingerprint) lets `experiment resume` finish.
+	runner = exec.Command(os.Args[0], "experiment", "run", writePlan(t, t.TempDir(), planText(", drop: true")))
+	runner.Env = append(os.Environ(), append(env, asCLIEnv+"=1")...)
+	rout.Reset()
+	runner.Stdout, runner.Stderr = &rout, &rout
+	if err := runner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { ended <- runner.Wait() }()
+	for !runningAt(t, ctx, results, 2, 2) {
+		select {
+		case err := <-ended:
+			t.Fatalf("the runner ended before step 2's run: %v\n%s", err, rout.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	db.kill(t)
+	waitEmpty(t, lab.db, db, 10*time.Second, "after the database's agent was killed")
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Errorf("the runner succeeded though the database's agent disappeared")
+		}
+	case <-time.After(time.Minute):
+		runner.Process.Signal(syscall.SIGQUIT)
+		<-ended
+		t.Fatalf("the runner did not end after the database's agent disappeared\n%s", rout.String())
+	}
+	t.Logf("runner after the database's agent disappeared:\n%s", rout.String())
+	if !strings.Contains(rout.String(), "did not answer") {
+		t.Errorf("the runner did not record the agent's outage")
+	}
+	waitEmpty(t, lab.lg, lg, 10*time.Second, "after the database's agent was killed")
+	fp := db.fingerprint
+	db = startAgent(t, lab.db, append([]string{"--listen", lab.dbAddr + ":7300", "--state-dir", dbState, "--allow-dir", dir}, common...)...)
+	if db.fingerprint != fp {
+		t.Fatalf("the restarted agent's fingerprint %s differs from %s: its state directory was not kept", db.fingerprint, fp)
+	}
+	if r := oltplab(t, env, "experiment", "resume", "2"); r.code != 0 {
+		t.Fatalf("resume after the agent came back: exit %d", r.code)
+	}
+	waitEmpty(t, lab.db, db, 10*time.Second, "after the resumed plan")
+	waitEmpty(t, lab.lg, lg, 10*time.Second, "after the resumed plan")
+	steps, err := st.ExperimentSteps(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range steps {
+		if s.State != store.StepDone {
+			t.Errorf("experiment 2, step %d (%s): %s after the resume", s.Seq, s.Kind, s.State)
+		}
+	}
+}
+
+// runningAt reports whether a run of experiment exp's schedule entry seq
+// is being measured.
+func runningAt(t *testing.T, ctx context.Context, path string, exp int64, seq int) bool {
+	t.Helper()
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return false
+	}
+	defer st.Close()
+	runs, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: exp, Kind: store.KindRun})
+	if err != nil {
+		return false
+	}
+	for _, r := range runs {
+		if r.Status == store.StatusRunning && r.ExperimentSeq == seq {
+			return true
+		}
+	}
+	return false
 }
 
 // runningOnLG reports whether a run of the plan's third step (the driver

@@ -3,8 +3,10 @@ package experiment
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -29,8 +31,12 @@ type Remote struct {
 	Client agent.Client
 	Info   agent.InstanceInfo // its URL on the agent's host; Password and Ticket secrets
 
-	mu      sync.Mutex
-	outages []string // lease renewals and tunnels that failed
+	mu        sync.Mutex
+	outages   []string  // lease renewals and tunnels that failed
+	failing   time.Time // since when renewals fail (zero: they succeed)
+	gone      chan struct{}
+	goneWhy   string
+	goneClose sync.Once
 }
 
 // lost records that the agent did not answer.
@@ -38,6 +44,47 @@ func (r *Remote) lost(err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.outages = append(r.outages, time.Now().UTC().Format(time.TimeOnly)+" "+err.Error())
+}
+
+// renewed records a renewal of the lease: a failure is an outage; once
+// renewals have failed for a whole lease, the instance is gone (its agent
+// stopped it when the lease lapsed, or died with it): Gone is closed.
+func (r *Remote) renewed(err error, log *slog.Logger) {
+	if err == nil {
+		r.mu.Lock()
+		if !r.failing.IsZero() {
+			log.Info("the agent answers again", "host", r.Host.Name)
+		}
+		r.failing = time.Time{}
+		r.mu.Unlock()
+		return
+	}
+	r.lost(err)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	if r.failing.IsZero() {
+		r.failing = now
+		log.Warn("the agent did not renew the instance's lease", "host", r.Host.Name, "err", err)
+	}
+	var re *agent.RemoteError
+	if now.Sub(r.failing) >= r.Info.Lease || errors.As(err, &re) && re.Status == http.StatusNotFound {
+		r.goneClose.Do(func() {
+			r.goneWhy = fmt.Sprintf("the instance on host %s is gone: its agent at %s has not renewed its lease since %s (%v)",
+				r.Host.Name, r.Client.Addr, r.failing.UTC().Format(time.TimeOnly), err)
+			close(r.gone)
+		})
+	}
+}
+
+// Gone is closed when the instance is known gone; Why says why.
+func (r *Remote) Gone() <-chan struct{} { return r.gone }
+
+// Why is why the instance is gone ("" while it is not).
+func (r *Remote) Why() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.goneWhy
 }
 
 // Outages are the failures to reach the agent so far.
@@ -88,12 +135,9 @@ func startRemote(ctx context.Context, t *plan.TargetSpec, log *slog.Logger, secr
 		secret(info.Password)
 		secret(info.Ticket)
 	}
-	rm := &Remote{Host: t.Agent, Client: c, Info: info}
+	rm := &Remote{Host: t.Agent, Client: c, Info: info, gone: make(chan struct{})}
 	life, endLease := context.WithCancel(context.WithoutCancel(ctx))
-	go c.KeepLease(life, info.ID, info.Lease, func(err error) {
-		rm.lost(err)
-		log.Warn("the agent did not renew the instance's lease", "host", t.Host, "err", err)
-	})
+	go c.KeepLease(life, info.ID, info.Lease, func(err error) { rm.renewed(err, log) })
 	stopRemote := func(ctx context.Context) error {
 		endLease()
 		if err := c.Stop(ctx, info.ID); err != nil {
@@ -139,6 +183,7 @@ func placeUnit(p *plan.Plan, u plan.Unit, running []*Running, env *scenario.Env)
 	if rm := rt.Remote; rm != nil {
 		h.Database, h.DatabaseAgent = rm.Host.Name, rm.Client.Addr
 		env.Agent = rm.Client
+		env.Lost, env.LostWhy = rm.Gone(), rm.Why
 	}
 	dh := p.DriverHost(u.Step)
 	if dh == "" {

@@ -72,6 +72,11 @@ type Env struct {
 	// another host's agent (a load generator's placement). It gets the
 	// options as stored; Recorder and Start stay here.
 	Drive func(ctx context.Context, meta tpcc.Meta, d driver.Options) (*driver.Result, error)
+	// Lost, when set, is closed when the database is known gone with its
+	// host (a plan's target whose agent stopped answering): a run then
+	// ends at once, failed, saying LostWhy.
+	Lost    <-chan struct{}
+	LostWhy func() string
 	// StoreWait is how long a finished measurement waits for a results
 	// store another process holds locked before it is left in a file for
 	// `oltplab results import`; 0 is store.DefaultMaxWait.
@@ -351,4 +356,37 @@ func JSON(v any) json.RawMessage {
 		return json.RawMessage(fmt.Sprintf("{%q:%q}", "error", err.Error()))
 	}
 	return b
+}
+
+// watchLost returns the context a run measures in: ended at once when
+// the database is known gone with its host (Lost). lost stops watching
+// and says why the run was cut short ("" when it was not).
+func (e *Env) watchLost(ctx context.Context) (context.Context, func() string) {
+	if e.Lost == nil {
+		return ctx, func() string { return "" }
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	var why string
+	stopped := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-e.Lost:
+			if e.LostWhy != nil {
+				why = e.LostWhy()
+			}
+			if why == "" {
+				why = "the database's host was lost"
+			}
+			cancel()
+		case <-stopped:
+		}
+	}()
+	return runCtx, func() string {
+		close(stopped)
+		<-done
+		cancel()
+		return why
+	}
 }

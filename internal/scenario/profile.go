@@ -613,10 +613,17 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 	exit := e.watchExit()
 	var res *driver.Result
 	var rerr error
+	runCtx, lost := e.watchLost(ctx)
 	if e.Drive != nil {
-		res, rerr = e.Drive(ctx, meta, d)
+		res, rerr = e.Drive(runCtx, meta, d)
 	} else {
-		res, rerr = driver.Run(ctx, db, meta, d, e.Observer.Live)
+		res, rerr = driver.Run(runCtx, db, meta, d, e.Observer.Live)
+	}
+	if why := lost(); why != "" {
+		rerr = fmt.Errorf("%s: %w", why, rerr)
+		if res != nil {
+			res.FailServer(why)
+		}
 	}
 	var mon *summary.Monitor
 	var hostSamples []store.Sample
