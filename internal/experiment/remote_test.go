@@ -78,6 +78,7 @@ steps:
   - build
   - profile: {vus: [1], rampup: 200ms, duration: 1s, grace: 1s}
   - profile: {vus: [1], rampup: 200ms, duration: 1s, grace: 1s, driver: {host: lg1}}
+  - profile: {vus: [1], rampup: 200ms, duration: 1s, grace: 1s, driver: {host: db1}}
 `
 	p := decodeIn(t, t.TempDir(), src)
 	ctx := context.Background()
@@ -102,8 +103,8 @@ steps:
 		t.Errorf("after the plan the agents hold %d and %d instances, want none", n, m)
 	}
 	runs, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: id, Kind: store.KindRun})
-	if err != nil || len(runs) != 2 {
-		t.Fatalf("runs: got %d (%v), want 2", len(runs), err)
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("runs: got %d (%v), want 3", len(runs), err)
 	}
 	drivers := map[string]bool{}
 	for _, run := range runs {
@@ -116,7 +117,7 @@ steps:
 			t.Errorf("run %d: placement %+v, want the database on db1 at %s", run.ID, rc.Placement, dbAddr)
 			continue
 		}
-		if h.RTTMicros <= 0 {
+		if h.RTTMicros <= 0 && h.Driver != "db1" {
 			t.Errorf("run %d: no round trip measured (%q)", run.ID, h.RTTNote)
 		}
 		drivers[h.Driver] = true
@@ -124,8 +125,8 @@ steps:
 			t.Errorf("run %d (driver on %s): status %s %s", run.ID, h.Driver, run.Status, run.Error)
 		}
 	}
-	if !drivers["here"] || !drivers["lg1"] {
-		t.Errorf("drivers ran on %v, want here and lg1", drivers)
+	if !drivers["here"] || !drivers["lg1"] || !drivers["db1"] {
+		t.Errorf("drivers ran on %v, want here, lg1 and db1", drivers)
 	}
 	in, err := Report(ctx, st, id, report.Include{})
 	if err != nil {
@@ -161,6 +162,8 @@ func TestRemoteRefusals(t *testing.T) {
 	for _, c := range []struct{ name, src string }{
 		{"storage on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [storage]\n"},
 		{"remote driver, local instance", base + "driver: {host: db1}\ntargets: [{name: a, engine: postgres, data_dir: a}]\nsteps: [build, {profile: {vus: [1]}}]\n"},
+		{"placeholder fingerprint", "name: x\nwarehouses: 1\nhosts: {db1: {agent: \"10.0.0.5:7300\", fingerprint: \"sha256:REPLACE-ME\", token_file: " + tf + "}}\ntargets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [build]\n"},
+		{"missing token file", "name: x\nwarehouses: 1\nhosts: {db1: {agent: \"10.0.0.5:7300\", fingerprint: \"sha256:" + strings.Repeat("ab", 32) + "\", token_file: /nonexistent/t}}\ntargets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [build]\n"},
 	} {
 		p, err := plan.Decode(filepath.Join(dir, "plan.yaml"), []byte(c.src))
 		if err != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -34,6 +36,9 @@ func (e *DirError) Unwrap() error { return e.Err }
 // the typed error that says what is wrong.
 func Validate(ctx context.Context, p *Plan) error {
 	d := &yamldoc.Decoder{File: p.File}
+	if err := checkHostFiles(p, d); err != nil {
+		return err
+	}
 	for _, t := range p.Targets {
 		at := &yaml.Node{Line: t.Line}
 		if err := checkDriverPlace(p, t); err != nil {
@@ -151,6 +156,25 @@ func checkDriverPlace(p *Plan, t *TargetSpec) error {
 			return fmt.Errorf("step %s: its driver runs on host %s, which cannot reach a managed instance here (it listens on this machine's loopback only): place the target on an agent too (host:)", s.Kind.Name, h)
 		case t.Host == "" && t.Parsed().Scheme == "sqlite":
 			return fmt.Errorf("step %s: its driver runs on host %s; a sqlite: file is this machine's", s.Kind.Name, h)
+		}
+	}
+	return nil
+}
+
+// fingerprintPattern is a certificate's fingerprint as an agent prints it.
+var fingerprintPattern = regexp.MustCompile(`^(?i)(sha256:)?([0-9a-f]{2}:?){31}[0-9a-f]{2}$`)
+
+// checkHostFiles checks what the plan's hosts name on this machine: a
+// fingerprint as the agent prints it, a token file that exists.
+func checkHostFiles(p *Plan, d *yamldoc.Decoder) error {
+	for _, name := range slices.Sorted(maps.Keys(p.Hosts)) {
+		h := p.Hosts[name]
+		at := &yaml.Node{Line: h.Line}
+		if h.Fingerprint != "" && !fingerprintPattern.MatchString(h.Fingerprint) {
+			return d.Errorf(at, "hosts."+name+".fingerprint", "%q: want sha256: and 64 hex digits, as the agent on %s prints it when it starts", h.Fingerprint, h.Agent)
+		}
+		if _, err := os.Stat(h.TokenFile); err != nil {
+			return d.Errorf(at, "hosts."+name+".token_file", "%v (the agent's token, the file readable by its owner only)", err)
 		}
 	}
 	return nil
