@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -84,6 +85,8 @@ func newNetLab(t *testing.T) netLab {
 
 // nsAgent is an `oltplab agent` process in a namespace.
 type nsAgent struct {
+	mu          sync.Mutex
+	log         strings.Builder // what it printed
 	cmd         *exec.Cmd
 	addr        string
 	fingerprint string
@@ -114,6 +117,9 @@ func startAgent(t *testing.T, ns string, args ...string) *nsAgent {
 			default:
 			}
 			t.Logf("agent in %s: %s", ns, sc.Text())
+			a.mu.Lock()
+			a.log.WriteString(sc.Text() + "\n")
+			a.mu.Unlock()
 		}
 		close(lines)
 		a.exited <- cmd.Wait()
@@ -136,6 +142,13 @@ func startAgent(t *testing.T, ns string, args ...string) *nsAgent {
 		}
 	}
 	return a
+}
+
+// printed is what the agent printed so far.
+func (a *nsAgent) printed() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.log.String()
 }
 
 // kill ends the agent (SIGKILL) and waits for it.
@@ -308,6 +321,19 @@ steps:
 	// The lease (3 s) lapses; the agents stop the instance and the driver.
 	waitEmpty(t, lab.db, db, 30*time.Second, "after the runner was killed")
 	waitEmpty(t, lab.lg, lg, 30*time.Second, "after the runner was killed")
+	// The driver on lg1 ended with its runner: every run it started was
+	// answered (logged once it ended).
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		log := lg.printed()
+		started, ended := strings.Count(log, "agent: driving"), strings.Count(log, "path=/v1/drive")
+		if started > 0 && started == ended {
+			break
+		}
+		if time.Now().After(end) {
+			t.Errorf("lg1 started %d driver runs and ended %d, 30 s after their runner was killed", started, ended)
+			break
+		}
+	}
 
 	r := oltplab(t, env, "experiment", "resume", "1")
 	if r.code != 0 {
@@ -409,6 +435,11 @@ steps:
 		t.Fatalf("resume after the agent came back: exit %d", r.code)
 	}
 	waitEmpty(t, lab.db, db, 10*time.Second, "after the resumed plan")
+	for _, a := range []*nsAgent{db, lg} {
+		if strings.Contains(a.printed(), multihostToken) {
+			t.Errorf("the token is in an agent's output")
+		}
+	}
 	waitEmpty(t, lab.lg, lg, 10*time.Second, "after the resumed plan")
 	steps, err := st.ExperimentSteps(ctx, 2)
 	if err != nil {
