@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -348,6 +349,11 @@ func Open(ctx context.Context, c Client, interval time.Duration, dirs map[string
 			return nil, fmt.Errorf("agent at %s: %w", addr, err)
 		}
 		return nil, fmt.Errorf("%w at %s: %w", ErrUnreachable, addr, err)
+	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		return nil, &RemoteError{Addr: addr, Status: resp.StatusCode, Msg: strings.TrimSpace(string(b))}
 	}
 	if resp.StatusCode != http.StatusOK {
 		resp.Body.Close()

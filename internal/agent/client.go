@@ -81,9 +81,7 @@ func (e *RemoteError) Error() string {
 }
 
 // Unauthorized reports whether the agent refused the client's token.
-func (e *RemoteError) Unauthorized() bool {
-	return e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden
-}
+func (e *RemoteError) Unauthorized() bool { return e.Status == http.StatusUnauthorized }
 
 // Start asks the agent for a managed instance; the answer holds its
 // password and ticket (secrets: never print them).
