@@ -235,6 +235,9 @@ func (s *profileStep) Describe() string {
 	if s.ResetBetween {
 		b.WriteString(", reset between")
 	}
+	if h := s.DriverHost(); h != "" {
+		fmt.Fprintf(&b, ", driver on %s", h)
+	}
 	return b.String()
 }
 
