@@ -130,9 +130,9 @@ func (s *Server) logged(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		auth := s.authorized(r)
+		who := s.authorized(r)
 		switch {
-		case auth == "" && !(s.Token == "" && r.URL.Path == "/v1/samples"):
+		case who == "" && !(s.Token == "" && r.URL.Path == "/v1/samples"):
 			sw.status = http.StatusUnauthorized
 			if s.Token == "" {
 				http.Error(sw, "this agent has no token: it serves host metrics only (start it with --token-file)", http.StatusForbidden)
@@ -141,10 +141,10 @@ func (s *Server) logged(next http.Handler) http.Handler {
 				http.Error(sw, "unauthorized: present the agent's token", http.StatusUnauthorized)
 			}
 		default:
-			next.ServeHTTP(sw, r.WithContext(withAuth(r.Context(), auth)))
+			next.ServeHTTP(sw, r.WithContext(withAuth(r.Context(), who)))
 		}
 		s.log().Info("agent: request", "client", r.RemoteAddr, "method", r.Method, "path", r.URL.Path,
-			"auth", authName(auth), "status", sw.status, "ms", time.Since(start).Milliseconds())
+			"auth", authName(who), "status", sw.status, "ms", time.Since(start).Milliseconds())
 	})
 }
 
