@@ -91,7 +91,7 @@ type Server struct {
 	inst *instances // the managed instances (New)
 }
 
-// New prepares the server's state; Serve calls it when it was not.
+// init prepares the server's state (Handler and Serve call it).
 func (s *Server) init() {
 	if s.inst == nil {
 		s.inst = newInstances(s)
