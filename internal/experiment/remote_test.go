@@ -162,6 +162,7 @@ func TestRemoteRefusals(t *testing.T) {
 	for _, c := range []struct{ name, src string }{
 		{"storage on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [storage]\n"},
 		{"remote driver, local instance", base + "driver: {host: db1}\ntargets: [{name: a, engine: postgres, data_dir: a}]\nsteps: [build, {profile: {vus: [1]}}]\n"},
+		{"tpch with a remote driver", base + "driver: {host: db1}\ntargets: [{name: a, url: \"postgres://u@10.0.0.7/db\"}]\nsteps: [{tpch: {scale: 0.01}}]\n"},
 		{"placeholder fingerprint", "name: x\nwarehouses: 1\nhosts: {db1: {agent: \"10.0.0.5:7300\", fingerprint: \"sha256:REPLACE-ME\", token_file: " + tf + "}}\ntargets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [build]\n"},
 		{"missing token file", "name: x\nwarehouses: 1\nhosts: {db1: {agent: \"10.0.0.5:7300\", fingerprint: \"sha256:" + strings.Repeat("ab", 32) + "\", token_file: /nonexistent/t}}\ntargets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [build]\n"},
 	} {
@@ -173,6 +174,8 @@ func TestRemoteRefusals(t *testing.T) {
 			t.Errorf("%s: validated", c.name)
 		} else if c.name == "storage on a remote target" && !errors.Is(err, plan.ErrRemoteStep) {
 			t.Errorf("%s: %v, want %v", c.name, err, plan.ErrRemoteStep)
+		} else if c.name == "tpch with a remote driver" && !strings.Contains(err.Error(), "runner's machine only") {
+			t.Errorf("%s: %v, want the driver's placement refused", c.name, err)
 		}
 	}
 }

@@ -148,6 +148,9 @@ func checkRemoteSteps(p *Plan, t *TargetSpec) error {
 func checkDriverPlace(p *Plan, t *TargetSpec) error {
 	for _, s := range p.Steps {
 		h := p.DriverHost(s)
+		if h != "" && slices.Contains(localDrivers, s.Kind.Name) {
+			return fmt.Errorf("step %s: its driver runs on the runner's machine only; the plan's driver: {host: %s} places the profile steps' drivers (give it to them)", s.Kind.Name, h)
+		}
 		if h == "" || h == t.Host {
 			continue
 		}
@@ -179,3 +182,7 @@ func checkHostFiles(p *Plan, d *yamldoc.Decoder) error {
 	}
 	return nil
 }
+
+// localDrivers are the step kinds that drive load but only from the
+// runner's machine: a plan's driver: {host: ...} would be ignored there.
+var localDrivers = []string{"parallel", "neighbours", "tpch"}
