@@ -20,10 +20,12 @@ import (
 	"time"
 
 	"github.com/oltplab/oltplab/internal/agent"
+	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/testenv"
+	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
 // netLab is two network namespaces standing for two hosts, db and lg,
@@ -498,4 +500,92 @@ func runningOnLG(t *testing.T, ctx context.Context, path string) bool {
 		}
 	}
 	return false
+}
+
+// TestLoadGeneratorLocalVsRemote is the Kingston study's first test
+// across namespaces: one PostgreSQL on db1, profiled with the driver
+// beside it and with the driver on lg1, which reaches db1 only through a
+// user-space proxy that holds every chunk 1 ms each way (a farther
+// network than the veth pairs). Both profiles are stored, each run
+// records where it ran and the round trip at its start; the figures are
+// logged (a measurement, not an assertion).
+func TestLoadGeneratorLocalVsRemote(t *testing.T) {
+	testenv.Require(t, testenv.Root, testenv.ManagedPostgres, testenv.Subprocess)
+	lab := newNetLab(t)
+	dir := reachableDir(t)
+	tf := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tf, []byte(multihostToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"--token-file", tf, "--lease", "3s"}
+	db := startAgent(t, lab.db, append([]string{"--listen", lab.dbAddr + ":7300", "--state-dir", filepath.Join(t.TempDir(), "db"), "--allow-dir", dir}, common...)...)
+	lg := startAgent(t, lab.lg, append([]string{"--listen", lab.lgAddr + ":7300", "--state-dir", filepath.Join(t.TempDir(), "lg")}, common...)...)
+	// The runner's side of lg1's link: lg1 reaches it directly.
+	far := strings.TrimSuffix(lab.lgAddr, "6") + "5"
+	proxy := startDelayProxy(t, far+":0", db.addr, time.Millisecond)
+	plan := writePlan(t, t.TempDir(), `name: local-vs-remote
+warehouses: 1
+build: {workers: 2}
+profile: {vus: [1, 4], repeat: 2, rampup: 500ms, duration: 3s, grace: 1s}
+hosts:
+  db1: {agent: "`+proxy+`", fingerprint: "`+db.fingerprint+`", token_file: `+tf+`}
+  lg1: {agent: "`+lg.addr+`", fingerprint: "`+lg.fingerprint+`", token_file: `+tf+`}
+targets:
+  - name: pg
+    host: db1
+    engine: postgres
+    data_dir: `+filepath.Join(dir, "pg")+`
+    memory: 64MB
+    settings: {fsync: "off"}
+steps:
+  - build
+  - profile: {driver: {host: db1}}
+  - profile: {driver: {host: lg1}}
+`)
+	work := t.TempDir()
+	env := []string{"OLTPLAB_RESULTS=" + filepath.Join(work, "results.db"), "HOME=" + work}
+	if r := oltplab(t, env, "experiment", "run", plan); r.code != 0 {
+		t.Fatalf("experiment run: exit %d", r.code)
+	}
+	waitEmpty(t, lab.db, db, 10*time.Second, "after the plan")
+	waitEmpty(t, lab.lg, lg, 10*time.Second, "after the plan")
+	st, err := store.Open(context.Background(), filepath.Join(work, "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.ListRuns(context.Background(), store.RunFilter{ExperimentID: 1, Kind: store.KindRun, Counting: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, run := range runs {
+		var rc scenario.RunContext
+		if err := json.Unmarshal(run.Context, &rc); err != nil {
+			t.Fatal(err)
+		}
+		sum, err := summary.DecodeRun(run.Summary)
+		if err != nil || sum.Result == nil || rc.Placement.Hosts == nil {
+			t.Errorf("run %d: no result or placement (%v)", run.ID, err)
+			continue
+		}
+		h := rc.Placement.Hosts
+		n[h.Driver]++
+		if h.Driver == "lg1" && h.RTTMicros <= 0 {
+			t.Errorf("run %d: the driver on lg1 measured no round trip (%s)", run.ID, h.RTTNote)
+		}
+		t.Logf("measured: driver on %s, %d VU(s): NOPM %.0f, New-Order p90 %.1f ms, round trip %.3f ms",
+			h.Driver, run.VUs, sum.Result.NOPM, resultNewOrderP90(sum.Result), float64(h.RTTMicros)/1000)
+	}
+	if n["db1"] != 4 || n["lg1"] != 4 {
+		t.Errorf("counting runs by driver host: %v, want 4 beside the database and 4 on lg1", n)
+	}
+}
+
+// resultNewOrderP90 is a result's New-Order p90 response time in ms.
+func resultNewOrderP90(r *driver.Result) float64 {
+	if int(tpcc.NewOrderTx) >= len(r.Kinds) {
+		return 0
+	}
+	return float64(r.Kinds[tpcc.NewOrderTx].LatencyMicros.P90) / 1000
 }
