@@ -30,8 +30,8 @@ var allowed = map[string][]string{
 		"tpch", "tpchdriver", "tpchload", "yamldoc"},
 
 	// Experiments: the plan language below the step kinds that run it.
-	"experiment": {"claim", "cost", "dialect", "driver", "fio", "instance", "latency", "load", "plan", "profile",
-		"report", "results", "sampler", "scenario", "store", "summary", "sysstat", "tpch", "tpchdriver",
+	"experiment": {"agent", "claim", "cost", "dialect", "driver", "fio", "instance", "latency", "load", "plan", "profile",
+		"report", "results", "sampler", "scenario", "store", "summary", "sysstat", "tpcc", "tpch", "tpchdriver",
 		"tpchload", "yamldoc"},
 	"plan": {"cost", "dialect", "driver", "instance", "load", "profile", "store", "yamldoc"},
 
@@ -66,7 +66,7 @@ var allowed = map[string][]string{
 	"instance": {"claim", "dialect", "latency", "sysstat"},
 	"latency":  {"claim"},
 	"fio":      {"claim", "sysstat"},
-	"agent":    {"sysstat"},
+	"agent":    {"claim", "dialect", "driver", "instance", "sysstat", "tpcc"},
 
 	// Pure models and renderers: no store, no driver.
 	"report":  {"cost", "profile"},

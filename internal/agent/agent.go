@@ -1,24 +1,30 @@
 // Package agent is `oltplab agent`: it streams the host metrics of the
-// machine it runs on (internal/sysstat: CPU, memory, disks, network) over
-// HTTP to an oltplab on another machine, which records them as the
-// database host's samples. It carries host metrics only: no database
-// access, no credentials.
+// machine it runs on (internal/sysstat: CPU, memory, disks, network) to an
+// oltplab on another machine, which records them as the database host's
+// samples; and, for a plan's runner that presents its token, it starts,
+// describes and stops managed instances on its host (internal/instance,
+// their directories only below its --allow-dir roots), tunnels
+// connections to them, and runs the driver there (a load generator's
+// placement). It runs no command it is sent: only those operations.
 //
-// It imports only sysstat.
+// Every connection is TLS (trust.go); every request is logged without
+// its secrets.
 package agent
 
-// The protocol is HTTP: GET /v1/samples?interval=1s&dir=ROLE=PATH streams
-// newline-delimited JSON, a Hello line (the host's description and the
-// devices under the named directories) and then one Batch per interval,
-// until the client goes away. Nothing can be sent to the agent but the
-// query.
+// The protocol is HTTP over TLS: GET /v1/samples?interval=1s&dir=ROLE=PATH
+// streams newline-delimited JSON, a Hello line (the host's description
+// and the devices under the named directories) and then one Batch per
+// interval, until the client goes away. The acting endpoints are in
+// instances.go and drive.go.
 
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -68,49 +74,148 @@ type Server struct {
 	// is the live host.
 	Root string
 	Log  *slog.Logger
+	// Identity is the agent's certificate; nil serves with one made for
+	// this process only.
+	Identity *Identity
+	// Token, when set, is required of every request; without it the
+	// agent serves host metrics only, on loopback only.
+	Token string
+	// AllowDirs are the directories below which the agent may create
+	// anything (a managed instance's data_dir and wal_dir); none: it
+	// starts no instance.
+	AllowDirs []string
+	// Lease is how long an instance outlives its runner's last word
+	// (0: DefaultLease).
+	Lease time.Duration
+
+	inst *instances // the managed instances (New)
 }
 
-func (s Server) fs() sysstat.FS {
+// init prepares the server's state (Handler and Serve call it).
+func (s *Server) init() {
+	if s.inst == nil {
+		s.inst = newInstances(s)
+	}
+}
+
+func (s *Server) fs() sysstat.FS {
 	if s.Root == "" {
 		return sysstat.NewFS("/")
 	}
 	return sysstat.NewFS(s.Root)
 }
 
-func (s Server) log() *slog.Logger {
+func (s *Server) log() *slog.Logger {
 	if s.Log == nil {
 		return slog.New(slog.DiscardHandler)
 	}
 	return s.Log
 }
 
-// Handler returns the HTTP handler of the agent.
-func (s Server) Handler() http.Handler {
+// Handler returns the HTTP handler of the agent: every request logged,
+// every one but the metrics stream authorized.
+func (s *Server) Handler() http.Handler {
+	s.init()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/samples", s.samples)
-	return mux
+	mux.HandleFunc("GET /v1/ping", s.ping)
+	s.inst.routes(mux)
+	s.driveRoutes(mux)
+	return s.logged(mux)
 }
 
-// Serve serves on ln until ctx ends, then shuts the server down.
-func (s Server) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
+// logged logs every request: who, what, the answer's status and time;
+// never a header, so never the token.
+func (s *Server) logged(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		who := s.authorized(r)
+		switch {
+		case who == "" && !(s.Token == "" && r.URL.Path == "/v1/samples"):
+			sw.status = http.StatusUnauthorized
+			if s.Token == "" {
+				http.Error(sw, "this agent has no token: it serves host metrics only (start it with --token-file)", http.StatusForbidden)
+				sw.status = http.StatusForbidden
+			} else {
+				http.Error(sw, "unauthorized: present the agent's token", http.StatusUnauthorized)
+			}
+		default:
+			next.ServeHTTP(sw, r.WithContext(withAuth(r.Context(), who)))
+		}
+		s.log().Info("agent: request", "client", r.RemoteAddr, "method", r.Method, "path", r.URL.Path,
+			"auth", authName(who), "status", sw.status, "ms", time.Since(start).Milliseconds())
+	})
+}
+
+// statusWriter remembers the status of an answer for the log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection (tunnels).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// ping answers at once: the runner measures round trips with it.
+func (s *Server) ping(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain")
+	fmt.Fprintln(w, "pong")
+}
+
+// Serve serves on ln, over TLS, until ctx ends, then stops every
+// instance it started and shuts the server down. It refuses a listener
+// off loopback when the server has no token.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.init()
+	if err := CheckListen(ln.Addr().String(), s.Token != ""); err != nil {
 		return err
+	}
+	id := s.Identity
+	if id == nil {
+		eph, err := EphemeralIdentity()
+		if err != nil {
+			return err
+		}
+		id = &eph
+	}
+	tln := tls.NewListener(ln, &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{id.Cert}})
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx },
+		ErrorLog:    slog.NewLogLogger(s.log().Handler(), slog.LevelWarn)}
+	reap, stopReap := context.WithCancel(ctx)
+	reaped := make(chan struct{})
+	go func() { defer close(reaped); s.inst.reap(reap) }()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(tln) }()
+	var err error
+	select {
+	case err = <-done:
 	case <-ctx.Done():
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 		<-done
-		return nil
 	}
+	stopReap()
+	<-reaped
+	s.inst.stopAll(context.WithoutCancel(ctx), "the agent stopped")
+	return err
 }
 
 // samples streams the host's samples to the client.
-func (s Server) samples(w http.ResponseWriter, r *http.Request) {
+func (s *Server) samples(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	interval := DefaultInterval
 	if v := q.Get("interval"); v != "" {
@@ -204,8 +309,8 @@ var ErrUnreachable = errors.New("no oltplab agent answers")
 // Check connects to the agent at addr and waits for its hello, at most
 // dialTimeout, then hangs up: an address to which the samplers could not
 // connect is refused before anything is measured.
-func Check(ctx context.Context, addr string) error {
-	s, err := Open(ctx, addr, time.Second, nil)
+func Check(ctx context.Context, c Client) error {
+	s, err := Open(ctx, c, time.Second, nil)
 	if err != nil {
 		return err
 	}
@@ -215,7 +320,8 @@ func Check(ctx context.Context, addr string) error {
 // Open connects to the agent at addr (HOST:PORT) and asks for samples
 // every interval, with the devices under dirs (role -> path on the
 // agent's host) marked. The stream lasts until ctx ends or Close.
-func Open(ctx context.Context, addr string, interval time.Duration, dirs map[string]string) (*Stream, error) {
+func Open(ctx context.Context, c Client, interval time.Duration, dirs map[string]string) (*Stream, error) {
+	addr := c.Addr
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return nil, fmt.Errorf("agent address %q: want HOST:PORT: %w", addr, err)
 	}
@@ -224,21 +330,30 @@ func Open(ctx context.Context, addr string, interval time.Duration, dirs map[str
 	for role, path := range dirs {
 		q.Add("dir", role+"="+path)
 	}
-	u := url.URL{Scheme: "http", Host: addr, Path: "/v1/samples", RawQuery: q.Encode()}
+	u := url.URL{Scheme: "https", Host: addr, Path: "/v1/samples", RawQuery: q.Encode()}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("agent at %s: %w", addr, err)
 	}
-	client := &http.Client{Transport: &http.Transport{
-		DialContext:           (&net.Dialer{Timeout: dialTimeout}).DialContext,
-		ResponseHeaderTimeout: dialTimeout,
-	}}
+	c.authorize(req)
+	client, err := c.httpClient(dialTimeout)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		if pctx := ctx.Err(); pctx != nil {
 			return nil, pctx
 		}
+		if errors.Is(err, ErrTrust) {
+			return nil, fmt.Errorf("agent at %s: %w", addr, err)
+		}
 		return nil, fmt.Errorf("%w at %s: %w", ErrUnreachable, addr, err)
+	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		return nil, &RemoteError{Addr: addr, Status: resp.StatusCode, Msg: strings.TrimSpace(string(b))}
 	}
 	if resp.StatusCode != http.StatusOK {
 		resp.Body.Close()

@@ -19,10 +19,10 @@ func TestStreamLoopback(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- Server{}.Serve(ctx, ln) }()
+	go func() { served <- (&Server{}).Serve(ctx, ln) }()
 
 	dir := t.TempDir()
-	s, err := Open(context.Background(), ln.Addr().String(), 200*time.Millisecond, map[string]string{"data": dir})
+	s, err := Open(context.Background(), Client{Addr: ln.Addr().String()}, 200*time.Millisecond, map[string]string{"data": dir})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -57,10 +57,10 @@ func TestStreamLoopback(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the agent did not stop")
 	}
-	if _, err := Open(context.Background(), ln.Addr().String(), time.Second, nil); err == nil {
+	if _, err := Open(context.Background(), Client{Addr: ln.Addr().String()}, time.Second, nil); err == nil {
 		t.Errorf("open after the agent stopped: no error")
 	}
-	if _, err := Open(context.Background(), "no-port", time.Second, nil); err == nil {
+	if _, err := Open(context.Background(), Client{Addr: "no-port"}, time.Second, nil); err == nil {
 		t.Errorf("open of an address without a port: no error")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -37,7 +39,7 @@ func TestAgentCommand(t *testing.T) {
 	if addr == nil {
 		t.Fatalf("agent line %q names no address", line)
 	}
-	s, err := agent.Open(context.Background(), addr[1], 200*time.Millisecond, nil)
+	s, err := agent.Open(context.Background(), agent.Client{Addr: addr[1]}, 200*time.Millisecond, nil)
 	if err != nil {
 		t.Fatalf("open the agent: %v", err)
 	}
@@ -98,6 +100,62 @@ func TestAgentThatDoesNotAnswer(t *testing.T) {
 		}
 		if out := oltplab(t, env, "results", "list").out; !strings.Contains(out, "no results") {
 			t.Errorf("--agent %s: something was stored: %s", addr, out)
+		}
+	}
+}
+
+// TestAgentTrustFlags: monitor --agent pins the agent's fingerprint and
+// presents its token: a wrong fingerprint or a missing or wrong token is
+// an authentication failure (exit 4) with nothing stored; the right ones
+// measure the database host.
+func TestAgentTrustFlags(t *testing.T) {
+	testenv.Require(t, testenv.Long)
+	const tok = "cli-agent-test-token-0123456789"
+	id, err := agent.EphemeralIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := agent.EphemeralIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- (&agent.Server{Identity: &id, Token: tok}).Serve(ctx, ln) }()
+	defer func() { cancel(); <-served }()
+	addr := ln.Addr().String()
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good"), filepath.Join(dir, "bad")
+	if err := os.WriteFile(good, []byte(tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(tok+"x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"wrong fingerprint", []string{"--agent-fingerprint", other.Fingerprint, "--agent-token-file", good}, exitAuth},
+		{"no token", []string{"--agent-fingerprint", id.Fingerprint}, exitAuth},
+		{"wrong token", []string{"--agent-fingerprint", id.Fingerprint, "--agent-token-file", bad}, exitAuth},
+		{"pinned, with the token", []string{"--agent-fingerprint", id.Fingerprint, "--agent-token-file", good}, exitOK},
+	} {
+		env := storeEnv(t)
+		r := oltplab(t, env, append([]string{"monitor", "--duration", "1s", "--interval", "500ms", "--agent", addr}, c.args...)...)
+		if r.code != c.code {
+			t.Errorf("%s: exit %d, want %d (%s)", c.name, r.code, c.code, r.err)
+		}
+		if strings.Contains(r.out+r.err, tok) {
+			t.Errorf("%s: the token was printed", c.name)
+		}
+		if c.code != exitOK && !strings.Contains(oltplab(t, env, "results", "list").out, "no results") {
+			t.Errorf("%s: something was stored", c.name)
 		}
 	}
 }

@@ -70,7 +70,7 @@ var exitCodes = []struct {
 	{exitConnect, "target (or agent) unreachable",
 		"target unreachable (also: a `sqlite:` file in a directory that does not exist; an `--agent` that does not answer)"},
 	{exitAuth, "authentication failed",
-		"authentication failed"},
+		"authentication failed (also: an agent whose certificate is not the pinned fingerprint, or that refuses the token)"},
 	{exitSchema, "schema missing/incomplete/other version/already present",
 		"schema missing, incomplete, of another version, or already present (use `build --drop`); or a database or file of the user's at the name of `--reset-between`'s copy, which `run` and `clean` leave alone"},
 	{exitCheckFailed, "consistency check failed",
@@ -349,6 +349,10 @@ func exitCode(err error) int {
 	}
 	if errors.Is(err, dialect.ErrNotPermitted) {
 		return exitPermission // logged in fine: not an authentication failure
+	}
+	var are *agent.RemoteError
+	if errors.Is(err, agent.ErrTrust) || errors.As(err, &are) && are.Unauthorized() {
+		return exitAuth // an agent not pinned, or refusing the token
 	}
 	if errors.Is(err, agent.ErrUnreachable) {
 		return exitConnect // the database host's agent: unreachable as a target would be

@@ -126,7 +126,7 @@ type monitorOptions struct {
 	interval time.Duration
 	label    string
 	json     bool
-	agent    string
+	agent    agentFlags
 }
 
 func (o *monitorOptions) register(fs *pflag.FlagSet, env Env) {
@@ -191,7 +191,11 @@ func (a *app) monitor(ctx context.Context, o *monitorOptions) error {
 	}
 	obs := scenario.Observer{Note: func(msg string) { fmt.Fprintln(a.errw(), msg) }}
 	env := a.scenarioEnv(st, obs)
-	env.Agent = o.agent
+	ac, aerr := o.agent.client(a)
+	if aerr != nil {
+		return aerr
+	}
+	env.Agent = ac
 	out, merr := env.Monitor(ctx, db, tg, o.label, o.duration, o.interval)
 	if merr != nil && !errors.Is(merr, context.Canceled) {
 		return merr

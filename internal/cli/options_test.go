@@ -257,7 +257,7 @@ func TestMonitorFlags(t *testing.T) {
 	}
 	o, err = parse("--target", "sqlite:x.db", "--duration", "30s", "--interval", "500ms", "--label", "l", "--json", "--agent", "h:7300")
 	if err != nil || o.duration != 30*time.Second || o.interval != 500*time.Millisecond || o.label != "l" || !o.json ||
-		o.agent != "h:7300" || o.target.target != "sqlite:x.db" {
+		o.agent.addr != "h:7300" || o.target.target != "sqlite:x.db" {
 		t.Errorf("every flag: got %+v, %v", o, err)
 	}
 	for _, c := range []struct {

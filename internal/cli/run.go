@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/oltplab/oltplab/internal/agent"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/plan"
@@ -48,11 +49,11 @@ type runOptions struct {
 	reset         bool // --reset-between
 	// terminateSessions: --terminate-sessions
 	terminateSessions bool
-	agent             string // --agent: oltplab agent on the database's host
-	metricsListen     string // --metrics-listen (run only)
-	shard             string // --shard I/N (run only)
-	startAt           string // --start-at TIME (run only)
-	shardGroup        string // --shard-group NAME (run only)
+	agent             agentFlags // --agent: oltplab agent on the database's host
+	metricsListen     string     // --metrics-listen (run only)
+	shard             string     // --shard I/N (run only)
+	startAt           string     // --start-at TIME (run only)
+	shardGroup        string     // --shard-group NAME (run only)
 	shardWait         time.Duration
 	rendezvousTimeout time.Duration
 	metrics           *liveMetrics
@@ -101,10 +102,38 @@ func (o *runOptions) register(fs *pflag.FlagSet, a *app) {
 	registerAgent(fs, &o.agent)
 }
 
+// agentFlags are --agent and how to trust it.
+type agentFlags struct{ addr, fingerprint, tokenFile string }
+
 // registerAgent adds --agent to a command that samples the host.
-func registerAgent(fs *pflag.FlagSet, v *string) {
-	fs.StringVar(v, "agent", "", "`HOST:PORT` of an oltplab agent running on the database's host, when that is another machine: "+
-		"its CPU, memory and disks are measured too (start it there with: oltplab agent --listen :7300)")
+func registerAgent(fs *pflag.FlagSet, v *agentFlags) {
+	fs.StringVar(&v.addr, "agent", "", "`HOST:PORT` of an oltplab agent running on the database's host, when that is another machine: "+
+		"its CPU, memory and disks are measured too (start it there with: oltplab agent --listen :7300 --token-file FILE)")
+	fs.StringVar(&v.fingerprint, "agent-fingerprint", "", "the `SHA256` fingerprint of the agent's certificate, as the agent prints it when it starts (required off loopback)")
+	fs.StringVar(&v.tokenFile, "agent-token-file", "", "`FILE` holding the agent's token on its first line (or set OLTPLAB_AGENT_TOKEN)")
+}
+
+// client is the agent the flags name (zero without --agent).
+func (f agentFlags) client(a *app) (agent.Client, error) {
+	if f.addr == "" {
+		return agent.Client{}, nil
+	}
+	c := agent.Client{Addr: f.addr, Fingerprint: f.fingerprint}
+	switch {
+	case f.tokenFile != "":
+		tok, err := agent.ReadToken(f.tokenFile)
+		if err != nil {
+			return c, usageErrorf("--agent-token-file: %v", err)
+		}
+		c.Token = tok
+	case a.env["OLTPLAB_AGENT_TOKEN"] != "":
+		tok, err := agent.CheckToken(a.env["OLTPLAB_AGENT_TOKEN"], "OLTPLAB_AGENT_TOKEN")
+		if err != nil {
+			return c, usageErrorf("%v", err)
+		}
+		c.Token = tok
+	}
+	return c, nil
 }
 
 func (o *runOptions) validate() error {
@@ -294,7 +323,11 @@ func (a *app) profile(ctx context.Context, st *store.Store, db dialect.Database,
 	}
 	o.metrics.observe(&obs)
 	env := a.scenarioEnv(st, obs)
-	env.Agent = o.agent
+	ac, aerr := o.agent.client(a)
+	if aerr != nil {
+		return scenario.ProfileOutcome{}, aerr
+	}
+	env.Agent = ac
 	so := o.scenarioOptions()
 	so.Rendezvous = o.rendezvous(env)
 	out, err := env.Profile(ctx, db, tg, so)

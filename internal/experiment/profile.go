@@ -22,7 +22,7 @@ import (
 
 func init() {
 	plan.Register(plan.Kind{Name: "profile", Scope: plan.PerTarget,
-		Summary: "a virtual-user sweep with repeats, as `oltplab run` (options: vus, rampup, duration, grace, repeat (a number or auto), precision, min_repeats, max_repeats, interleave, aa_check, reset_between, checkpoint_before, client_sql, all_warehouses, max_retries, reconnect_for, max_failure_rate, max_stall, max_foreign_cpu, max_steal, retries, remeasure, seed)",
+		Summary: "a virtual-user sweep with repeats, as `oltplab run` (options: vus, rampup, duration, grace, repeat (a number or auto), precision, min_repeats, max_repeats, interleave, aa_check, reset_between, checkpoint_before, client_sql, all_warehouses, max_retries, reconnect_for, max_failure_rate, max_stall, max_foreign_cpu, max_steal, retries, remeasure, seed, driver: {host: H})",
 		New: func() plan.Step {
 			return &profileStep{Load: plan.DefaultLoad(), Repeat: plan.Repeat{N: 1}, Adaptive: plan.DefaultAdaptive()}
 		}})
@@ -68,6 +68,9 @@ type profileStep struct {
 	// AACheck measures the baseline once more at every step at the end
 	// of a paired comparison (interleave: targets): the A/A check.
 	AACheck bool `yaml:"aa_check"`
+	// Driver places the step's driver on one of the plan's hosts (an
+	// agent's machine: a load generator there); none: the plan's.
+	Driver *plan.DriverPlace `yaml:"driver,omitempty"`
 	// Retries is how many times a run whose server failed under it is
 	// measured again, the managed server restarted first (default 1 on a
 	// managed instance; a server given by URL is not restarted by oltplab,
@@ -231,6 +234,9 @@ func (s *profileStep) Describe() string {
 	}
 	if s.ResetBetween {
 		b.WriteString(", reset between")
+	}
+	if h := s.DriverHost(); h != "" {
+		fmt.Fprintf(&b, ", driver on %s", h)
 	}
 	return b.String()
 }
@@ -587,4 +593,12 @@ func (rc *ReportContext) alignSeries(ctx context.Context, ps []report.Profile) e
 		ps[i].Series = s
 	}
 	return nil
+}
+
+// DriverHost is the host the step's driver runs on ("" : the plan's).
+func (s *profileStep) DriverHost() string {
+	if s.Driver == nil {
+		return ""
+	}
+	return s.Driver.Host
 }

@@ -204,6 +204,7 @@ func Report(ctx context.Context, st *store.Store, id int64, inc report.Include) 
 		out.Method = append(out.Method, title)
 		out.Method = append(out.Method, sec.Method...)
 	}
+	out.Method = append(out.Method, rc.placementLines()...)
 	out.Cost = rc.costTable(priced, pricedStep)
 	return report.Input{Experiment: out}, nil
 }

@@ -496,10 +496,22 @@ func (r *Runner) runUnit(ctx context.Context, id int64, p *plan.Plan, u plan.Uni
 		}}
 	var oc Outcome
 	var rerr error
-	if step, ok := u.Step.Step.(Step); ok {
+	before := outages(running)
+	if perr := placeUnit(p, u, running, env); perr != nil {
+		rerr = perr
+	} else if step, ok := u.Step.Step.(Step); ok {
 		oc, rerr = step.Run(ctx, x)
 	} else {
 		rerr = fmt.Errorf("step kind %s has nothing that runs it", u.Step.Kind.Name)
+	}
+	if lost := outages(running)[len(before):]; len(lost) > 0 {
+		// The step's runs through the lost agent failed on their own; the
+		// step says why, and is measured again on resume.
+		oerr := fmt.Errorf("the agent of a target's host did not answer during the step (%d time(s); last: %s)", len(lost), lost[len(lost)-1])
+		r.note("%v", oerr)
+		if rerr == nil || OnlyContaminated(rerr) {
+			rerr = errors.Join(rerr, oerr)
+		}
 	}
 	state, errText := store.StepDone, ""
 	switch {

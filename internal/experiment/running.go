@@ -35,14 +35,22 @@ type Running struct {
 	// Layer is the managed instance's latency layer, nil without one:
 	// its figures are stored with every window measured on the target.
 	Layer scenario.LatencyLayer
-	stop  func(ctx context.Context) error
+	// Remote is the instance's agent, for a target on another host (nil
+	// here): the target's URL is a forwarder on this machine's loopback.
+	Remote *Remote
+	stop   func(ctx context.Context) error
 }
 
 // startTarget starts (managed) or opens (url) a target. secret is told
 // every password the target uses, for scrubbing.
 func startTarget(ctx context.Context, t *plan.TargetSpec, log *slog.Logger, secret func(string)) (*Running, error) {
 	r := &Running{Spec: t, Target: t.Parsed()}
-	if t.Managed() {
+	if t.Agent != nil {
+		var err error
+		if r, err = startRemote(ctx, t, log, secret); err != nil {
+			return nil, fmt.Errorf("start target %s on host %s: %w", t.Name, t.Host, err)
+		}
+	} else if t.Managed() {
 		var err error
 		if r, err = startManaged(ctx, t, log); err != nil {
 			return nil, fmt.Errorf("start target %s: %w", t.Name, err)

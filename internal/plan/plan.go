@@ -54,6 +54,11 @@ type Plan struct {
 	// ("" for none), resolved against Dir.
 	PriceList string
 	priceList *cost.PriceList
+	// Hosts are the machines of the agents the plan places targets and
+	// drivers on (hosts.go); Driver where the driver runs unless a step
+	// says otherwise (Host "": here).
+	Hosts  map[string]*HostSpec
+	Driver DriverPlace
 }
 
 // Entry is one entry of the plan's steps list: a step of a kind with its
@@ -89,6 +94,9 @@ type planFile struct {
 	Cost        *CostSpec     `yaml:"cost"`
 	PriceList   string        `yaml:"price_list"`
 	Steps       []yaml.Node   `yaml:"steps"`
+	// Hosts and Driver place targets and drivers on agents' hosts.
+	Hosts  map[string]*HostSpec `yaml:"hosts"`
+	Driver *DriverPlace         `yaml:"driver"`
 }
 
 // maxQuestion bounds a plan's question: one sentence on a report's
@@ -272,6 +280,13 @@ func Decode(file string, src []byte) (*Plan, error) {
 	}
 	if len(p.Targets) == 0 {
 		return nil, d.Errorf(root, "targets", "required: at least one target (targets: or matrix:)")
+	}
+	p.Hosts = pf.Hosts
+	if pf.Driver != nil {
+		p.Driver = *pf.Driver
+	}
+	if err := p.checkHosts(d, root); err != nil {
+		return nil, err
 	}
 	if err := p.checkTargets(d); err != nil {
 		return nil, err

@@ -27,6 +27,11 @@ type TargetSpec struct {
 	PasswordFile string `yaml:"password_file,omitempty"`
 	// Instance describes a managed instance (when URL is empty).
 	Instance InstanceSpec `yaml:",inline"`
+	// Host is the plan's host (an agent's machine) the managed instance
+	// runs on; "" (or "here") is this machine.
+	Host string `yaml:"host,omitempty"`
+	// Agent is the plan's host Host names (nil here), set by Decode.
+	Agent *HostSpec `yaml:"-"`
 	// Prices is what the target costs, for the cost model (optional).
 	Prices *cost.Prices `yaml:"prices,omitempty"`
 	// InstanceType names the cloud instance the target stands for, in
@@ -70,6 +75,9 @@ func (t *TargetSpec) Secret() string { return t.parsed.Password.Reveal() }
 // Display is the target as results show it: its redacted URL, or its
 // engine and data directory.
 func (t *TargetSpec) Display() string {
+	if t.Managed() && t.Host != "" {
+		return fmt.Sprintf("%s on %s (managed, on host %s)", t.Instance.Engine, t.Instance.DataDir, t.Host)
+	}
 	if t.Managed() {
 		return fmt.Sprintf("%s on %s (managed)", t.Instance.Engine, t.Instance.DataDir)
 	}
@@ -152,6 +160,9 @@ func (t *TargetSpec) finish(d *yamldoc.Decoder, p *Plan) error {
 	if !namePattern.MatchString(t.Name) {
 		return d.Errorf(at, t.Path+".name", "%q: %s", t.Name, nameRule)
 	}
+	if t.URL != "" && t.Host != "" && t.Host != Here {
+		return t.checkRemote(d)
+	}
 	if t.URL != "" {
 		if set := setFields(t.Instance); len(set) > 0 {
 			return d.Errorf(at, t.Path, "url names an external database; %s describe a managed instance: give one or the other", strings.Join(set, ", "))
@@ -177,6 +188,11 @@ func (t *TargetSpec) finish(d *yamldoc.Decoder, p *Plan) error {
 		return d.Errorf(at, t.Path, "want url (an external database) or engine and data_dir (a managed instance)")
 	}
 	t.Instance.Name = t.Name
+	if t.Host != "" && t.Host != Here {
+		if err := t.checkRemote(d); err != nil {
+			return err
+		}
+	}
 	t.Instance.DataDir = p.Resolve(t.Instance.DataDir)
 	t.Instance.WALDir = p.Resolve(t.Instance.WALDir)
 	return nil
@@ -187,6 +203,9 @@ func (t *TargetSpec) finish(d *yamldoc.Decoder, p *Plan) error {
 func (t *TargetSpec) place() string {
 	if !t.Managed() {
 		return t.parsed.String()
+	}
+	if t.Host != "" {
+		return t.Host + ":" + string(t.Instance.Engine) + ":" + t.Instance.DataDir
 	}
 	return string(t.Instance.Engine) + ":" + t.Instance.DataDir
 }

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -32,8 +36,22 @@ func (e *DirError) Unwrap() error { return e.Err }
 // the typed error that says what is wrong.
 func Validate(ctx context.Context, p *Plan) error {
 	d := &yamldoc.Decoder{File: p.File}
+	if err := checkHostFiles(p, d); err != nil {
+		return err
+	}
 	for _, t := range p.Targets {
 		at := &yaml.Node{Line: t.Line}
+		if err := checkDriverPlace(p, t); err != nil {
+			return d.Wrap(at, t.Path, err)
+		}
+		if t.Host != "" {
+			// Its agent checks the directories and binaries on its host
+			// when it starts the instance; here, only the steps.
+			if err := checkRemoteSteps(p, t); err != nil {
+				return d.Wrap(at, t.Path, err)
+			}
+			continue
+		}
 		var err error
 		if t.Managed() {
 			err = instance.Check(t.Instance)
@@ -103,3 +121,68 @@ func checkWritableDir(dir string) error {
 	f.Close()
 	return os.Remove(f.Name())
 }
+
+// RemoteKinds are the step kinds a target on an agent's host can run:
+// they reach the database through its agent's tunnel. The kinds that run
+// beside the data (storage, backup, rebuild's cold restart, cpu's
+// confinement, the noisy neighbours' backups) and those that drive
+// several targets at one instant are refused there, for now.
+var RemoteKinds = []string{"build", "profile"}
+
+// ErrRemoteStep is wrapped by the refusal of a step on a remote target.
+var ErrRemoteStep = errors.New("not supported on a target on an agent's host")
+
+func checkRemoteSteps(p *Plan, t *TargetSpec) error {
+	for _, s := range p.Steps {
+		if !slices.Contains(RemoteKinds, s.Kind.Name) {
+			return fmt.Errorf("step %s: %w (host %s): it runs beside the data or over several targets at once; the steps such a target runs: %s",
+				s.Kind.Name, ErrRemoteStep, t.Host, strings.Join(RemoteKinds, ", "))
+		}
+	}
+	return nil
+}
+
+// checkDriverPlace refuses a driver on another host that could not reach
+// the target: a managed instance here listens on this machine's loopback
+// only, and an embedded SQLite file is this machine's.
+func checkDriverPlace(p *Plan, t *TargetSpec) error {
+	for _, s := range p.Steps {
+		h := p.DriverHost(s)
+		if h != "" && slices.Contains(localDrivers, s.Kind.Name) {
+			return fmt.Errorf("step %s: its driver runs on the runner's machine only; the plan's driver: {host: %s} places the profile steps' drivers (give it to them)", s.Kind.Name, h)
+		}
+		if h == "" || h == t.Host {
+			continue
+		}
+		switch {
+		case t.Host == "" && t.Managed():
+			return fmt.Errorf("step %s: its driver runs on host %s, which cannot reach a managed instance here (it listens on this machine's loopback only): place the target on an agent too (host:)", s.Kind.Name, h)
+		case t.Host == "" && t.Parsed().Scheme == "sqlite":
+			return fmt.Errorf("step %s: its driver runs on host %s; a sqlite: file is this machine's", s.Kind.Name, h)
+		}
+	}
+	return nil
+}
+
+// fingerprintPattern is a certificate's fingerprint as an agent prints it.
+var fingerprintPattern = regexp.MustCompile(`^(?i)(sha256:)?([0-9a-f]{2}:?){31}[0-9a-f]{2}$`)
+
+// checkHostFiles checks what the plan's hosts name on this machine: a
+// fingerprint as the agent prints it, a token file that exists.
+func checkHostFiles(p *Plan, d *yamldoc.Decoder) error {
+	for _, name := range slices.Sorted(maps.Keys(p.Hosts)) {
+		h := p.Hosts[name]
+		at := &yaml.Node{Line: h.Line}
+		if h.Fingerprint != "" && !fingerprintPattern.MatchString(h.Fingerprint) {
+			return d.Errorf(at, "hosts."+name+".fingerprint", "%q: want sha256: and 64 hex digits, as the agent on %s prints it when it starts", h.Fingerprint, h.Agent)
+		}
+		if _, err := os.Stat(h.TokenFile); err != nil {
+			return d.Errorf(at, "hosts."+name+".token_file", "%v (the agent's token, the file readable by its owner only)", err)
+		}
+	}
+	return nil
+}
+
+// localDrivers are the step kinds that drive load but only from the
+// runner's machine: a plan's driver: {host: ...} would be ignored there.
+var localDrivers = []string{"parallel", "neighbours", "tpch"}

@@ -60,7 +60,7 @@ type Options struct {
 	// host, when that is another machine: its samples are recorded with
 	// source db_host. AgentDirs names directories of that host by role
 	// ("data" -> the database's data directory) to mark their devices.
-	Agent     string
+	Agent     agent.Client
 	AgentDirs map[string]string
 	// ServerCPU, optional, reads the cumulative CPU time, in seconds, of
 	// the database server's processes on this host (a managed instance's
@@ -202,7 +202,7 @@ func Start(ctx context.Context, opts Options) *Sampler {
 		s.wg.Add(1)
 		go s.dbLoop(ctx, ws)
 	}
-	if opts.Agent != "" {
+	if opts.Agent.Addr != "" {
 		s.wg.Add(1)
 		go s.agentLoop(ctx)
 	}

@@ -82,7 +82,16 @@ func (e *Env) GatherContext(ctx context.Context, db dialect.Database, tg dialect
 		c.Calibration = cal
 	}
 	c.Placement = Place(ctx, tg, e.IsLocalAddress)
-	c.Placement.Agent = e.Agent
+	c.Placement.Agent = e.Agent.Addr
+	if e.Hosts != nil {
+		h := *e.Hosts
+		c.Placement.Hosts = &h
+		if h.Database != "here" {
+			c.Placement.Local = false
+			c.Placement.Address = h.DatabaseAgent
+			c.Placement.Why = "the plan places the database on host " + h.Database + " (oltplab agent at " + h.DatabaseAgent + "), reached through that agent"
+		}
+	}
 	if db != nil {
 		c.Database.Dialect = db.Name()
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -10,11 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/agent"
 	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/sampler"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
+	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
 // Env is what every scenario shares: the results store it records into, a
@@ -55,9 +57,26 @@ type Env struct {
 	// MemAvailable reads the memory this host has available (CheckCapacity);
 	// nil is /proc/meminfo's MemAvailable.
 	MemAvailable func() (int64, error)
-	// Agent is the HOST:PORT of an `oltplab agent` on the database's
-	// host: measurements then record that host's metrics too.
-	Agent string
+	// Agent is the `oltplab agent` on the database's host (its
+	// HOST:PORT, pinned fingerprint and token): measurements then record
+	// that host's metrics too.
+	Agent agent.Client
+	// Hosts, in a plan that spans machines, is where the database and the
+	// driver run: recorded in every run's placement, the database then
+	// never this machine's.
+	Hosts *Hosts
+	// MeasureRTT, when set, measures the round trip between the driver's
+	// host and the database's at the start of every run.
+	MeasureRTT func(ctx context.Context) (time.Duration, error)
+	// Drive, when set, runs the driver instead of driver.Run here: on
+	// another host's agent (a load generator's placement). It gets the
+	// options as stored; Recorder and Start stay here.
+	Drive func(ctx context.Context, meta tpcc.Meta, d driver.Options) (*driver.Result, error)
+	// Lost, when set, is closed when the database is known gone with its
+	// host (a plan's target whose agent stopped answering): a run then
+	// ends at once, failed, saying LostWhy.
+	Lost    <-chan struct{}
+	LostWhy func() string
 	// StoreWait is how long a finished measurement waits for a results
 	// store another process holds locked before it is left in a file for
 	// `oltplab results import`; 0 is store.DefaultMaxWait.
@@ -340,4 +359,37 @@ func JSON(v any) json.RawMessage {
 		return json.RawMessage(fmt.Sprintf("{%q:%q}", "error", err.Error()))
 	}
 	return b
+}
+
+// watchLost returns the context a run measures in: ended at once when
+// the database is known gone with its host (Lost). lost stops watching
+// and says why the run was cut short ("" when it was not).
+func (e *Env) watchLost(ctx context.Context) (context.Context, func() string) {
+	if e.Lost == nil {
+		return ctx, func() string { return "" }
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	var why string
+	stopped := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-e.Lost:
+			if e.LostWhy != nil {
+				why = e.LostWhy()
+			}
+			if why == "" {
+				why = "the database's host was lost"
+			}
+			cancel()
+		case <-stopped:
+		}
+	}()
+	return runCtx, func() string {
+		close(stopped)
+		<-done
+		cancel()
+		return why
+	}
 }

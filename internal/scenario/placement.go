@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"time"
@@ -25,11 +26,64 @@ type Placement struct {
 	// Agent is the address of the `oltplab agent` that measures the
 	// database's host, when one was given.
 	Agent string `json:"agent,omitempty"`
+	// Hosts, in a plan that spans machines, says where the database and
+	// the driver ran and the round trip between them.
+	Hosts *Hosts `json:"hosts,omitempty"`
+}
+
+// Hosts is where a plan placed a run: the database's host and the
+// driver's (a plan's host names; "here" is the machine oltplab ran on),
+// their agents, and the round trip from the driver's host to the
+// database's, measured at the start of the run.
+type Hosts struct {
+	Database      string `json:"database"`
+	DatabaseAgent string `json:"database_agent,omitempty"`
+	Driver        string `json:"driver"`
+	DriverAgent   string `json:"driver_agent,omitempty"`
+	// RTTMicros is the median round trip between the driver's host and
+	// the database's agent (HTTPS pings over one connection); 0 when
+	// both are this machine or it could not be measured (RTTNote).
+	RTTMicros int64  `json:"rtt_micros,omitempty"`
+	RTTNote   string `json:"rtt_note,omitempty"`
+}
+
+// String is the placement in words.
+func (h *Hosts) String() string {
+	on := func(host string) string {
+		if host == "here" {
+			return " here"
+		}
+		return " on " + host
+	}
+	s := "database" + on(h.Database)
+	if h.DatabaseAgent != "" {
+		s += " (agent " + h.DatabaseAgent + ")"
+	}
+	s += ", driver" + on(h.Driver)
+	if h.DriverAgent != "" {
+		s += " (agent " + h.DriverAgent + ")"
+	}
+	if h.RTTMicros > 0 {
+		s += fmt.Sprintf(", round trip %.3f ms", float64(h.RTTMicros)/1000)
+	}
+	if h.RTTNote != "" {
+		s += " (" + h.RTTNote + ")"
+	}
+	return s
 }
 
 // HostRole is what the host figures measured with this placement
 // describe, in words a result shows next to them.
 func (p Placement) HostRole() string {
+	if p.Hosts != nil && p.Hosts.Driver != "here" && p.Hosts.Database != "here" {
+		return "the plan's runner only: " + p.Hosts.String() + "; this machine ran neither"
+	}
+	if p.Hosts != nil && p.Hosts.Driver != "here" {
+		return "database host (the database runs on this machine; " + p.Hosts.String() + ")"
+	}
+	if p.Hosts != nil && p.Hosts.Database != "here" {
+		return "load generator only: " + p.Hosts.String()
+	}
 	if p.Local {
 		return "database host (the database runs on this machine)"
 	}

@@ -116,9 +116,9 @@ func TestAgentMeasuresDatabaseHost(t *testing.T) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- agent.Server{}.Serve(ctx, ln) }()
+	go func() { served <- (&agent.Server{}).Serve(ctx, ln) }()
 	defer func() { stop(); <-served }()
-	env.Agent = ln.Addr().String()
+	env.Agent = agent.Client{Addr: ln.Addr().String()}
 
 	var stored []scenario.RunStored
 	env.Observer.RunStored = func(r scenario.RunStored) { stored = append(stored, r) }
@@ -131,10 +131,10 @@ func TestAgentMeasuresDatabaseHost(t *testing.T) {
 		t.Fatalf("no sampled run stored")
 	}
 	m := stored[0].Monitor
-	if m.DatabaseHost == nil || m.DatabaseHost.Seconds == 0 || m.Agent != env.Agent || !m.DatabaseHostMeasured {
+	if m.DatabaseHost == nil || m.DatabaseHost.Seconds == 0 || m.Agent != env.Agent.Addr || !m.DatabaseHostMeasured {
 		t.Fatalf("database host not measured by the agent: %+v (warnings %q)", m.DatabaseHost, m.Warnings)
 	}
-	if !strings.Contains(m.HostRole, "measured by oltplab agent at "+env.Agent) {
+	if !strings.Contains(m.HostRole, "measured by oltplab agent at "+env.Agent.Addr) {
 		t.Errorf("host role %q does not name the agent", m.HostRole)
 	}
 	if len(m.AgentRoles) == 0 {

@@ -584,6 +584,17 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 	d driver.Options, rc RunContext, pid int64, slot profile.Slot, label string, prep Preparation) (int64, *driver.Result, error) {
 	seed := int64(d.Seed)
 	expID, expSeq := e.link()
+	if e.MeasureRTT != nil && rc.Placement.Hosts != nil {
+		h := *rc.Placement.Hosts
+		rtt, err := e.MeasureRTT(ctx)
+		if err != nil {
+			h.RTTMicros, h.RTTNote = 0, "round trip not measured: "+e.scrub(err.Error())
+			e.note("round trip between the driver's host and the database's not measured: %v", e.scrub(err.Error()))
+		} else {
+			h.RTTMicros, h.RTTNote = rtt.Microseconds(), ""
+		}
+		rc.Placement.Hosts = &h
+	}
 	id, err := e.Store.CreateRun(ctx, store.Run{
 		Kind: store.KindRun, Label: label, ProfileID: pid, Step: slot.Step + 1, Repeat: slot.Repeat + 1, VUs: d.Users(),
 		Target: tg.String(), Dialect: db.Name(), ToolVersion: e.ToolVersion, Seed: &seed,
@@ -600,7 +611,20 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 		d.Recorder = lw
 	}
 	exit := e.watchExit()
-	res, rerr := driver.Run(ctx, db, meta, d, e.Observer.Live)
+	var res *driver.Result
+	var rerr error
+	runCtx, lost := e.watchLost(ctx)
+	if e.Drive != nil {
+		res, rerr = e.Drive(runCtx, meta, d)
+	} else {
+		res, rerr = driver.Run(runCtx, db, meta, d, e.Observer.Live)
+	}
+	if why := lost(); why != "" {
+		rerr = fmt.Errorf("%s: %w", why, rerr)
+		if res != nil {
+			res.FailServer(why)
+		}
+	}
 	var mon *summary.Monitor
 	var hostSamples []store.Sample
 	if res != nil && !res.Window.Start.IsZero() {

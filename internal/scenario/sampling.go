@@ -17,7 +17,7 @@ import (
 // does not answer: the user asked for that host's figures, and the
 // samplers would only warn once the measurement is under way.
 func (e *Env) checkAgent(ctx context.Context) error {
-	if e.Agent == "" {
+	if e.Agent.Addr == "" {
 		return nil
 	}
 	if err := agent.Check(ctx, e.Agent); err != nil {
@@ -38,7 +38,7 @@ func (e *Env) StartSampling(ctx context.Context, db dialect.Database, tg dialect
 	cpu := e.serverCPUOf(ctx, db, rc.Placement)
 	o := sampler.Options{Interval: interval, Dirs: dirs, DB: db, OwnIO: e.OwnIO, Logger: e.logger(),
 		ServerCPU: cpu.probe, ServerElsewhere: cpu.elsewhere, CPUs: cpu.cpus, ServerSource: cpu.source}
-	if e.Agent != "" {
+	if e.Agent.Addr != "" {
 		o.Agent = e.Agent
 		// The data directory as the server reports it: a path on its host.
 		for _, k := range []string{"data_directory", "datadir"} {

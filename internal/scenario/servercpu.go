@@ -47,7 +47,7 @@ type serverCPU struct {
 // none on this host (another host; an embedded database, whose CPU is
 // oltplab's own).
 func (e *Env) serverCPUOf(ctx context.Context, db dialect.Database, p Placement) serverCPU {
-	if m := e.Managed; m != nil {
+	if m := e.Managed; m != nil && p.Local {
 		cpus := m.CPUs()
 		if _, err := m.ServerCPUSeconds(); errors.Is(err, instance.ErrEmbedded) {
 			return serverCPU{elsewhere: true, cpus: cpus, source: "the engine is embedded in oltplab: its CPU is oltplab's"}
