@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/agent"
+	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/latency"
 )
 
@@ -31,7 +31,7 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 		"`FILE` whose first line is the token every request must present (at least 16 characters, the file readable by its owner only; "+
 			"or set OLTPLAB_AGENT_TOKEN). Without a token the agent serves host metrics only, on loopback only")
 	fs.StringVar(&stateDir, "state-dir", "",
-		"`DIR` that keeps the agent's TLS certificate and key, made on first use (default: $HOME/.local/state/oltplab/agent)")
+		"`DIR` that keeps the agent's TLS certificate and key, made on first use (default: agent in oltplab's state directory, $XDG_STATE_HOME/oltplab or ~/.local/state/oltplab)")
 	fs.StringSliceVar(&allow, "allow-dir", nil,
 		"`DIR` below which the agent may create managed instances' data_dir and wal_dir (repeat for several); none: it starts no instance")
 	fs.DurationVar(&lease, "lease", agent.DefaultLease,
@@ -67,11 +67,11 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 		allow[i] = filepath.Clean(d)
 	}
 	if stateDir == "" {
-		home, err := os.UserHomeDir()
+		d, err := instance.StateDir(func(k string) string { return a.env[k] })
 		if err != nil {
-			return usageErrorf("agent: no --state-dir and no home directory: %v", err)
+			return usageErrorf("agent: no --state-dir: %v", err)
 		}
-		stateDir = filepath.Join(home, ".local", "state", "oltplab", "agent")
+		stateDir = filepath.Join(d, "agent")
 	}
 	id, err := agent.LoadIdentity(stateDir)
 	if err != nil {
