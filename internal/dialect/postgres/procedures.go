@@ -12,8 +12,7 @@ import (
 //go:embed procedures.sql
 var proceduresSQL string
 
-// procedureNames are the functions procedures.sql creates, for DropSchema
-// (oltplab_customer_by_name: older builds created it).
+// procedureNames are the functions procedures.sql creates, for DropSchema.
 var procedureNames = []string{
 	"oltplab_new_order", "oltplab_payment", "oltplab_order_status", "oltplab_delivery",
 	"oltplab_stock_level", "oltplab_customer_by_name", "oltplab_stock_quantity",

@@ -140,9 +140,24 @@ BEGIN
 END
 $$;
 
--- oltplab_customer_by_name, which Payment and Order-Status called, is gone:
--- they read the customer by name themselves (one function call fewer).
-DROP FUNCTION IF EXISTS oltplab_customer_by_name(INTEGER, INTEGER, VARCHAR);
+-- oltplab_customer_by_name returns the C_ID of the customer at position
+-- ceil(n/2) among the n customers of the district with last name p_c_last,
+-- sorted by C_FIRST (TPC-C 2.5.2.2, 2.6.2.2).
+CREATE OR REPLACE FUNCTION oltplab_customer_by_name(p_w_id INTEGER, p_d_id INTEGER, p_c_last VARCHAR)
+RETURNS INTEGER
+LANGUAGE plpgsql AS $$
+DECLARE
+	v_ids INTEGER[];
+BEGIN
+	SELECT array_agg(c_id ORDER BY c_first) INTO v_ids
+	  FROM customer WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_last = p_c_last;
+	IF v_ids IS NULL THEN
+		RAISE EXCEPTION USING ERRCODE = 'no_data_found',
+			MESSAGE = format('no customer named %s in district %s of warehouse %s', p_c_last, p_d_id, p_w_id);
+	END IF;
+	RETURN v_ids[(cardinality(v_ids) + 1) / 2];
+END
+$$;
 
 -- Payment (TPC-C 2.5.2.2). The customer is chosen by number, or by last
 -- name when p_by_name. The amount comes in cents. Returns the customer's
@@ -194,41 +209,29 @@ BEGIN
 			MESSAGE = format('payment: no district %s of warehouse %s', p_d_id, p_w_id);
 	END IF;
 	IF p_by_name THEN
-		-- TPC-C 2.5.2.2: the customer at position ceil(n/2) of the n
-		-- customers of the district with that last name, sorted by C_FIRST.
-		SELECT v_ids[(cardinality(v_ids) + 1) / 2] INTO v_c_id
-		  FROM (SELECT array_agg(c_id ORDER BY c_first) AS v_ids
-			  FROM customer WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_last = p_c_last) AS x;
-		IF v_c_id IS NULL THEN
-			RAISE EXCEPTION USING ERRCODE = 'no_data_found',
-				MESSAGE = format('no customer named %s in district %s of warehouse %s', p_c_last, p_c_d_id, p_c_w_id);
-		END IF;
+		v_c_id := oltplab_customer_by_name(p_c_w_id, p_c_d_id, p_c_last);
 	END IF;
 	-- C_BALANCE decreases by H_AMOUNT, C_YTD_PAYMENT grows by it and
 	-- C_PAYMENT_CNT by one. For bad credit ("BC") C_ID, C_D_ID, C_W_ID,
 	-- D_ID, W_ID and H_AMOUNT are inserted at the left of C_DATA, which
-	-- keeps at most 500 characters. A new HISTORY row, in the same
-	-- statement; H_DATA is W_NAME and D_NAME separated by four spaces.
-	WITH c AS (
-		UPDATE customer SET
-			c_balance = c_balance - v_amount,
-			c_ytd_payment = c_ytd_payment + v_amount,
-			c_payment_cnt = c_payment_cnt + 1,
-			c_data = CASE WHEN c_credit = 'BC'
-				THEN left(format('%s %s %s %s %s %s ', v_c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, v_amount) || c_data, 500)
-				ELSE c_data END
-		 WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_id = v_c_id
-		 RETURNING c_first, c_middle, c_last, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance),
-	h AS (
-		INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
-		SELECT v_c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, p_h_date, v_amount, v_w_name || '    ' || v_d_name FROM c)
-	SELECT c_first, c_middle, c_last, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance
-	  INTO v_c_first, v_c_middle, v_c_last, v_c_phone, v_c_since, v_c_credit, v_c_credit_lim, v_c_discount, v_c_balance
-	  FROM c;
+	-- keeps at most 500 characters.
+	UPDATE customer SET
+		c_balance = c_balance - v_amount,
+		c_ytd_payment = c_ytd_payment + v_amount,
+		c_payment_cnt = c_payment_cnt + 1,
+		c_data = CASE WHEN c_credit = 'BC'
+			THEN left(format('%s %s %s %s %s %s ', v_c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, v_amount) || c_data, 500)
+			ELSE c_data END
+	 WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_id = v_c_id
+	 RETURNING c_first, c_middle, c_last, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance
+	  INTO v_c_first, v_c_middle, v_c_last, v_c_phone, v_c_since, v_c_credit, v_c_credit_lim, v_c_discount, v_c_balance;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION USING ERRCODE = 'no_data_found',
 			MESSAGE = format('payment: no customer %s in district %s of warehouse %s', v_c_id, p_c_d_id, p_c_w_id);
 	END IF;
+	-- A new HISTORY row; H_DATA is W_NAME and D_NAME separated by four spaces.
+	INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
+	VALUES (v_c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, p_h_date, v_amount, v_w_name || '    ' || v_d_name);
 	RETURN v_c_id;
 END
 $$;
@@ -249,47 +252,33 @@ DECLARE
 	v_o_id INTEGER;
 	v_o_entry_d TIMESTAMP;
 	v_o_carrier_id INTEGER;
-	v_lines INTEGER;
-	v_quantity BIGINT;
-	v_amount NUMERIC(12,2);
-	v_delivery_d TIMESTAMP;
+	v_line RECORD;
+	v_lines INTEGER := 0;
 BEGIN
 	IF p_by_name THEN
-		-- The customer at position ceil(n/2) of the n customers of the
-		-- district with that last name, sorted by C_FIRST (2.6.2.2).
-		SELECT v_ids[(cardinality(v_ids) + 1) / 2] INTO v_c_id
-		  FROM (SELECT array_agg(c_id ORDER BY c_first) AS v_ids
-			  FROM customer WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_last = p_c_last) AS x;
-		IF v_c_id IS NULL THEN
-			RAISE EXCEPTION USING ERRCODE = 'no_data_found',
-				MESSAGE = format('no customer named %s in district %s of warehouse %s', p_c_last, p_d_id, p_w_id);
-		END IF;
+		v_c_id := oltplab_customer_by_name(p_w_id, p_d_id, p_c_last);
 	END IF;
-	-- The customer's balance and name, its order with the largest O_ID,
-	-- and every order line of that order (OL_I_ID, OL_SUPPLY_W_ID,
-	-- OL_QUANTITY, OL_AMOUNT, OL_DELIVERY_D), in one statement.
-	SELECT c_balance, c_first, c_middle, c_last, o.o_id, o.o_entry_d, o.o_carrier_id,
-		ol.lines, ol.quantity, ol.amount, ol.delivery_d
-	  INTO v_c_balance, v_c_first, v_c_middle, v_c_last, v_o_id, v_o_entry_d, v_o_carrier_id,
-		v_lines, v_quantity, v_amount, v_delivery_d
-	  FROM customer
-	  LEFT JOIN LATERAL (
-		SELECT o_id, o_entry_d, o_carrier_id FROM orders
-		 WHERE o_w_id = p_w_id AND o_d_id = p_d_id AND o_c_id = v_c_id
-		 ORDER BY o_id DESC LIMIT 1) AS o ON true
-	  LEFT JOIN LATERAL (
-		SELECT count(ol_i_id + ol_supply_w_id) AS lines, sum(ol_quantity) AS quantity,
-			sum(ol_amount) AS amount, max(ol_delivery_d) AS delivery_d
-		  FROM order_line WHERE ol_w_id = p_w_id AND ol_d_id = p_d_id AND ol_o_id = o.o_id) AS ol ON true
-	 WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_id = v_c_id;
+	SELECT c_balance, c_first, c_middle, c_last INTO v_c_balance, v_c_first, v_c_middle, v_c_last
+	  FROM customer WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_id = v_c_id;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION USING ERRCODE = 'no_data_found',
 			MESSAGE = format('order-status: no customer %s in district %s of warehouse %s', v_c_id, p_d_id, p_w_id);
 	END IF;
-	IF v_o_id IS NULL THEN
+	-- The customer's order with the largest O_ID.
+	SELECT o_id, o_entry_d, o_carrier_id INTO v_o_id, v_o_entry_d, v_o_carrier_id
+	  FROM orders WHERE o_w_id = p_w_id AND o_d_id = p_d_id AND o_c_id = v_c_id
+	 ORDER BY o_id DESC LIMIT 1;
+	IF NOT FOUND THEN
 		RAISE EXCEPTION USING ERRCODE = 'no_data_found',
 			MESSAGE = format('order-status: customer %s of district %s of warehouse %s has no order', v_c_id, p_d_id, p_w_id);
 	END IF;
+	-- Every order line of that order.
+	FOR v_line IN
+		SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d
+		  FROM order_line WHERE ol_w_id = p_w_id AND ol_d_id = p_d_id AND ol_o_id = v_o_id
+	LOOP
+		v_lines := v_lines + 1;
+	END LOOP;
 	RETURN v_lines;
 END
 $$;
@@ -302,14 +291,15 @@ $$;
 -- which would deliver a younger order while an older one is undelivered).
 -- When a concurrent Delivery deleted the row this one waited for,
 -- PostgreSQL's LockRows step drops that row and takes the next one of the
--- same scan, so the next oldest order is delivered instead. The rest of a
--- district's delivery is one statement (two per district in all).
+-- same scan, so the next oldest order is delivered instead.
 CREATE OR REPLACE FUNCTION oltplab_delivery(p_w_id INTEGER, p_carrier_id INTEGER, p_delivery_d TIMESTAMP)
 RETURNS INTEGER
 LANGUAGE plpgsql AS $$
 DECLARE
 	v_skipped INTEGER := 0;
 	v_o_id INTEGER;
+	v_c_id INTEGER;
+	v_amount NUMERIC(12,2);
 BEGIN
 	FOR v_d_id IN 1 .. 10 LOOP
 		SELECT no_o_id INTO v_o_id FROM new_order
@@ -319,23 +309,20 @@ BEGIN
 			v_skipped := v_skipped + 1;
 			CONTINUE;
 		END IF;
-		-- The NEW-ORDER row is deleted; the order's O_CARRIER_ID is set
-		-- and its customer read; every order line gets OL_DELIVERY_D and
-		-- their amounts are summed; the customer's C_BALANCE grows by the
-		-- sum and C_DELIVERY_CNT by one.
-		WITH n AS (
-			DELETE FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d_id AND no_o_id = v_o_id),
-		o AS (
-			UPDATE orders SET o_carrier_id = p_carrier_id
-			 WHERE o_w_id = p_w_id AND o_d_id = v_d_id AND o_id = v_o_id
-			 RETURNING o_c_id),
-		ol AS (
+		DELETE FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d_id AND no_o_id = v_o_id;
+		-- The order's O_CARRIER_ID is set and its customer read.
+		UPDATE orders SET o_carrier_id = p_carrier_id
+		 WHERE o_w_id = p_w_id AND o_d_id = v_d_id AND o_id = v_o_id
+		 RETURNING o_c_id INTO v_c_id;
+		-- Every order line gets OL_DELIVERY_D; their amounts are summed.
+		WITH delivered AS (
 			UPDATE order_line SET ol_delivery_d = p_delivery_d
 			 WHERE ol_w_id = p_w_id AND ol_d_id = v_d_id AND ol_o_id = v_o_id
 			 RETURNING ol_amount)
-		UPDATE customer SET c_balance = c_balance + (SELECT sum(ol_amount) FROM ol),
-			c_delivery_cnt = c_delivery_cnt + 1
-		 WHERE c_w_id = p_w_id AND c_d_id = v_d_id AND c_id = (SELECT o_c_id FROM o);
+		SELECT sum(ol_amount) INTO v_amount FROM delivered;
+		-- C_BALANCE grows by the sum and C_DELIVERY_CNT by one.
+		UPDATE customer SET c_balance = c_balance + v_amount, c_delivery_cnt = c_delivery_cnt + 1
+		 WHERE c_w_id = p_w_id AND c_d_id = v_d_id AND c_id = v_c_id;
 	END LOOP;
 	RETURN v_skipped;
 END
@@ -343,24 +330,25 @@ $$;
 
 -- Stock-Level (TPC-C 2.8.2.2): the number of distinct items of the
 -- district's last 20 orders whose stock at the warehouse is below
--- p_threshold.
+-- p_threshold. D_NEXT_O_ID is read in the same statement: with it a
+-- parameter of a second one, the plan cache chose a custom plan, planned
+-- again at every call (pg_stat_statements counted as many plans as calls).
 CREATE OR REPLACE FUNCTION oltplab_stock_level(p_w_id INTEGER, p_d_id INTEGER, p_threshold INTEGER)
 RETURNS INTEGER
 LANGUAGE plpgsql AS $$
 DECLARE
-	v_next_o_id INTEGER;
 	v_low_stock INTEGER;
 BEGIN
-	SELECT d_next_o_id INTO v_next_o_id FROM district WHERE d_w_id = p_w_id AND d_id = p_d_id;
-	IF NOT FOUND THEN
+	SELECT count(DISTINCT s_i_id) INTO v_low_stock
+	  FROM district
+	  JOIN order_line ON ol_w_id = d_w_id AND ol_d_id = d_id
+		AND ol_o_id < d_next_o_id AND ol_o_id >= d_next_o_id - 20
+	  JOIN stock ON s_w_id = d_w_id AND s_i_id = ol_i_id
+	 WHERE d_w_id = p_w_id AND d_id = p_d_id AND s_quantity < p_threshold;
+	IF v_low_stock = 0 AND NOT EXISTS (SELECT FROM district WHERE d_w_id = p_w_id AND d_id = p_d_id) THEN
 		RAISE EXCEPTION USING ERRCODE = 'no_data_found',
 			MESSAGE = format('stock-level: no district %s of warehouse %s', p_d_id, p_w_id);
 	END IF;
-	SELECT count(DISTINCT s_i_id) INTO v_low_stock
-	  FROM order_line JOIN stock ON s_w_id = p_w_id AND s_i_id = ol_i_id
-	 WHERE ol_w_id = p_w_id AND ol_d_id = p_d_id
-	   AND ol_o_id < v_next_o_id AND ol_o_id >= v_next_o_id - 20
-	   AND s_quantity < p_threshold;
 	RETURN v_low_stock;
 END
 $$;
