@@ -28,6 +28,12 @@
 # (fsync on, larger buffers); the default "test" profile trades durability
 # for speed (fsync off), which tests do not measure. OLTPLAB_SERVERS lists
 # the servers to start (default: postgres mysql sqlserver).
+# OLTPLAB_STATEMENT_STATS=1 loads PostgreSQL's pg_stat_statements (with
+# track = none: CREATE EXTENSION pg_stat_statements and SET
+# pg_stat_statements.track = all to profile the statements inside the
+# functions) and turns MariaDB's performance_schema on (statement digests),
+# for profiling the server's work per transaction; off by default, so
+# measurements carry neither.
 set -euo pipefail
 
 profile=${OLTPLAB_SERVER_PROFILE:-test}
@@ -111,6 +117,10 @@ start_postgres() {
 		echo "track_io_timing = on"
 		echo "track_wal_io_timing = on"
 		echo "log_min_messages = warning"
+		if [[ ${OLTPLAB_STATEMENT_STATS:-0} == 1 ]]; then
+			echo "shared_preload_libraries = 'pg_stat_statements'"
+			echo "pg_stat_statements.track = none"
+		fi
 		if [[ $profile == test ]]; then
 			echo "fsync = off"
 			echo "synchronous_commit = off"
@@ -142,6 +152,7 @@ start_mysql() {
 	else
 		flags+=(--innodb-buffer-pool-size=1G)
 	fi
+	[[ ${OLTPLAB_STATEMENT_STATS:-0} == 1 ]] && flags+=(--performance-schema=ON)
 	[[ $(id -u) == 0 ]] && flags+=(--user="$owner")
 	mariadb-install-db --no-defaults --datadir="$dir/my/data" --auth-root-authentication-method=socket \
 		${owner:+--user="$owner"} >"$dir/my/install.log" 2>&1 || { cat "$dir/my/install.log" >&2; exit 1; }

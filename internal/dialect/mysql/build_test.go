@@ -175,11 +175,18 @@ func TestAppendInsert(t *testing.T) {
 
 func TestProcedureStatements(t *testing.T) {
 	stmts := procedureStatements(proceduresSQL)
-	if len(stmts) != len(procedureNames) {
-		t.Fatalf("statements: got %d, want %d", len(stmts), len(procedureNames))
+	var wants []string
+	for _, p := range procedureNames {
+		wants = append(wants, "CREATE PROCEDURE "+p+"(")
+	}
+	for _, f := range functionNames {
+		wants = append(wants, "CREATE FUNCTION "+f+"(")
+	}
+	if len(stmts) != len(wants) {
+		t.Fatalf("statements: got %d, want %d", len(stmts), len(wants))
 	}
 	for i, s := range stmts {
-		if want := "CREATE PROCEDURE " + procedureNames[i] + "("; !strings.HasPrefix(s, want) {
+		if want := wants[i]; !strings.HasPrefix(s, want) {
 			t.Errorf("statement %d: got %.60q, want prefix %q", i, s, want)
 		}
 		if !strings.HasSuffix(s, "END") {

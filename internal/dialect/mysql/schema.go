@@ -172,13 +172,11 @@ func (d *DB) HasTable(ctx context.Context, name string) (bool, error) {
 	return n > 0, nil
 }
 
-// DropSchema drops the procedures, the nine tables and, last, the metadata
+// DropSchema drops the procedures and functions, the nine tables and, last, the metadata
 // table that marks them as oltplab's.
 func (d *DB) DropSchema(ctx context.Context) error {
-	for _, p := range procedureNames {
-		if _, err := d.db.ExecContext(ctx, "DROP PROCEDURE IF EXISTS "+p); err != nil {
-			return d.wrap("drop procedure "+p, err)
-		}
+	if err := d.dropProcedures(ctx); err != nil {
+		return err
 	}
 	names := make([]string, 0, numTables)
 	for _, t := range tpcc.Tables {

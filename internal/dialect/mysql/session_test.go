@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +52,43 @@ func TestTransactions(t *testing.T) {
 		t.Run(style.String(), func(t *testing.T) {
 			s := newSession(t, d, style)
 			dID := 3 + si
+
+			// TPC-C 2.4.1.5 draws each line's item on its own: a stock row
+			// two lines name is updated line after line, S_YTD and
+			// S_ORDER_CNT by both, and each line gets its own ORDER-LINE.
+			t.Run("new-order names a stock row twice", func(t *testing.T) {
+				iID := 301 + si
+				if _, err := d.db.ExecContext(ctx, "UPDATE stock SET s_quantity = 16 WHERE s_w_id = 1 AND s_i_id = ?", iID); err != nil {
+					t.Fatal(err)
+				}
+				var ytd, orders int64
+				if err := d.db.QueryRowContext(ctx, "SELECT s_ytd, s_order_cnt FROM stock WHERE s_w_id = 1 AND s_i_id = ?", iID).Scan(&ytd, &orders); err != nil {
+					t.Fatal(err)
+				}
+				oID := queryInt(t, d, "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = ?", dID)
+				lines := []tpcc.OrderLineInput{
+					{IID: iID, SupplyWID: 1, Quantity: 5}, // 16 - 5 = 11
+					{IID: 310, SupplyWID: 1, Quantity: 2},
+					{IID: iID, SupplyWID: 1, Quantity: 5}, // 11 < 5 + 10: 11 - 5 + 91 = 97
+				}
+				if err := s.NewOrder(ctx, &tpcc.NewOrder{WID: 1, DID: dID, CID: 78, Lines: lines, AllLocal: true, EntryD: now}); err != nil {
+					t.Fatalf("NewOrder: %v", err)
+				}
+				var got [3]int64
+				if err := d.db.QueryRowContext(ctx, "SELECT s_quantity, s_ytd - ?, s_order_cnt - ? FROM stock WHERE s_w_id = 1 AND s_i_id = ?", ytd, orders, iID).
+					Scan(&got[0], &got[1], &got[2]); err != nil {
+					t.Fatal(err)
+				}
+				if want := [3]int64{97, 10, 2}; got != want {
+					t.Errorf("stock (s_quantity, s_ytd delta, s_order_cnt delta): got %v, want %v", got, want)
+				}
+				for i, l := range lines {
+					if got := queryInt(t, d, "SELECT ol_i_id * 100 + ol_quantity FROM order_line WHERE ol_w_id = 1 AND ol_d_id = ? AND ol_o_id = ? AND ol_number = ?",
+						dID, oID, i+1); got != int64(l.IID*100+l.Quantity) {
+						t.Errorf("line %d: item*100+quantity = %d, want %d", i+1, got, l.IID*100+l.Quantity)
+					}
+				}
+			})
 
 			t.Run("new-order", func(t *testing.T) {
 				lines := []tpcc.OrderLineInput{
@@ -405,5 +443,38 @@ func TestSessionStateDoesNotLeak(t *testing.T) {
 				t.Errorf("%s on the next pooled connection: got %d, want %d", tc.query, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestStockQuantity checks oltplab_stock_quantity, which New-Order's
+// procedure applies to a stock row that several lines name, against TPC-C
+// 2.4.2.2's rule applied line after line: with lines enough, one sum of the
+// quantities would wrap at the wrong point.
+func TestStockQuantity(t *testing.T) {
+	d := buildTest(t, 1)
+	// Lines of item 5 at warehouse 1, and others (item 6; item 5 at
+	// warehouse 2) in between that the function must pass over.
+	qs := []int64{7, 4, 9, 9, 5, 9, 7, 4, 9, 5, 7, 9, 8, 7}
+	want := int64(11)
+	var items, whs, quantities []string
+	for i, q := range qs {
+		item, wh := 5, 1
+		switch i % 5 {
+		case 1:
+			item = 6
+		case 3:
+			wh = 2
+		default:
+			if want >= q+10 {
+				want -= q
+			} else {
+				want = want - q + 91
+			}
+		}
+		items, whs, quantities = append(items, fmt.Sprint(item)), append(whs, fmt.Sprint(wh)), append(quantities, fmt.Sprint(q))
+	}
+	i, w, q := strings.Join(items, ","), strings.Join(whs, ","), strings.Join(quantities, ",")
+	if got := queryInt(t, d, "SELECT oltplab_stock_quantity(11, 1, 5, ?, ?, ?)", i, w, q); got != want {
+		t.Errorf("oltplab_stock_quantity(11, 1, 5, %s, %s, %s) = %d, want %d", i, w, q, got, want)
 	}
 }

@@ -37,6 +37,10 @@ func TestBuiltDatabase(t *testing.T) {
 	for _, style := range []dialect.Style{dialect.StyleProcedures, dialect.StyleClientSQL} {
 		t.Run(style.String(), func(t *testing.T) { testTransactions(t, d, c, style) })
 	}
+	for _, style := range []dialect.Style{dialect.StyleProcedures, dialect.StyleClientSQL} {
+		t.Run("new-order names a stock row twice/"+style.String(), func(t *testing.T) { testNewOrderRepeatedStock(t, d, c, style) })
+	}
+	t.Run("stock quantity line after line", func(t *testing.T) { testStockQuantity(t, c) })
 	t.Run("mix batch", func(t *testing.T) { testMixBatch(t, d) })
 	t.Run("consistency after transactions", func(t *testing.T) { testConsistency(t, d, false) })
 	t.Run("tx counter", func(t *testing.T) { testTxCount(t, d) })

@@ -15,7 +15,7 @@ var proceduresSQL string
 // procedureNames are the functions procedures.sql creates, for DropSchema.
 var procedureNames = []string{
 	"oltplab_new_order", "oltplab_payment", "oltplab_order_status", "oltplab_delivery",
-	"oltplab_stock_level", "oltplab_customer_by_name",
+	"oltplab_stock_level", "oltplab_customer_by_name", "oltplab_stock_quantity",
 }
 
 // The calls sessions make, one statement per transaction; pgx prepares each

@@ -465,3 +465,58 @@ func testDeliverySkips(t *testing.T, d *Database, c tpcc.Querier, style dialect.
 		t.Errorf("Skipped = %d, want 1", in.Skipped)
 	}
 }
+
+// testNewOrderRepeatedStock orders one stock row on two lines (TPC-C
+// 2.4.1.5 draws each line's item independently): the row is updated line
+// after line, S_YTD and S_ORDER_CNT by both lines, and each line gets its
+// own ORDER-LINE row.
+func testNewOrderRepeatedStock(t *testing.T, d *Database, c tpcc.Querier, style dialect.Style) {
+	ctx := context.Background()
+	s, err := d.NewSession(ctx, style)
+	if err != nil {
+		t.Fatalf("NewSession: %v", err)
+	}
+	defer s.Close()
+	const w, dID, cID = 1, 5, 17
+	in := &tpcc.NewOrder{WID: w, DID: dID, CID: cID, EntryD: txTime, AllLocal: true, Lines: []tpcc.OrderLineInput{
+		{IID: 301, SupplyWID: 1, Quantity: 5}, // stock 16: 16 - 5 = 11
+		{IID: 302, SupplyWID: 1, Quantity: 2},
+		{IID: 301, SupplyWID: 1, Quantity: 5}, // 11 < 5 + 10: 11 - 5 + 91 = 97
+	}}
+	exec(t, c, "UPDATE stock SET s_quantity = 16 WHERE s_i_id = 301 AND s_w_id = 1")
+	before := readStock(t, c, 301, 1, dID)
+	oID := qInt(t, c, "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?", w, dID)
+	if err := s.NewOrder(ctx, in); err != nil {
+		t.Fatalf("NewOrder: %v", err)
+	}
+	after := readStock(t, c, 301, 1, dID)
+	got := [3]int64{after.quantity, after.ytd - before.ytd, after.orderCnt - before.orderCnt}
+	if want := [3]int64{97, 10, 2}; got != want {
+		t.Errorf("stock 301/1 (s_quantity, s_ytd delta, s_order_cnt delta) = %v, want %v", got, want)
+	}
+	for i, l := range in.Lines {
+		if got := qInt(t, c, "SELECT ol_i_id * 100 + ol_quantity FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ? AND ol_number = ?",
+			w, dID, oID, i+1); got != int64(l.IID*100+l.Quantity) {
+			t.Errorf("order line %d: item*100+quantity = %d, want %d", i+1, got, l.IID*100+l.Quantity)
+		}
+	}
+}
+
+// testStockQuantity checks oltplab_stock_quantity, which New-Order's
+// function applies to a stock row that several lines name, against the
+// rule of TPC-C 2.4.2.2 applied line after line: with lines enough, one
+// sum of the quantities would wrap at the wrong point.
+func testStockQuantity(t *testing.T, c tpcc.Querier) {
+	qs := []int{7, 4, 9, 9, 5, 9, 7, 4, 9, 5, 7, 9, 8, 7}
+	want := int64(11)
+	for _, q := range qs {
+		if want >= int64(q)+10 {
+			want -= int64(q)
+		} else {
+			want = want - int64(q) + 91
+		}
+	}
+	if got := qInt(t, c, "SELECT oltplab_stock_quantity(11, ?::integer[])", qs); got != want {
+		t.Errorf("oltplab_stock_quantity(11, %v) = %d, want %d", qs, got, want)
+	}
+}

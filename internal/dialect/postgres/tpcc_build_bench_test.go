@@ -1,0 +1,276 @@
+package postgres
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/oltplab/oltplab/internal/load"
+	"github.com/oltplab/oltplab/internal/tpcc"
+)
+
+// BenchmarkTPCCBuild measures where a TPC-C build's time goes, phase by
+// phase, against the limit: the same rows loaded by the server's own
+// COPY from files, then the same index builds. On one server, each
+// operation:
+//
+//   - generate: the rows of OLTPLAB_BENCH_TPCC_WAREHOUSES warehouses
+//     (default 10) generated and encoded as COPY text by W workers
+//     (OLTPLAB_BENCH_TPCC_WORKERS, default 4), nothing sent: what
+//     generation alone costs (generate-s, generate-rows/s);
+//   - files: those rows, written beforehand (not timed) as one file per
+//     table and warehouse, read by the server itself with COPY FROM 'file'
+//     on W connections (copy-s, copy-rows/s), then CreateIndexes (the
+//     primary keys built as unique indexes and attached without a scan, the
+//     secondary indexes: files-index-s);
+//   - oltplab: load.Build, generation streamed through COPY FROM STDIN by W
+//     workers (load-s, load-rows/s), its index builds (index-s), stored
+//     procedures and statistics (total-s).
+//
+// The files and oltplab builds alternate (files first in odd operations),
+// so a shared machine's changing load weighs on both alike. The ratios
+// load-x (oltplab's load over the files' COPY) and build-x (load and
+// indexes over the files' COPY and indexes) are the share against the
+// limit. TPC-C has no foreign keys in oltplab's schema (clause 1.3 asks
+// none), so there is no constraint-check phase beyond the keys' attach,
+// inside the index phase.
+//
+//	OLTPLAB_SERVER_PROFILE=bench OLTPLAB_SERVERS=postgres scripts/testservers.sh run \
+//	  go test -run '^$' -bench TPCCBuild -benchtime 1x -timeout 1h ./internal/dialect/postgres
+func BenchmarkTPCCBuild(b *testing.B) {
+	warehouses, err := strconv.Atoi(envOr("OLTPLAB_BENCH_TPCC_WAREHOUSES", "10"))
+	if err != nil || warehouses < 1 {
+		b.Fatal("OLTPLAB_BENCH_TPCC_WAREHOUSES: want a positive number")
+	}
+	workers, err := strconv.Atoi(envOr("OLTPLAB_BENCH_TPCC_WORKERS", "4"))
+	if err != nil || workers < 1 {
+		b.Fatal("OLTPLAB_BENCH_TPCC_WORKERS: want a positive number")
+	}
+	ctx := context.Background()
+	b.StopTimer()
+	dir, files, rows := writeTPCCFiles(b, warehouses)
+	defer os.RemoveAll(dir)
+	var gen, fileCopy, fileIndex, ourLoad, ourIndex, ourTotal float64
+	generate := func() {
+		t := time.Now()
+		if err := generateTPCC(warehouses, workers); err != nil {
+			b.Fatal(err)
+		}
+		gen += time.Since(t).Seconds()
+	}
+	viaFiles := func() {
+		d, _ := openTest(b)
+		if err := d.CreateTables(ctx); err != nil {
+			b.Fatal(err)
+		}
+		t := time.Now()
+		if err := copyTPCCFiles(ctx, d, files, workers); err != nil {
+			b.Fatal(err)
+		}
+		fileCopy += time.Since(t).Seconds()
+		t = time.Now()
+		if err := d.CreateIndexes(ctx); err != nil {
+			b.Fatal(err)
+		}
+		fileIndex += time.Since(t).Seconds()
+	}
+	viaOltplab := func() {
+		d, _ := openTest(b)
+		res, err := load.Build(ctx, d, load.Options{Warehouses: warehouses, Workers: workers, Seed: testSeed}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.TotalRows != rows {
+			b.Fatalf("oltplab loaded %d rows, the files hold %d", res.TotalRows, rows)
+		}
+		ourLoad += res.LoadSeconds
+		ourIndex += res.IndexSeconds
+		ourTotal += res.TotalSeconds
+	}
+	b.StartTimer()
+	for i := range b.N {
+		generate()
+		if i%2 == 0 {
+			viaFiles()
+			viaOltplab()
+		} else {
+			viaOltplab()
+			viaFiles()
+		}
+	}
+	n, r := float64(b.N), float64(rows)
+	b.ReportMetric(r, "rows")
+	b.ReportMetric(gen/n, "generate-s")
+	b.ReportMetric(r*n/gen, "generate-rows/s")
+	b.ReportMetric(fileCopy/n, "copy-s")
+	b.ReportMetric(r*n/fileCopy, "copy-rows/s")
+	b.ReportMetric(fileIndex/n, "files-index-s")
+	b.ReportMetric(ourLoad/n, "load-s")
+	b.ReportMetric(r*n/ourLoad, "load-rows/s")
+	b.ReportMetric(ourIndex/n, "index-s")
+	b.ReportMetric(ourTotal/n, "total-s")
+	b.ReportMetric(ourLoad/fileCopy, "load-x")
+	b.ReportMetric((ourLoad+ourIndex)/(fileCopy+fileIndex), "build-x")
+}
+
+// tpccRows generates the population of warehouses 1..n (the items with
+// warehouse 0) for one worker: the warehouses next hands out, as load.Build
+// does.
+func tpccRows(n int, next *atomic.Int64, emit func(tpcc.Row) error) error {
+	gen := tpcc.NewGenerator(testSeed, tpcc.NewLoadConstants(tpcc.NewRand(testSeed, tpcc.ConstantsStream)), testLoadTime)
+	for {
+		w := int(next.Add(1)) - 1
+		switch {
+		case w > n:
+			return nil
+		case w == 0:
+			if err := gen.Items(emit); err != nil {
+				return err
+			}
+		default:
+			if err := gen.Warehouse(w, emit); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// generateTPCC generates and encodes the rows of n warehouses on workers
+// goroutines and drops them.
+func generateTPCC(n, workers int) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Go(func() {
+			var line []byte
+			errs <- tpccRows(n, &next, func(r tpcc.Row) error {
+				line = r.AppendTSV(line[:0])
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tpccFile is one table's rows of one warehouse (0: the items), as COPY text.
+type tpccFile struct {
+	table tpcc.Table
+	path  string
+}
+
+// writeTPCCFiles writes the rows of n warehouses into a directory the
+// server can read, one file per table and warehouse, and returns their
+// count.
+func writeTPCCFiles(b *testing.B, n int) (string, []tpccFile, int64) {
+	dir, err := os.MkdirTemp("", "oltplab-tpcc-files-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	var files []tpccFile
+	var rows int64
+	for w := 0; w <= n; w++ {
+		outs := map[tpcc.Table]*bufio.Writer{}
+		var closers []*os.File
+		var line []byte
+		gen := tpcc.NewGenerator(testSeed, tpcc.NewLoadConstants(tpcc.NewRand(testSeed, tpcc.ConstantsStream)), testLoadTime)
+		emit := func(r tpcc.Row) error {
+			out := outs[r.Table()]
+			if out == nil {
+				path := filepath.Join(dir, fmt.Sprintf("%s.%d.tsv", r.Table(), w))
+				f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+				if err != nil {
+					return err
+				}
+				closers = append(closers, f)
+				out = bufio.NewWriterSize(f, 1<<20)
+				outs[r.Table()] = out
+				files = append(files, tpccFile{r.Table(), path})
+			}
+			rows++
+			line = r.AppendTSV(line[:0])
+			_, err := out.Write(line)
+			return err
+		}
+		if w == 0 {
+			err = gen.Items(emit)
+		} else {
+			err = gen.Warehouse(w, emit)
+		}
+		for _, out := range outs {
+			if ferr := out.Flush(); err == nil {
+				err = ferr
+			}
+		}
+		for _, f := range closers {
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir, files, rows
+}
+
+// copyTPCCFiles has the server read the files, workers at a time, with
+// the loader's session settings and one synchronous commit per connection
+// at the end (as the loader's Close).
+func copyTPCCFiles(ctx context.Context, d *Database, files []tpccFile, workers int) error {
+	next := make(chan tpccFile, len(files))
+	for _, f := range files {
+		next <- f
+	}
+	close(next)
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Go(func() {
+			c, err := d.connect(ctx)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close(ctx)
+			if _, err := c.Exec(ctx, loadSettings); err != nil {
+				errs <- err
+				return
+			}
+			for f := range next {
+				sql := copySQL[f.table]
+				sql = sql[:len(sql)-len("STDIN")] + "'" + f.path + "'"
+				if _, err := c.Exec(ctx, sql); err != nil {
+					errs <- fmt.Errorf("%s: %w", sql, err)
+					return
+				}
+			}
+			if _, err := c.Exec(ctx, "SET synchronous_commit = on"); err == nil {
+				_, err = c.Exec(ctx, "SELECT pg_current_xact_id()")
+			}
+			if err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
