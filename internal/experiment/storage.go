@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/agent"
 	"github.com/oltplab/oltplab/internal/claim"
 	"github.com/oltplab/oltplab/internal/fio"
 	"github.com/oltplab/oltplab/internal/latency"
@@ -190,6 +191,9 @@ func (s *storageStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	if err := supersedeEarlier(ctx, x, "the storage step started over"); err != nil {
 		return Outcome{}, err
 	}
+	if rm := x.Target.Remote; rm != nil {
+		return s.runRemote(ctx, x, rm)
+	}
 	o := s.options(dir)
 	o.Logger = x.Env.Log
 	o.Tracker = x.Env.Leftovers()
@@ -205,6 +209,30 @@ func (s *storageStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 			x.Env.Log.Warn("storage: remove the test file", "err", cerr)
 		}
 	}()
+	out, err := x.Env.Storage(ctx, b, s.experiment+"/"+x.Target.Spec.Name)
+	return Outcome{RunIDs: nonZero(out.RunID), Headline: out.Storage.Headline()}, err
+}
+
+// runRemote runs the benchmark on the agent of the target's host, beside
+// the instance's data, under this runner's lease of the instance, and
+// stores what it measured as a local benchmark's. The run's placement
+// says fio ran on the database's host.
+func (s *storageStep) runRemote(ctx context.Context, x *Exec, rm *Remote) (Outcome, error) {
+	req := agent.StorageRequest{Runtime: s.Runtime, SizeBytes: int64(s.Size), Extra: s.FioOptions}
+	for _, p := range s.Profile.profiles {
+		req.Profiles = append(req.Profiles, p.Name)
+	}
+	if h := x.Env.Hosts; h != nil {
+		fh := *h
+		fh.Driver, fh.DriverAgent, fh.RTTMicros = h.Database, h.DatabaseAgent, 0
+		fh.RTTNote = "fio ran beside the data on the database's host"
+		x.Env.Hosts = &fh
+	}
+	b, err := rm.Client.Storage(ctx, rm.Info.ID, req)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("storage on host %s: %w", rm.Host.Name, err)
+	}
+	defer b.Close()
 	out, err := x.Env.Storage(ctx, b, s.experiment+"/"+x.Target.Spec.Name)
 	return Outcome{RunIDs: nonZero(out.RunID), Headline: out.Storage.Headline()}, err
 }

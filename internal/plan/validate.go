@@ -123,11 +123,12 @@ func checkWritableDir(dir string) error {
 }
 
 // RemoteKinds are the step kinds a target on an agent's host can run:
-// they reach the database through its agent's tunnel. The kinds that run
-// beside the data (storage, backup, rebuild's cold restart, cpu's
-// confinement, the noisy neighbours' backups) and those that drive
+// they reach the database through its agent's tunnel, or run beside its
+// data on the agent (storage: fio on the instance's data directory). The
+// other kinds that run beside the data (backup, rebuild's cold restart,
+// cpu's confinement, the noisy neighbours' backups) and those that drive
 // several targets at one instant are refused there, for now.
-var RemoteKinds = []string{"build", "profile"}
+var RemoteKinds = []string{"build", "profile", "storage"}
 
 // ErrRemoteStep is wrapped by the refusal of a step on a remote target.
 var ErrRemoteStep = errors.New("not supported on a target on an agent's host")
