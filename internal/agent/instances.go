@@ -28,6 +28,7 @@ import (
 //	GET    /v1/instances/{id}/connect  a tunnel to its server (the token or
 //	                                   the instance's ticket), tunnel.go
 //	POST   /v1/instances/{id}/storage  fio beside its data, storage.go
+//	POST   /v1/instances/{id}/backups  its backups beside its data, backup.go
 //
 // An instance lives as long as its lease: a runner renews it every
 // Lease/3; one whose runner went silent is stopped (reap), so that an
@@ -64,6 +65,7 @@ type managed struct {
 	// first when the instance stops.
 	work    context.Context
 	endWork context.CancelFunc
+	backups map[string]heldBackup // taken, not kept, not yet removed (backup.go)
 	expires time.Time
 }
 
@@ -83,6 +85,7 @@ func (is *instances) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/instances/{id}/lease", is.renew)
 	mux.HandleFunc("GET /v1/instances/{id}/connect", is.connect)
 	is.storageRoutes(mux)
+	is.backupRoutes(mux)
 }
 
 func (is *instances) lease() time.Duration {
@@ -273,6 +276,7 @@ func (is *instances) stopOne(ctx context.Context, m *managed, why string) error 
 	defer cancel()
 	err := m.inst.Stop(sctx)
 	m.end()
+	is.removeBackups(m)
 	is.s.log().Info("agent: instance stopped", "id", m.id, "why", why, "err", err)
 	return err
 }

@@ -158,3 +158,82 @@ steps:
 		t.Errorf("after the runner went away: fio %v, test files %v, %d instances; want none", ps, fs, n)
 	}
 }
+
+// TestRemoteBackupLoopback: a backup step on a managed PostgreSQL that an
+// agent on loopback (db1) runs: the engine's tools take each cycle's
+// backup on db1 into a directory below the agent's root, the runner
+// stores the cycles with the placement; the agent removes each backup
+// after its cycle and holds nothing once the plan ends.
+func TestRemoteBackupLoopback(t *testing.T) {
+	testenv.Require(t, testenv.ManagedPostgres)
+	const tok = "loopback-test-token-0123456789"
+	dir := reachableDir(t)
+	db1, dbAddr, dbFP := testAgent(t, tok, dir)
+	tf := tokenFile(t, tok)
+	to := filepath.Join(dir, "backups")
+	p := decodeIn(t, t.TempDir(), `name: remote-backup
+warehouses: 1
+build: {workers: 2}
+hosts:
+  db1: {agent: "`+dbAddr+`", fingerprint: "`+dbFP+`", token_file: `+tf+`}
+targets:
+  - name: pg
+    host: db1
+    engine: postgres
+    data_dir: `+filepath.Join(dir, "pg")+`
+    memory: 32MB
+    settings: {fsync: "off", synchronous_commit: "off"}
+steps:
+  - build
+  - backup: {to: `+to+`, cycles: 2, restore: false}
+`)
+	ctx := context.Background()
+	if err := plan.Validate(ctx, p); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	st := openStore(t, t.TempDir())
+	r := &Runner{Store: st, ToolVersion: "test", NoCrossCheck: true}
+	id, err := r.Run(ctx, p)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if n := db1.Running(); n != 0 {
+		t.Errorf("after the plan db1 holds %d instances, want none", n)
+	}
+	if left, _ := filepath.Glob(filepath.Join(to, "oltplab-backup-*")); len(left) != 0 {
+		t.Errorf("backups left on the agent's host: %v", left)
+	}
+	runs, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: id, Kind: store.KindBackup})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("backup runs: got %d (%v), want 1", len(runs), err)
+	}
+	run := runs[0]
+	if run.Status != store.StatusOK {
+		t.Fatalf("backup run: status %s %s", run.Status, run.Error)
+	}
+	var rc scenario.RunContext
+	if err := json.Unmarshal(run.Context, &rc); err != nil {
+		t.Fatal(err)
+	}
+	if h := rc.Placement.Hosts; h == nil || h.Database != "db1" || h.Driver != "db1" || rc.Placement.Local {
+		t.Errorf("placement %+v (hosts %+v), want the database and its backups on db1", rc.Placement, rc.Placement.Hosts)
+	}
+	var sum summary.Backup
+	if err := json.Unmarshal(run.Summary, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Cycles) != 2 {
+		t.Fatalf("cycles: %d, want 2", len(sum.Cycles))
+	}
+	for _, c := range sum.Cycles {
+		if c.Backup.Bytes <= 0 || !strings.HasPrefix(c.Backup.Dir, to+"/") || c.Restore != nil {
+			t.Errorf("cycle %d: %+v, want a backup in %s, no restore", c.Cycle, c.Backup, to)
+		}
+	}
+	if tl := sum.Info.Tools; tl == nil || !strings.Contains(tl.Placement, "on host db1") {
+		t.Errorf("backup tools: %+v, want them placed on host db1", sum.Info.Tools)
+	}
+	if !sum.Monitor.DatabaseHostMeasured {
+		t.Errorf("the database host was not measured by its agent")
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/yamldoc"
@@ -222,12 +223,7 @@ func (s *storageStep) runRemote(ctx context.Context, x *Exec, rm *Remote) (Outco
 	for _, p := range s.Profile.profiles {
 		req.Profiles = append(req.Profiles, p.Name)
 	}
-	if h := x.Env.Hosts; h != nil {
-		fh := *h
-		fh.Driver, fh.DriverAgent, fh.RTTMicros = h.Database, h.DatabaseAgent, 0
-		fh.RTTNote = "fio ran beside the data on the database's host"
-		x.Env.Hosts = &fh
-	}
+	besideTheData(x.Env, "fio ran beside the data on the database's host")
 	b, err := rm.Client.Storage(ctx, rm.Info.ID, req)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("storage on host %s: %w", rm.Host.Name, err)
@@ -235,6 +231,16 @@ func (s *storageStep) runRemote(ctx context.Context, x *Exec, rm *Remote) (Outco
 	defer b.Close()
 	out, err := x.Env.Storage(ctx, b, s.experiment+"/"+x.Target.Spec.Name)
 	return Outcome{RunIDs: nonZero(out.RunID), Headline: out.Storage.Headline()}, err
+}
+
+// besideTheData records in env's placement that what measured ran on
+// the database's host (by its agent): no driver, no round trip.
+func besideTheData(env *scenario.Env, note string) {
+	if h := env.Hosts; h != nil {
+		fh := *h
+		fh.Driver, fh.DriverAgent, fh.RTTMicros, fh.RTTNote = h.Database, h.DatabaseAgent, 0, note
+		env.Hosts = &fh
+	}
 }
 
 // storageSkipped is why a URL target's storage is not measured.
