@@ -75,6 +75,10 @@ func (is *instances) backupper(w http.ResponseWriter, r *http.Request) (*managed
 		fail(w, http.StatusBadRequest, fmt.Errorf("backup request: %w", err))
 		return nil, nil, req, false
 	}
+	if req.To == "" {
+		fail(w, http.StatusBadRequest, errors.New("backup request: the backup directory (to) is required"))
+		return nil, nil, req, false
+	}
 	if err := is.s.allowed("backup directory (to)", req.To); err != nil {
 		fail(w, http.StatusForbidden, err)
 		return nil, nil, req, false

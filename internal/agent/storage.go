@@ -115,7 +115,10 @@ func (is *instances) storage(w http.ResponseWriter, r *http.Request) {
 	dir := m.inst.Spec().DataDir
 	// The instance's data directory was checked against the roots when
 	// it started; checked again, as nothing is created elsewhere.
-	if err := is.s.allowed("data_dir", dir); err != nil {
+	if err := is.s.allowed("data_dir", dir); err != nil || dir == "" {
+		if err == nil {
+			err = errors.New("the instance has no data directory")
+		}
 		fail(w, http.StatusForbidden, err)
 		return
 	}

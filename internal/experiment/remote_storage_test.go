@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/agent"
 	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -235,5 +236,44 @@ steps:
 	}
 	if !sum.Monitor.DatabaseHostMeasured {
 		t.Errorf("the database host was not measured by its agent")
+	}
+
+	// The agent itself: backups only below its roots, into a plain
+	// name; a backup not removed by its runner goes with its instance.
+	c := agent.Client{Addr: dbAddr, Fingerprint: dbFP, Token: tok}
+	info, err := c.Start(ctx, agent.StartRequest{Spec: p.Targets[0].Instance, Runner: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop(context.WithoutCancel(ctx), info.ID)
+	outside := filepath.Join(t.TempDir(), "outside")
+	for _, req := range []agent.BackupRequest{{}, {To: outside}, {To: p.Targets[0].Instance.DataDir}, {To: filepath.Join(p.Targets[0].Instance.DataDir, "b")}} {
+		if _, err := c.BackupsPrepare(ctx, info.ID, req); err == nil {
+			t.Errorf("backups into %q: prepared, want refused", req.To)
+		}
+	}
+	for _, name := range []string{"../oltplab-backup-x", "x", "oltplab-backup-a/b"} {
+		if _, err := c.Backup(ctx, info.ID, agent.BackupRequest{To: outside, Name: name}); err == nil {
+			t.Errorf("backup named %q: taken, want refused", name)
+		}
+		if _, err := c.Backup(ctx, info.ID, agent.BackupRequest{To: to, Name: name}); err == nil {
+			t.Errorf("backup named %q: taken, want refused", name)
+		}
+	}
+	if _, err := os.Stat(outside); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("outside the agent's roots: %v, want nothing made", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "oltplab-backup-x")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a backup named with ..: %v, want nothing made", err)
+	}
+	bk, err := c.Backup(ctx, info.ID, agent.BackupRequest{To: to, Name: "oltplab-backup-test"})
+	if err != nil || bk.Bytes <= 0 {
+		t.Fatalf("backup: %+v, %v", bk, err)
+	}
+	if err := c.Stop(ctx, info.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(bk.Dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the backup %s after its instance stopped: %v, want removed", bk.Dir, err)
 	}
 }
