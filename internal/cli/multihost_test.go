@@ -290,6 +290,7 @@ steps:
   - profile: {driver: {host: lg1}}
   - profile: {driver: {host: db1}}
   - storage: {profile: [oltp-4k-qd8], runtime: 1s, size: 8M}
+  - backup: {to: ` + filepath.Join(dir, "backups") + `, cycles: 1, restore: false}
 `
 	}
 	plan := writePlan(t, t.TempDir(), planText(""))
@@ -393,6 +394,14 @@ steps:
 	}
 	if h := src.Placement.Hosts; sruns[0].Status != store.StatusOK || h == nil || h.Database != "db1" || h.Driver != "db1" {
 		t.Errorf("storage run: %s %s, placement %+v; want ok, fio on db1", sruns[0].Status, sruns[0].Error, h)
+	}
+	// The backup step: taken on db1, removed there after its cycle.
+	bruns, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: 1, Kind: store.KindBackup, Counting: true})
+	if err != nil || len(bruns) != 1 || bruns[0].Status != store.StatusOK {
+		t.Errorf("backup runs: %d (%v), want 1 ok", len(bruns), err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "backups", "oltplab-backup-*")); len(left) != 0 {
+		t.Errorf("backups left on db1: %v", left)
 	}
 	html := filepath.Join(work, "report.html")
 	if r := oltplab(t, env, "report", "--experiment", "1", "-o", html); r.code != 0 {
