@@ -237,6 +237,13 @@ steps:
 	if !sum.Monitor.DatabaseHostMeasured {
 		t.Errorf("the database host was not measured by its agent")
 	}
+	in, err := Report(ctx, st, id, report.Include{})
+	if err != nil {
+		t.Fatalf("Report: %v", err)
+	}
+	if !strings.Contains(strings.Join(in.Experiment.Method, "\n"), "the backup tools ran beside the data") {
+		t.Errorf("the report's method does not say where the backups ran:\n%s", strings.Join(in.Experiment.Method, "\n"))
+	}
 
 	// The agent itself: backups only below its roots, into a plain
 	// name; a backup not removed by its runner goes with its instance.
