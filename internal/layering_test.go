@@ -66,7 +66,7 @@ var allowed = map[string][]string{
 	"instance": {"claim", "dialect", "latency", "sysstat"},
 	"latency":  {"claim"},
 	"fio":      {"claim", "sysstat"},
-	"agent":    {"claim", "dialect", "driver", "instance", "sysstat", "tpcc"},
+	"agent":    {"claim", "dialect", "driver", "fio", "instance", "sysstat", "tpcc"},
 
 	// Pure models and renderers: no store, no driver.
 	"report":  {"cost", "profile"},

@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/oltplab/oltplab/internal/fio"
 )
 
 // TestStreamLoopback runs an agent on loopback and reads its stream: the
@@ -62,5 +64,26 @@ func TestStreamLoopback(t *testing.T) {
 	}
 	if _, err := Open(context.Background(), Client{Addr: "no-port"}, time.Second, nil); err == nil {
 		t.Errorf("open of an address without a port: no error")
+	}
+}
+
+// TestAgentFioOptions: the agent's fio takes the options that shape the
+// I/O and refuses those that run commands, load code or write files.
+func TestAgentFioOptions(t *testing.T) {
+	for _, c := range []struct {
+		opt string
+		ok  bool
+	}{
+		{"rwmixread=50", true}, {"bs=8k", true}, {"ioengine=libaio", true}, {"direct=0", true},
+		{"exec_prerun=touch /tmp/x", false}, {"write_iolog=/tmp/log", false}, {"write_bw_log=/tmp/bw", false},
+		{"ioengine=external:/tmp/x.so", false}, {"filename=/etc/passwd", false}, {"directory=/", false},
+	} {
+		o, err := fio.ParseOption(c.opt)
+		if err == nil {
+			err = checkAgentFioOption(o)
+		}
+		if (err == nil) != c.ok {
+			t.Errorf("%s: %v, want accepted %v", c.opt, err, c.ok)
+		}
 	}
 }

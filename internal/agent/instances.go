@@ -27,6 +27,8 @@ import (
 //	POST   /v1/instances/{id}/lease  the runner is still there: extend its lease
 //	GET    /v1/instances/{id}/connect  a tunnel to its server (the token or
 //	                                   the instance's ticket), tunnel.go
+//	POST   /v1/instances/{id}/storage  fio beside its data, storage.go
+//	POST   /v1/instances/{id}/backups  its backups beside its data, backup.go
 //
 // An instance lives as long as its lease: a runner renews it every
 // Lease/3; one whose runner went silent is stopped (reap), so that an
@@ -59,7 +61,12 @@ type managed struct {
 	id, runner, ticket string
 	inst               *instance.Instance
 	end                context.CancelFunc
-	expires            time.Time
+	// work is the life of what runs beside the instance (fio): it ends
+	// first when the instance stops.
+	work    context.Context
+	endWork context.CancelFunc
+	backups map[string]heldBackup // taken, not kept, not yet removed (backup.go)
+	expires time.Time
 }
 
 type instances struct {
@@ -77,6 +84,8 @@ func (is *instances) routes(mux *http.ServeMux) {
 	mux.HandleFunc("DELETE /v1/instances/{id}", is.stop)
 	mux.HandleFunc("POST /v1/instances/{id}/lease", is.renew)
 	mux.HandleFunc("GET /v1/instances/{id}/connect", is.connect)
+	is.storageRoutes(mux)
+	is.backupRoutes(mux)
 }
 
 func (is *instances) lease() time.Duration {
@@ -171,6 +180,7 @@ func (is *instances) start(w http.ResponseWriter, r *http.Request) {
 	}
 	m := &managed{id: inst.Describe().ID, runner: req.Runner, ticket: rand.Text() + rand.Text(), inst: inst, end: end,
 		expires: time.Now().Add(is.lease())}
+	m.work, m.endWork = context.WithCancel(life)
 	is.mu.Lock()
 	is.m[m.id] = m
 	is.mu.Unlock()
@@ -261,10 +271,12 @@ func (is *instances) stopOne(ctx context.Context, m *managed, why string) error 
 	}
 	delete(is.m, m.id)
 	is.mu.Unlock()
+	m.endWork()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	err := m.inst.Stop(sctx)
 	m.end()
+	is.removeBackups(m)
 	is.s.log().Info("agent: instance stopped", "id", m.id, "why", why, "err", err)
 	return err
 }

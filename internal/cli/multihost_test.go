@@ -222,7 +222,7 @@ const multihostToken = "namespace-test-token-0123456789"
 // plan; its report says where each step ran, with the round trips; and
 // nothing is left running in either namespace.
 func TestPlanAcrossNamespaces(t *testing.T) {
-	testenv.Require(t, testenv.Root, testenv.ManagedPostgres, testenv.Subprocess)
+	testenv.Require(t, testenv.Root, testenv.ManagedPostgres, testenv.Subprocess, testenv.Fio)
 	lab := newNetLab(t)
 	dir := reachableDir(t)
 	tf := filepath.Join(t.TempDir(), "token")
@@ -289,6 +289,8 @@ steps:
   - profile
   - profile: {driver: {host: lg1}}
   - profile: {driver: {host: db1}}
+  - storage: {profile: [oltp-4k-qd8], runtime: 1s, size: 8M}
+  - backup: {to: ` + filepath.Join(dir, "backups") + `, cycles: 1, restore: false}
 `
 	}
 	plan := writePlan(t, t.TempDir(), planText(""))
@@ -381,6 +383,26 @@ steps:
 	if len(nopm["here"]) != 2 || len(nopm["lg1"]) != 2 || len(nopm["db1"]) != 2 {
 		t.Errorf("counting runs by driver host: %v, want 2 here, 2 on lg1 and 2 on db1 (beside the database)", nopm)
 	}
+	// The storage step: fio ran on db1, beside the instance's data.
+	sruns, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: 1, Kind: store.KindStorage, Counting: true})
+	if err != nil || len(sruns) != 1 {
+		t.Fatalf("storage runs: %d (%v), want 1", len(sruns), err)
+	}
+	var src scenario.RunContext
+	if err := json.Unmarshal(sruns[0].Context, &src); err != nil {
+		t.Fatal(err)
+	}
+	if h := src.Placement.Hosts; sruns[0].Status != store.StatusOK || h == nil || h.Database != "db1" || h.Driver != "db1" {
+		t.Errorf("storage run: %s %s, placement %+v; want ok, fio on db1", sruns[0].Status, sruns[0].Error, h)
+	}
+	// The backup step: taken on db1, removed there after its cycle.
+	bruns, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: 1, Kind: store.KindBackup, Counting: true})
+	if err != nil || len(bruns) != 1 || bruns[0].Status != store.StatusOK {
+		t.Errorf("backup runs: %d (%v), want 1 ok", len(bruns), err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "backups", "oltplab-backup-*")); len(left) != 0 {
+		t.Errorf("backups left on db1: %v", left)
+	}
 	html := filepath.Join(work, "report.html")
 	if r := oltplab(t, env, "report", "--experiment", "1", "-o", html); r.code != 0 {
 		t.Fatalf("report: exit %d", r.code)
@@ -389,7 +411,8 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"database on db1 (agent " + db.addr + "), driver here", "driver on lg1 (agent " + lg.addr + ")", "round trip"} {
+	for _, want := range []string{"database on db1 (agent " + db.addr + "), driver here", "driver on lg1 (agent " + lg.addr + ")", "round trip",
+		"fio ran beside the data on the database&#39;s host"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the report does not say %q", want)
 		}

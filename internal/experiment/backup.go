@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,6 +36,7 @@ var (
 	_ Step               = (*backupStep)(nil)
 	_ Reporter           = (*backupStep)(nil)
 	_ plan.TargetChecker = (*backupStep)(nil)
+	_ plan.RemoteChecker = (*backupStep)(nil)
 )
 
 var (
@@ -69,6 +71,7 @@ type backupStep struct {
 
 	experiment string
 	warehouses int
+	rawTo      string // as the plan gave it
 }
 
 func (b *backupStep) options() scenario.BackupOptions {
@@ -77,6 +80,7 @@ func (b *backupStep) options() scenario.BackupOptions {
 }
 
 func (b *backupStep) Prepare(p *plan.Plan) error {
+	b.rawTo = b.To
 	b.To, b.RestoreDir = p.Resolve(b.To), p.Resolve(b.RestoreDir)
 	if err := b.options().Validate(); err != nil {
 		return err
@@ -156,6 +160,19 @@ func (b *backupStep) CheckTarget(p *plan.Plan, t *plan.TargetSpec) error {
 	return nil
 }
 
+// CheckRemote refuses what a backup on an agent's host cannot do yet:
+// restore (a restored instance there, its check through the agent) and
+// the caps of the backups' own (a managed instance's caps hold for them).
+func (b *backupStep) CheckRemote(p *plan.Plan, t *plan.TargetSpec) error {
+	if b.Restore || b.RestoreDir != "" {
+		return errors.New("its backups are taken there but not restored yet: give restore: false")
+	}
+	if !filepath.IsAbs(b.rawTo) {
+		return fmt.Errorf("to %q: want an absolute path on host %s (below one of its agent's --allow-dir roots)", b.rawTo, t.Host)
+	}
+	return nil
+}
+
 // nearestExisting is dir, or its nearest parent that exists.
 func nearestExisting(dir string) string {
 	for d := dir; ; d = filepath.Dir(d) {
@@ -185,6 +202,10 @@ func (b *backupStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	o := b.options()
 	o.Label = b.experiment + "/" + x.Target.Spec.Name
 	src := scenario.BackupSource{DB: x.Target.DB, Target: x.Target.Target, Instance: x.Target.Managed}
+	if rm := x.Target.Remote; rm != nil {
+		src.Remote = &scenario.RemoteInstance{Client: rm.Client, ID: rm.Info.ID, Host: rm.Host.Name}
+		besideTheData(x.Env, "the backup tools ran beside the data on the database's host")
+	}
 	out, err := x.Env.Backup(ctx, src, o)
 	oc := Outcome{RunIDs: nonZero(out.RunID)}
 	for _, c := range out.Cycles {

@@ -253,7 +253,7 @@ func (rc *ReportContext) placementLines() []string {
 	var order []key
 	seen := map[key]*where{}
 	for _, r := range rc.runs {
-		if r.Kind != store.KindRun {
+		if r.Kind != store.KindRun && r.Kind != store.KindStorage && r.Kind != store.KindBackup {
 			continue
 		}
 		var c struct {

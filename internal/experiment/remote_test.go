@@ -160,7 +160,9 @@ func TestRemoteRefusals(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ name, src string }{
-		{"storage on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [storage]\n"},
+		{"backup on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [storage, {backup: {to: /srv/b}}]\n"},
+		{"relative backup dir on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [{backup: {to: b, restore: false}}]\n"},
+		{"rebuild on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [build, rebuild]\n"},
 		{"remote driver, local instance", base + "driver: {host: db1}\ntargets: [{name: a, engine: postgres, data_dir: a}]\nsteps: [build, {profile: {vus: [1]}}]\n"},
 		{"tpch with a remote driver", base + "driver: {host: db1}\ntargets: [{name: a, url: \"postgres://u@10.0.0.7/db\"}]\nsteps: [{tpch: {scale: 0.01}}]\n"},
 		{"placeholder fingerprint", "name: x\nwarehouses: 1\nhosts: {db1: {agent: \"10.0.0.5:7300\", fingerprint: \"sha256:REPLACE-ME\", token_file: " + tf + "}}\ntargets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [build]\n"},
@@ -172,8 +174,10 @@ func TestRemoteRefusals(t *testing.T) {
 		}
 		if err := plan.Validate(context.Background(), p); err == nil {
 			t.Errorf("%s: validated", c.name)
-		} else if c.name == "storage on a remote target" && !errors.Is(err, plan.ErrRemoteStep) {
+		} else if strings.HasSuffix(c.name, "on a remote target") && (!errors.Is(err, plan.ErrRemoteStep) || strings.Contains(err.Error(), "step storage")) {
 			t.Errorf("%s: %v, want %v", c.name, err, plan.ErrRemoteStep)
+		} else if c.name == "backup on a remote target" && !strings.Contains(err.Error(), "restore: false") {
+			t.Errorf("%s: %v, want the restore refused", c.name, err)
 		} else if c.name == "tpch with a remote driver" && !strings.Contains(err.Error(), "runner's machine only") {
 			t.Errorf("%s: %v, want the driver's placement refused", c.name, err)
 		}

@@ -8,12 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/agent"
 	"github.com/oltplab/oltplab/internal/claim"
 	"github.com/oltplab/oltplab/internal/fio"
 	"github.com/oltplab/oltplab/internal/latency"
 	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/report"
+	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/yamldoc"
@@ -190,6 +192,9 @@ func (s *storageStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	if err := supersedeEarlier(ctx, x, "the storage step started over"); err != nil {
 		return Outcome{}, err
 	}
+	if rm := x.Target.Remote; rm != nil {
+		return s.runRemote(ctx, x, rm)
+	}
 	o := s.options(dir)
 	o.Logger = x.Env.Log
 	o.Tracker = x.Env.Leftovers()
@@ -207,6 +212,35 @@ func (s *storageStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	}()
 	out, err := x.Env.Storage(ctx, b, s.experiment+"/"+x.Target.Spec.Name)
 	return Outcome{RunIDs: nonZero(out.RunID), Headline: out.Storage.Headline()}, err
+}
+
+// runRemote runs the benchmark on the agent of the target's host, beside
+// the instance's data, under this runner's lease of the instance, and
+// stores what it measured as a local benchmark's. The run's placement
+// says fio ran on the database's host.
+func (s *storageStep) runRemote(ctx context.Context, x *Exec, rm *Remote) (Outcome, error) {
+	req := agent.StorageRequest{Runtime: s.Runtime, SizeBytes: int64(s.Size), Extra: s.FioOptions}
+	for _, p := range s.Profile.profiles {
+		req.Profiles = append(req.Profiles, p.Name)
+	}
+	besideTheData(x.Env, "fio ran beside the data on the database's host")
+	b, err := rm.Client.Storage(ctx, rm.Info.ID, req)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("storage on host %s: %w", rm.Host.Name, err)
+	}
+	defer b.Close()
+	out, err := x.Env.Storage(ctx, b, s.experiment+"/"+x.Target.Spec.Name)
+	return Outcome{RunIDs: nonZero(out.RunID), Headline: out.Storage.Headline()}, err
+}
+
+// besideTheData records in env's placement that what measured ran on
+// the database's host (by its agent): no driver, no round trip.
+func besideTheData(env *scenario.Env, note string) {
+	if h := env.Hosts; h != nil {
+		fh := *h
+		fh.Driver, fh.DriverAgent, fh.RTTMicros, fh.RTTNote = h.Database, h.DatabaseAgent, 0, note
+		env.Hosts = &fh
+	}
 }
 
 // storageSkipped is why a URL target's storage is not measured.

@@ -123,11 +123,19 @@ func checkWritableDir(dir string) error {
 }
 
 // RemoteKinds are the step kinds a target on an agent's host can run:
-// they reach the database through its agent's tunnel. The kinds that run
-// beside the data (storage, backup, rebuild's cold restart, cpu's
-// confinement, the noisy neighbours' backups) and those that drive
+// they reach the database through its agent's tunnel, or run beside its
+// data on the agent (storage: fio on the instance's data directory;
+// backup: the engine's tools, without restores). The other kinds that
+// run beside the data (restores, rebuild's cold restart,
+// cpu's confinement, the noisy neighbours' backups) and those that drive
 // several targets at one instant are refused there, for now.
-var RemoteKinds = []string{"build", "profile"}
+var RemoteKinds = []string{"build", "profile", "storage", "backup"}
+
+// RemoteChecker is a step kind that runs on a target on an agent's host
+// with some of its options only (a backup there is not restored yet).
+type RemoteChecker interface {
+	CheckRemote(p *Plan, t *TargetSpec) error
+}
 
 // ErrRemoteStep is wrapped by the refusal of a step on a remote target.
 var ErrRemoteStep = errors.New("not supported on a target on an agent's host")
@@ -137,6 +145,11 @@ func checkRemoteSteps(p *Plan, t *TargetSpec) error {
 		if !slices.Contains(RemoteKinds, s.Kind.Name) {
 			return fmt.Errorf("step %s: %w (host %s): it runs beside the data or over several targets at once; the steps such a target runs: %s",
 				s.Kind.Name, ErrRemoteStep, t.Host, strings.Join(RemoteKinds, ", "))
+		}
+		if c, ok := s.Step.(RemoteChecker); ok {
+			if err := c.CheckRemote(p, t); err != nil {
+				return fmt.Errorf("step %s: %w (host %s): %w", s.Kind.Name, ErrRemoteStep, t.Host, err)
+			}
 		}
 	}
 	return nil

@@ -6,10 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/agent"
 	"github.com/oltplab/oltplab/internal/claim"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/instance"
@@ -32,6 +35,9 @@ type BackupSource struct {
 	Instance *instance.Instance
 	// BinDir is where the engine's programs are; found when empty.
 	BinDir string
+	// Remote, when set, is the managed instance serving Target on another
+	// host: its agent takes the backups there (Restore is refused).
+	Remote *RemoteInstance
 }
 
 // BackupOptions are those of `oltplab backup` and of a plan's backup
@@ -215,6 +221,20 @@ func (e *Env) NewBackups(ctx context.Context, src BackupSource, o BackupOptions)
 			_ = b.c.close()
 		}
 	}()
+	if r := src.Remote; r != nil {
+		switch {
+		case o.Restore:
+			return nil, &UnsupportedError{What: "restore a backup on an agent's host (give restore: false)", Dialect: src.DB.Name()}
+		case !o.IOLimit.IsZero():
+			return nil, &UnsupportedError{What: "cap the I/O of the backups of a managed instance (its own caps hold for them)", Dialect: src.DB.Name()}
+		}
+		info, err := r.Client.BackupsPrepare(ctx, r.ID, agent.BackupRequest{To: o.To, Method: o.Method, Jobs: o.Jobs})
+		if err != nil {
+			return nil, fmt.Errorf("backups on host %s: %w", r.Host, err)
+		}
+		b.c = &remoteCopier{r: r, opts: o, desc: info, log: e.logger()}
+		return b, nil
+	}
 	if ob, ok := src.DB.(dialect.OnlineBackuper); ok {
 		if o.Method != "" && o.Method != instance.Online {
 			return nil, &UnsupportedError{What: "back up with " + string(o.Method) + " (its backups use SQLite's online backup API: method online)", Dialect: src.DB.Name()}
@@ -309,6 +329,9 @@ func (b *Backups) Cycle(ctx context.Context, n int) (c summary.BackupCycle, err 
 			return fail("backup", err)
 		}
 		defer b.release(ctx, dir, m)
+	}
+	if rc, ok := b.c.(*remoteCopier); ok {
+		defer rc.discard(ctx, dir)
 	}
 	bytes, syncedBy, err := b.c.backup(ctx, dir, m)
 	c.Backup.Ended = time.Now()
@@ -600,7 +623,14 @@ func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (Ba
 	if source != "" {
 		dirs["source"] = source
 	}
-	if bs.c.onServer() {
+	var agentDirs map[string]string
+	switch {
+	case src.Remote != nil:
+		// The agent's host's paths: its agent samples that host and
+		// marks their devices.
+		agentDirs, dirs = dirs, map[string]string{}
+		e.note("the backups are taken on host %s by its agent, into %s there", src.Remote.Host, o.To)
+	case bs.c.onServer():
 		// The server's paths: nothing of this host's is under them.
 		dirs = map[string]string{}
 		e.note("the backups and restores are the server's files, in %s and %s on its file system", o.To, o.restoreDir())
@@ -634,7 +664,11 @@ func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (Ba
 	t0 := time.Now()
 	// A managed source's own I/O counters include its backup tools': they
 	// run in its cgroups.
-	s := sampler.Start(ctx, sampler.Options{Start: t0, Interval: interval, Dirs: dirs, DB: src.DB, OwnIO: e.OwnIO, Logger: e.logger()})
+	so := sampler.Options{Start: t0, Interval: interval, Dirs: dirs, DB: src.DB, OwnIO: e.OwnIO, Logger: e.logger()}
+	if agentDirs != nil && e.Agent.Addr != "" {
+		so.Agent, so.AgentDirs = e.Agent, agentDirs
+	}
+	s := sampler.Start(ctx, so)
 	var runErr error
 	for n := 1; n <= o.Cycles; n++ {
 		if n > 1 && o.Interval > 0 {
@@ -653,8 +687,12 @@ func (e *Env) Backup(ctx context.Context, src BackupSource, o BackupOptions) (Ba
 	}
 	m, samples := StopSampling(s, time.Since(t0), rc.Placement)
 	sum.Monitor = m
+	cycleSamples := samples
+	if src.Remote != nil {
+		cycleSamples = dbHostSamples(samples) // the backups ran there
+	}
 	for i := range sum.Cycles {
-		placeCycle(&sum.Cycles[i], t0, samples)
+		placeCycle(&sum.Cycles[i], t0, cycleSamples)
 	}
 	sum.Stats = backupStats(sum.Cycles)
 	sum.Interrupted = errors.Is(runErr, context.Canceled) && ctx.Err() != nil
@@ -760,3 +798,63 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// RemoteInstance is a managed instance an agent runs on another host (a
+// plan's target with host:): its backups are taken there, beside its
+// data, by the agent (agent.Client.Backup), into a directory of that
+// host.
+type RemoteInstance struct {
+	Client agent.Client
+	ID     string // the instance's id on the agent
+	Host   string // the plan's name of the host
+}
+
+// remoteCopier takes backups through the agent of the source's host.
+// They are not restored there (yet); a backup not kept is removed by the
+// agent at the end of its cycle (discard), or when the instance stops.
+type remoteCopier struct {
+	r    *RemoteInstance
+	opts BackupOptions
+	desc instance.BackupperInfo
+	log  *slog.Logger
+}
+
+func (c *remoteCopier) info() BackupInfo {
+	i := c.desc
+	i.Placement += " on host " + c.r.Host + " (its agent ran them)"
+	return BackupInfo{Method: i.Method, Tools: &i}
+}
+
+func (c *remoteCopier) prepare(dirs ...string) error { return nil } // the agent made To (NewBackups)
+
+func (c *remoteCopier) backup(ctx context.Context, dir string, m claim.Mark) (int64, string, error) {
+	bk, err := c.r.Client.Backup(ctx, c.r.ID, agent.BackupRequest{To: filepath.Dir(dir), Name: filepath.Base(dir),
+		Method: c.opts.Method, Jobs: c.opts.Jobs, Keep: c.opts.Keep})
+	if err != nil {
+		return 0, "", err
+	}
+	return bk.Bytes, bk.SyncedBy, nil
+}
+
+func (c *remoteCopier) restore(ctx context.Context, dir, into string, m claim.Mark) (*restoredCopy, error) {
+	return nil, errors.New("a backup on an agent's host is not restored there (yet)")
+}
+
+// discard has the agent remove the cycle's backup, unless kept.
+func (c *remoteCopier) discard(ctx context.Context, dir string) {
+	if c.opts.Keep {
+		return
+	}
+	if err := c.r.Client.RemoveBackup(context.WithoutCancel(ctx), c.r.ID, filepath.Base(dir)); err != nil {
+		var re *agent.RemoteError
+		if errors.As(err, &re) && re.Status == http.StatusNotFound {
+			return // never taken (the backup failed and removed itself)
+		}
+		c.log.Warn("remove the backup on its host", "host", c.r.Host, "dir", dir, "err", err)
+	}
+}
+
+func (c *remoteCopier) close() error { return nil }
+
+// onServer: the backups are another host's files.
+func (c *remoteCopier) onServer() bool { return true }

@@ -50,12 +50,22 @@ func storageProfile(t0 time.Time, pr fio.ProfileResult, samples []store.Sample) 
 	return p
 }
 
+// StorageBench is a prepared storage benchmark: a *fio.Bench here, or
+// one an agent runs beside a remote instance's data (agent.RemoteBench).
+type StorageBench interface {
+	Plan() fio.Plan
+	Run(ctx context.Context, h fio.Hooks) (*fio.Result, error)
+}
+
 // Storage runs a prepared storage benchmark as one stored run of kind
-// storage, sampling the host throughout, and returns what it stored. The
+// storage, sampling the host throughout, and returns what it stored. When
+// the plan placed the database on another host (Hosts), the benchmark ran
+// there: that host is sampled through its agent (Agent), its test file's
+// device marked, and each profile's host figures are that host's. The
 // returned error is the benchmark's (wrapping context.Canceled when
 // interrupted; a *RunError when fio failed) or the store's (*StoreError);
 // RunID is 0 when nothing could be stored.
-func (e *Env) Storage(ctx context.Context, b *fio.Bench, label string) (StorageOutcome, error) {
+func (e *Env) Storage(ctx context.Context, b StorageBench, label string) (StorageOutcome, error) {
 	plan := b.Plan()
 	rc := e.GatherContext(ctx, nil, dialect.Target{}, nil)
 	rc.Storage = plan.Device
@@ -74,7 +84,12 @@ func (e *Env) Storage(ctx context.Context, b *fio.Bench, label string) (StorageO
 		plan.Dir, plan.FioVersion, len(plan.Profiles), how)
 
 	t0 := time.Now()
-	s := sampler.Start(ctx, sampler.Options{Start: t0, Interval: time.Second, Dirs: map[string]string{"test_file": plan.Dir}, Logger: e.logger()})
+	so := sampler.Options{Start: t0, Interval: time.Second, Dirs: map[string]string{"test_file": plan.Dir}, Logger: e.logger()}
+	remote := e.Hosts != nil && e.Hosts.Database != "here" && e.Agent.Addr != ""
+	if remote {
+		so.Dirs, so.Agent, so.AgentDirs = nil, e.Agent, so.Dirs
+	}
+	s := sampler.Start(ctx, so)
 	// With a latency layer under the directory (fio runs inside it), the
 	// layer's figures over the whole run and over each profile.
 	lw := e.watchLayer(ctx, nil)
@@ -98,6 +113,10 @@ func (e *Env) Storage(ctx context.Context, b *fio.Bench, label string) (StorageO
 		},
 	})
 	m, samples := StopSampling(s, time.Since(t0), rc.Placement)
+	profileSamples := samples
+	if remote {
+		profileSamples = dbHostSamples(samples)
+	}
 	lw.stop()
 	lw.record(&m)
 
@@ -108,7 +127,7 @@ func (e *Env) Storage(ctx context.Context, b *fio.Bench, label string) (StorageO
 		sum.Layout = &w
 	}
 	for _, pr := range res.Profiles {
-		sp := storageProfile(t0, pr, samples)
+		sp := storageProfile(t0, pr, profileSamples)
 		if w := byProfile[pr.Profile]; w != nil {
 			f, warn := w.figures()
 			sp.LatencyLayer = f
@@ -134,4 +153,17 @@ func (e *Env) Storage(ctx context.Context, b *fio.Bench, label string) (StorageO
 		return out, &RunError{RunID: id, Status: status, Err: runErr}
 	}
 	return out, runErr
+}
+
+// dbHostSamples are the samples of the database host's agent, as the
+// host's own: a remote storage benchmark's profiles ran there.
+func dbHostSamples(samples []store.Sample) []store.Sample {
+	var out []store.Sample
+	for _, x := range samples {
+		if x.Source == store.SourceDBHost {
+			x.Source = store.SourceHost
+			out = append(out, x)
+		}
+	}
+	return out
 }
