@@ -231,46 +231,12 @@ func writeTPCCFiles(b *testing.B, n int) (string, []tpccFile, int64) {
 	return dir, files, rows
 }
 
-// copyTPCCFiles has the server read the files, workers at a time, with
-// the loader's session settings and one synchronous commit per connection
-// at the end (as the loader's Close).
+// copyTPCCFiles has the server read the files, workers at a time.
 func copyTPCCFiles(ctx context.Context, d *Database, files []tpccFile, workers int) error {
-	next := make(chan tpccFile, len(files))
-	for _, f := range files {
-		next <- f
+	stmts := make([]string, len(files))
+	for i, f := range files {
+		sql := copySQL[f.table]
+		stmts[i] = sql[:len(sql)-len("STDIN")] + "'" + f.path + "'"
 	}
-	close(next)
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for range workers {
-		wg.Go(func() {
-			c, err := d.connect(ctx)
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer c.Close(ctx)
-			if _, err := c.Exec(ctx, loadSettings); err != nil {
-				errs <- err
-				return
-			}
-			for f := range next {
-				sql := copySQL[f.table]
-				sql = sql[:len(sql)-len("STDIN")] + "'" + f.path + "'"
-				if _, err := c.Exec(ctx, sql); err != nil {
-					errs <- fmt.Errorf("%s: %w", sql, err)
-					return
-				}
-			}
-			if _, err := c.Exec(ctx, "SET synchronous_commit = on"); err == nil {
-				_, err = c.Exec(ctx, "SELECT pg_current_xact_id()")
-			}
-			if err != nil {
-				errs <- err
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
+	return copyStatements(ctx, d, stmts, workers)
 }
