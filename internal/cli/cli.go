@@ -121,7 +121,7 @@ func commands() []command {
 			summary: "browse a results store in a web browser: profiles, comparisons, experiments, reports, downloads (read-only)"},
 
 		{name: "agent", group: groupScaleOut, run: runAgent,
-			summary: "serve this host's metrics to an oltplab driving a database here from another machine (--agent)"},
+			summary: "act for a plan on another machine: this host's metrics, managed instances, fio, backups and the driver here (TLS, token)"},
 		{name: "k8s", group: groupScaleOut, run: runK8s, subs: k8sCommands(),
 			summary: "write a Kubernetes Indexed Job running oltplab run as N shards (manifest)"},
 		{name: "monitor", group: groupScaleOut, run: runMonitor,
