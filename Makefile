@@ -31,12 +31,8 @@ test: lint test-short test-all
 
 # Every test against the private servers, without lint and the fast path: a
 # test whose server, program or root is missing fails instead of skipping.
-# Three test binaries at a time on two cores: most of the suite waits on
-# servers, fixed measured windows and child processes (CPU was about half
-# used with two), and no test asserts a timing.
-TEST_PARALLEL ?= 3
 test-all:
-	OLTPLAB_REQUIRE_SERVERS=1 scripts/testservers.sh run $(GO) test -p $(TEST_PARALLEL) -count=1 -timeout 25m ./...
+	OLTPLAB_REQUIRE_SERVERS=1 scripts/testservers.sh run $(GO) test -count=1 -timeout 25m ./...
 
 # The whole suite under the race detector: several times slower than
 # make test, so not part of it (nor of CI); run it before merging changes
