@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -46,6 +47,9 @@ func ipCmd(t *testing.T, args ...string) {
 	}
 }
 
+// netLabs counts the labs this test binary has made.
+var netLabs atomic.Int64
+
 // newNetLab makes the namespaces; they are deleted when the test ends,
 // failed or not (the cleanup is registered before the first is made).
 func newNetLab(t *testing.T) netLab {
@@ -53,14 +57,22 @@ func newNetLab(t *testing.T) netLab {
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("no ip command: the namespace tests need iproute2")
 	}
-	id := os.Getpid() % 0xffff
+	// Every lab has names and a subnet of its own: a namespace's
+	// devices are destroyed asynchronously after `ip netns del`, so a
+	// second lab in the same test binary must not reuse the first's.
+	k := netLabs.Add(1)
+	id := fmt.Sprintf("%x%x", os.Getpid()%0xffff, k%16)
 	n := 1 + os.Getpid()%250
-	lab := netLab{db: fmt.Sprintf("oltplab-db-%x", id), lg: fmt.Sprintf("oltplab-lg-%x", id)}
-	net := fmt.Sprintf("10.226.%d.", n)
+	lab := netLab{db: "oltplab-db-" + id, lg: "oltplab-lg-" + id}
+	net := fmt.Sprintf("10.%d.%d.", 226+k%16, n)
 	lab.dbAddr, lab.lgAddr = net+"2", net+"6"
+	outers := []string{"o26d" + id, "o26l" + id}
 	t.Cleanup(func() {
+		for _, dev := range outers {
+			_ = exec.Command("ip", "link", "del", dev).Run() // takes its peer along, synchronously
+		}
 		for _, ns := range []string{lab.db, lab.lg} {
-			_ = exec.Command("ip", "netns", "del", ns).Run() // its veths go with it
+			_ = exec.Command("ip", "netns", "del", ns).Run()
 		}
 	})
 	if out, err := exec.Command("ip", "netns", "add", lab.db).CombinedOutput(); err != nil {
@@ -68,7 +80,7 @@ func newNetLab(t *testing.T) netLab {
 	}
 	ipCmd(t, "netns", "add", lab.lg)
 	for i, ns := range []string{lab.db, lab.lg} {
-		outer := fmt.Sprintf("o26%c%x", "dl"[i], id)
+		outer := outers[i]
 		ipCmd(t, "link", "add", outer, "type", "veth", "peer", "name", "up0", "netns", ns)
 		ipCmd(t, "addr", "add", fmt.Sprintf("%s%d/30", net, 1+4*i), "dev", outer)
 		ipCmd(t, "link", "set", outer, "up")
