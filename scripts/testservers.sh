@@ -148,7 +148,7 @@ start_mysql() {
 		--skip-name-resolve --local-infile=1 --max-connections=300
 		--innodb-buffer-pool-size=512M --innodb-log-file-size=512M --skip-log-bin)
 	if [[ $profile == test ]]; then
-		flags+=(--innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 --sync-binlog=0)
+		flags+=(--innodb-flush-log-at-trx-commit=2 --innodb-doublewrite=0 --sync-binlog=0)
 	else
 		flags+=(--innodb-buffer-pool-size=1G)
 	fi

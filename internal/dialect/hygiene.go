@@ -27,6 +27,16 @@ type Checkpointer interface {
 	Checkpoint(ctx context.Context) error
 }
 
+// Syncer is implemented by a Database whose server may acknowledge a
+// commit before it is durable (PostgreSQL's synchronous_commit = off,
+// InnoDB's innodb_flush_log_at_trx_commit = 0 or 2). SyncCommitted returns
+// once every transaction committed before the call survives a crash of
+// the server. A build calls it last: a build stored as done must still be
+// there after the server dies a second later.
+type Syncer interface {
+	SyncCommitted(ctx context.Context) error
+}
+
 // Resetter is implemented by a Database that can return to its post-build
 // state, by the fastest method it has, so that repeats start equal.
 //

@@ -31,13 +31,6 @@ var (
 	_ plan.TargetChecker  = (*buildStep)(nil)
 )
 
-var (
-	_ Step                = (*buildStep)(nil)
-	_ Reporter            = (*buildStep)(nil)
-	_ plan.ConnectionUser = (*buildStep)(nil)
-	_ plan.TargetChecker  = (*buildStep)(nil)
-)
-
 // BuildOptions are the options of a build step, as a plan's build section
 // writes them.
 //

@@ -174,6 +174,13 @@ func Build(ctx context.Context, db dialect.Database, o Options, progress func(Pr
 	if err := writeMeta(ctx, db, o, res); err != nil {
 		return fail(PhaseMeta, err)
 	}
+	// The metadata is the build's last commit: once it is durable, so is
+	// everything before it.
+	if s, ok := db.(dialect.Syncer); ok {
+		if err := s.SyncCommitted(ctx); err != nil {
+			return fail(PhaseMeta, fmt.Errorf("make the build durable: %w", err))
+		}
+	}
 	res.TotalSeconds = time.Since(start).Seconds()
 	rep.setPhase(PhaseDone)
 	return res, nil

@@ -47,7 +47,7 @@ func reachableDir(t *testing.T) string {
 // fastSettings trade durability for speed where a test measures nothing.
 var fastSettings = map[instance.Engine]map[string]string{
 	instance.Postgres: {"fsync": "off", "full_page_writes": "off", "synchronous_commit": "off"},
-	instance.MariaDB:  {"innodb_flush_log_at_trx_commit": "0", "innodb_doublewrite": "0"},
+	instance.MariaDB:  {"innodb_flush_log_at_trx_commit": "2", "innodb_doublewrite": "0"},
 }
 
 // managedSource starts a managed instance of engine e with one warehouse

@@ -34,7 +34,7 @@ func canDropCaches() bool {
 // quickSettings trade durability for speed: the tests measure nothing.
 var quickSettings = map[instance.Engine]map[string]string{
 	instance.Postgres: {"fsync": "off", "full_page_writes": "off", "synchronous_commit": "off"},
-	instance.MariaDB:  {"innodb_flush_log_at_trx_commit": "0", "innodb_doublewrite": "0"},
+	instance.MariaDB:  {"innodb_flush_log_at_trx_commit": "2", "innodb_doublewrite": "0"},
 }
 
 // managedEnv starts a managed instance of engine on a fresh directory

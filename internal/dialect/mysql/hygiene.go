@@ -395,3 +395,39 @@ func (d *DB) copyTables(ctx context.Context, op string, stmts func(table string)
 	}
 	return g.Wait()
 }
+
+var _ dialect.Syncer = (*DB)(nil)
+
+// maxSyncWait bounds how long SyncCommitted waits for InnoDB's timed log
+// flush.
+const maxSyncWait = 30 * time.Second
+
+// SyncCommitted returns once every commit before the call survives a
+// crash of the server. With innodb_flush_log_at_trx_commit = 1 or 3 each
+// commit was flushed before it returned; with 2 it was written to the
+// operating system, which keeps it when the server dies (not when the
+// machine does). With 0 InnoDB writes and flushes its log once every
+// innodb_flush_log_at_timeout seconds (both are global settings, not
+// oltplab's to change on a user's server), so it waits one such period and
+// a margin.
+func (d *DB) SyncCommitted(ctx context.Context) error {
+	const op = "sync commits"
+	var mode, period int64
+	if err := d.db.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_flush_log_at_trx_commit, @@GLOBAL.innodb_flush_log_at_timeout").Scan(&mode, &period); err != nil {
+		return d.wrap(op, err)
+	}
+	if mode != 0 {
+		return nil
+	}
+	wait := time.Duration(period)*time.Second + 500*time.Millisecond
+	if wait > maxSyncWait {
+		return &dialect.Error{Class: dialect.ClassOther, Op: op,
+			Err: fmt.Errorf("innodb_flush_log_at_trx_commit = 0 and innodb_flush_log_at_timeout = %d s: the build's last commits may not be on disk yet", period)}
+	}
+	select {
+	case <-time.After(wait):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

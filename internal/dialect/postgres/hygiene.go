@@ -510,3 +510,26 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+var _ dialect.Syncer = (*Database)(nil)
+
+// SyncCommitted makes every commit before it durable (syncCommits).
+func (d *Database) SyncCommitted(ctx context.Context) error {
+	return d.admin(ctx, "sync commits", func(c *pgx.Conn) error { return syncCommits(ctx, c) })
+}
+
+// syncCommits commits one transaction with synchronous_commit on. Its
+// commit waits for the WAL to be flushed up to its own record, and the WAL
+// is one sequence, so every commit before it is flushed too. The
+// transaction must write WAL: PostgreSQL commits one that wrote none
+// asynchronously whatever the setting (a bare SELECT pg_current_xact_id()
+// did not flush: TestBuildSurvivesServerCrash). A temporary table's
+// catalog rows are logged; it needs no privilege but TEMP (PUBLIC's by
+// default), where CHECKPOINT would need pg_checkpoint.
+func syncCommits(ctx context.Context, c *pgx.Conn) error {
+	if _, err := c.Exec(ctx, "SET synchronous_commit = on"); err != nil {
+		return err
+	}
+	_, err := c.Exec(ctx, "CREATE TEMPORARY TABLE oltplab_sync () ON COMMIT DROP")
+	return err
+}

@@ -130,10 +130,7 @@ func (l *loader) Close(ctx context.Context) error {
 	}
 	if err == nil {
 		// One synchronous commit flushes the WAL of every COPY before it.
-		if _, err = l.conn.Exec(ctx, "SET synchronous_commit = on"); err == nil {
-			_, err = l.conn.Exec(ctx, "SELECT pg_current_xact_id()")
-		}
-		if err != nil {
+		if err = syncCommits(ctx, l.conn); err != nil {
 			err = fmt.Errorf("make the load durable: %w", err)
 		}
 	}

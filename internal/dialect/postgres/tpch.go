@@ -272,9 +272,7 @@ func (s *copyStream) finish() error {
 	ctx := context.Background()
 	if err == nil {
 		// One synchronous commit flushes the WAL of the COPY before it.
-		if _, err = s.conn.Exec(ctx, "SET synchronous_commit = on"); err == nil {
-			_, err = s.conn.Exec(ctx, "SELECT pg_current_xact_id()")
-		}
+		err = syncCommits(ctx, s.conn)
 	}
 	if cerr := s.conn.Close(ctx); err == nil && cerr != nil {
 		err = cerr
