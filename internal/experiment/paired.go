@@ -77,12 +77,87 @@ func (s *profileStep) runPaired(ctx context.Context, x *Exec) (Outcome, error) {
 		d.Seed = drawSeed()
 	}
 	prog.Seed = d.Seed
+
+	// What measureAgain does for one target's profile, done for the pairs:
+	// a pass that ends because a managed target's server failed restarts
+	// it and measures again (retries); one that ends with contaminated
+	// runs measures their pairs again (remeasure). Each pass continues
+	// the same profiles: a pair either of whose runs does not count is
+	// superseded whole and measured again, side by side.
+	retries := 0
+	for _, t := range x.Targets {
+		if t.Managed != nil {
+			retries = 1
+		}
+	}
+	if s.Retries != nil {
+		retries = *s.Retries
+	}
+	remeasure := DefaultRemeasure
+	if s.Remeasure != nil {
+		remeasure = *s.Remeasure
+	}
+	note := func(format string, args ...any) {
+		if x.Env.Observer.Note != nil {
+			x.Env.Observer.Note(fmt.Sprintf(format, args...))
+		}
+	}
+	var done []string
+	var ids []int64
+	retried, remeasured := 0, 0
+	again, redo := "", false
+	for {
+		oc, failedOn, err := s.pairedPass(ctx, x, d, &prog, again, redo)
+		ids = append(ids, oc.RunIDs...)
+		oc.RunIDs = ids
+		var failed *scenario.ServerFailedError
+		switch {
+		case ctx.Err() != nil:
+		case errors.As(err, &failed) && failedOn != nil && failedOn.Server != nil && retried < retries:
+			retried++
+			name := failedOn.Spec.Name
+			note("run %d failed: %s; restarting %s and measuring its pair again (retry %d of %d)",
+				failed.Run.RunID, strings.Join(failed.Run.Reasons, "; "), name, retried, retries)
+			if _, rerr := failedOn.Server.Restart(ctx, false); rerr != nil {
+				return oc, errors.Join(err, fmt.Errorf("restart %s after its server failed: %w", name, rerr))
+			}
+			if rerr := failedOn.Reopen(ctx); rerr != nil {
+				return oc, errors.Join(err, rerr)
+			}
+			done = append(done, fmt.Sprintf("run %d failed (%s's server: %s) and its pair was measured again after a restart", failed.Run.RunID, name, failed.Run.Reasons[0]))
+			again = fmt.Sprintf("%s's server failed; it was restarted and the pair measured again (retry %d of %d)", name, retried, retries)
+			redo = false
+			continue
+		case OnlyContaminated(err) && remeasured < remeasure:
+			var dirty *scenario.ContaminatedError
+			errors.As(err, &dirty)
+			remeasured++
+			note("%d run(s) contaminated (%s); measuring their pairs again (pass %d of %d)",
+				len(dirty.Runs), dirty.Runs[0].Reasons[0], remeasured, remeasure)
+			done = append(done, fmt.Sprintf("%d contaminated run(s) measured again with their pairs (pass %d of %d)", len(dirty.Runs), remeasured, remeasure))
+			again = fmt.Sprintf("contaminated; the pair was measured again (pass %d of %d)", remeasured, remeasure)
+			redo = true
+			continue
+		}
+		if len(done) > 0 {
+			oc.Headline = strings.TrimPrefix(oc.Headline+"; "+strings.Join(done, "; "), "; ")
+		}
+		return oc, err
+	}
+}
+
+// pairedPass measures every pair the profiles of prog do not hold yet
+// (all of them the first time), continuing them with again and redo as
+// scenario.ProfileOptions' Remeasure and RedoContaminated. It returns
+// the target whose server failed when that ended the pass.
+func (s *profileStep) pairedPass(ctx context.Context, x *Exec, d driver.Options, prog *pairedProgress, again string, redo bool) (Outcome, *Running, error) {
 	targets := pairedOrder(x.Targets, s.baseline)
 	names := make([]string, len(targets))
 	runs := make([]*scenario.ProfileRun, 0, len(targets))
 	oc := Outcome{Profiles: map[string]int64{}}
+	var failedOn *Running // the target whose server failed
 	// finish ends every opened profile after runErr.
-	finish := func(runErr error, stops *profile.Stopping) (Outcome, error) {
+	finish := func(runErr error, stops *profile.Stopping) (Outcome, *Running, error) {
 		errs := []error{runErr}
 		for _, p := range runs {
 			if stops != nil {
@@ -96,7 +171,7 @@ func (s *profileStep) runPaired(ctx context.Context, x *Exec) (Outcome, error) {
 				errs = append(errs, err)
 			}
 		}
-		return oc, errors.Join(errs...)
+		return oc, failedOn, errors.Join(errs...)
 	}
 	for i, t := range targets {
 		name := t.Spec.Name
@@ -105,6 +180,7 @@ func (s *profileStep) runPaired(ctx context.Context, x *Exec) (Outcome, error) {
 		p, err := env.OpenProfile(ctx, t.DB, t.Target, scenario.ProfileOptions{
 			Label: s.experiment + "/" + name, Steps: s.VUs.Steps, VUsSpec: s.VUs.Spec, Repeat: s.runs(), Interleave: true,
 			Checkpoint: s.CheckpointBefore, Reset: s.ResetBetween, Driver: d, Continue: prog.Profiles[name],
+			Remeasure: again, RedoContaminated: redo,
 			Started: func(ctx context.Context, id int64) error {
 				prog.Profiles[name] = id
 				return x.Save(ctx, prog)
@@ -129,12 +205,16 @@ func (s *profileStep) runPaired(ctx context.Context, x *Exec) (Outcome, error) {
 			kept[slot]++
 		}
 	}
+	why := "the other run of its pair was not measured before the experiment was interrupted; the pair was measured again"
+	if again != "" {
+		why = "the other run of its pair did not count (" + again + ")"
+	}
 	for slot, n := range kept {
 		if n == len(runs) {
 			continue
 		}
 		for _, p := range runs {
-			if err := p.Supersede(ctx, slot, "the other run of its pair was not measured before the experiment was interrupted; the pair was measured again"); err != nil {
+			if err := p.Supersede(ctx, slot, why); err != nil {
 				return finish(err, nil)
 			}
 		}
@@ -196,6 +276,9 @@ func (s *profileStep) runPaired(ctx context.Context, x *Exec) (Outcome, error) {
 			if sr.Result != nil {
 				pr.record(k, slot, sr.Result.NOPM, sr.Counts)
 			}
+			if failed := (*scenario.ServerFailedError)(nil); errors.As(err, &failed) {
+				failedOn = targets[k]
+			}
 			if err != nil || ctx.Err() != nil {
 				if stopping != nil {
 					stopping.Stops = adaptive.Stops()
@@ -213,18 +296,18 @@ func (s *profileStep) runPaired(ctx context.Context, x *Exec) (Outcome, error) {
 		stopping.Stops = adaptive.Stops()
 	}
 	if s.AACheck {
-		if err := s.measureAA(ctx, x, targets[0], d, &prog, &oc); err != nil {
+		if err := s.measureAA(ctx, x, targets[0], d, prog, &oc); err != nil {
 			return finish(err, stopping)
 		}
 	}
-	oc, err := finish(nil, stopping)
+	oc, _, err := finish(nil, stopping)
 	if ps, rerr := loadPaired(ctx, x.Env.Store, oc.Profiles, prog.AA, names, report.Include{}); rerr == nil {
 		oc.Headline = ps.headline()
 	}
 	if h := stopsHeadline(pointerStops(stopping)); h != "" {
 		oc.Headline = strings.TrimPrefix(oc.Headline+"; "+h, "; ")
 	}
-	return oc, err
+	return oc, nil, err
 }
 
 func pointerStops(st *profile.Stopping) []profile.Stop {

@@ -236,3 +236,97 @@ targets:
 		t.Errorf("report: want the one-core step named contaminated, without a counted run:\n%s", text)
 	}
 }
+
+// TestPairedServerKilledIsRetried: the same fault in a paired profile
+// step (interleave: targets). The managed baseline's server killed in the
+// first pair's first run ends the pass; the step restarts it and measures
+// the whole pair again, side by side: the other target's run of that
+// pair, measured fine, is superseded too, so that no pair mixes a run from
+// before the restart with one after it. The experiment ends ok.
+func TestPairedServerKilledIsRetried(t *testing.T) {
+	testenv.Require(t, testenv.ManagedPostgres)
+	dir := reachableDir(t)
+	st := openStore(t, t.TempDir())
+	p := decodeIn(t, t.TempDir(), `name: killed-pair
+warehouses: 1
+build: {workers: 2, drop: true}
+baseline: pg
+targets:
+  - name: pg
+    engine: postgres
+    data_dir: `+filepath.Join(dir, "pg")+`
+    memory: 32MB
+    settings: {fsync: "off", full_page_writes: "off", synchronous_commit: "off"}
+  - {name: lite, url: "sqlite:lite.db"}
+steps: [build, {profile: {vus: [1], repeat: 2, rampup: 0s, duration: 3s, grace: 1s, interleave: targets}}]
+`)
+	ctx := context.Background()
+	if err := plan.Validate(ctx, p); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	killed := make(chan struct{})
+	var killErr error
+	k := &killAfter{n: 10, kill: func() {
+		defer close(killed)
+		for _, pid := range serversUsing(t, filepath.Join(dir, "pg")) {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				killErr = err
+			}
+		}
+	}}
+	var notes []string
+	var mu sync.Mutex
+	r := &Runner{Store: st, ToolVersion: "test", Observer: Observer{Scenario: scenario.Observer{
+		Recorder: k,
+		Note: func(s string) {
+			mu.Lock()
+			notes = append(notes, s)
+			mu.Unlock()
+		},
+	}}}
+	id, err := r.Run(ctx, p)
+	select {
+	case <-killed:
+	default:
+		t.Fatalf("the server was never killed")
+	}
+	if killErr != nil {
+		t.Fatalf("kill the managed server: %v", killErr)
+	}
+	if err != nil {
+		t.Fatalf("Run: %v, want the killed pair measured again and the experiment ok", err)
+	}
+	all, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: id, Kind: store.KindRun})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counting, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: id, Kind: store.KindRun, Counting: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two rounds of one pair each count; the killed run stays on record,
+	// and so does its partner's if it was measured before the kill ended
+	// the pass (the baseline runs first in the first round: it was not).
+	if len(counting) != 4 {
+		t.Fatalf("counting runs: %d, want 4 (2 pairs)", len(counting))
+	}
+	failed := 0
+	for _, run := range all {
+		if run.Status == store.StatusFailed {
+			failed++
+		}
+	}
+	if failed != 1 || len(all) < 5 {
+		t.Errorf("runs: %d, %d failed; want the killed run kept on record besides the 4 that count", len(all), failed)
+	}
+	mu.Lock()
+	said := strings.Join(notes, "\n")
+	mu.Unlock()
+	if !strings.Contains(said, "restarting pg and measuring its pair again (retry 1 of 1)") {
+		t.Errorf("notes %q: want the retry said", said)
+	}
+	e, err := st.GetExperiment(ctx, id)
+	if err != nil || e.Status != store.StatusOK {
+		t.Errorf("experiment status %v (%v), want ok", e.Status, err)
+	}
+}
