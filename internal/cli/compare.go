@@ -47,7 +47,7 @@ func runCompare(ctx context.Context, a *app, args []string) error {
 	if write == nil {
 		return usageErrorf("compare: unknown --format %q (want text, md or json)", format)
 	}
-	hs, err := a.compareKind(ctx, sf, refs)
+	hs, err := a.compareKind(ctx, sf, "compare", refs)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/experiment"
 	"github.com/oltplab/oltplab/internal/profile"
+	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/results"
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
@@ -30,12 +32,13 @@ func (c tpchCompared) name() string {
 	return "#" + strconv.FormatInt(c.Run.ID, 10)
 }
 
-// compareKind sorts out what refs name: (nil, nil) when they are
-// profiles (or names compare's profile path reports on), the TPC-H
-// results when every one names one, and a usage error when TPC-H results
-// and TPC-C profiles are mixed. A name that is both (a profile id that is
-// also a TPC-H result's id) goes with the others.
-func (a *app) compareKind(ctx context.Context, sf storeFlags, refs []string) ([]tpchCompared, error) {
+// compareKind sorts out what refs name for command cmd (compare,
+// report): (nil, nil) when they are profiles (or names the profile path
+// reports on), the TPC-H results when every one names one, and a usage
+// error when TPC-H results and TPC-C profiles are mixed. A name that is
+// both (a profile id that is also a TPC-H result's id) goes with the
+// others.
+func (a *app) compareKind(ctx context.Context, sf storeFlags, cmd string, refs []string) ([]tpchCompared, error) {
 	st, err := a.openStore(ctx, sf)
 	if err != nil {
 		return nil, err
@@ -67,18 +70,18 @@ func (a *app) compareKind(ctx context.Context, sf storeFlags, refs []string) ([]
 		return nil, nil
 	case !allTPCH:
 		if tpcc != "" {
-			return nil, usageErrorf("compare: %q is a TPC-H result and %q a TPC-C profile, which share no figure; compare TPC-H results with each other", tpchOnly, tpcc)
+			return nil, usageErrorf("%s: %q is a TPC-H result and %q a TPC-C profile, which share no figure; name TPC-H results with each other", cmd, tpchOnly, tpcc)
 		}
 		for _, ref := range refs {
 			if _, found, _ := results.RunByRef(ctx, st, store.KindTPCH, "TPC-H result", ref); !found {
-				return nil, usageErrorf("compare: %q names no TPC-H result to compare with %q (see `oltplab results list`)", ref, tpchOnly)
+				return nil, usageErrorf("%s: %q names no TPC-H result to go with %q (see `oltplab results list`)", cmd, ref, tpchOnly)
 			}
 		}
 	}
 	out := make([]tpchCompared, len(runs))
 	for i, r := range runs {
 		if len(r.Summary) == 0 {
-			return nil, usageErrorf("compare: TPC-H result %d (%s) stored no figures (status %s)", r.ID, refs[i], r.Status)
+			return nil, usageErrorf("%s: TPC-H result %d (%s) stored no figures (status %s)", cmd, r.ID, refs[i], r.Status)
 		}
 		s, err := summary.DecodeTPCH(r.Summary)
 		if err != nil {
@@ -435,4 +438,23 @@ func printables(ss []string) []string {
 		out[i] = printable(s)
 	}
 	return out
+}
+
+// tpchReport is the report of stored TPC-H results (`oltplab report ID...`):
+// the experiment report's TPC-H part, each result a column, ratios against
+// the first.
+func tpchReport(hs []tpchCompared) report.Input {
+	var targets []experiment.TPCHTarget
+	seen := map[string]bool{}
+	for _, h := range hs {
+		name := h.name()
+		if seen[name] {
+			name += " #" + strconv.FormatInt(h.Run.ID, 10)
+		}
+		seen[name] = true
+		targets = append(targets, experiment.TPCHTarget{Name: name, Runs: []summary.TPCH{h.Summary}})
+	}
+	sec, _ := experiment.TPCHSection("", targets)
+	sec.Title, sec.Kind = "TPROC-H results", "tpch"
+	return report.Input{Title: "oltplab TPROC-H results", Sections: []report.Section{sec}}
 }

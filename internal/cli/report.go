@@ -11,7 +11,7 @@ import (
 	"github.com/oltplab/oltplab/internal/report"
 )
 
-const reportSynopsis = "report PROFILE|MONITOR... -o FILE.html [--format html|md] [--include-suspect] [--include-contaminated]\n       oltplab report --experiment ID -o FILE.html [--format html|md] [--include-suspect] [--include-contaminated]"
+const reportSynopsis = "report PROFILE|MONITOR|TPCH-RESULT... -o FILE.html [--format html|md] [--include-suspect] [--include-contaminated]\n       oltplab report --experiment ID -o FILE.html [--format html|md] [--include-suspect] [--include-contaminated]"
 
 func runReport(ctx context.Context, a *app, args []string) error {
 	var (

@@ -417,14 +417,24 @@ func (a *app) renderProfiles(ctx context.Context, sf storeFlags, refs []string, 
 		return err
 	}
 	defer st.Close()
-	ps, ms, err := results.LoadInputs(ctx, st, refs, inc)
+	var in report.Input
+	hs, err := a.compareKind(ctx, sf, "report", refs)
 	if err != nil {
 		return err
 	}
-	in := report.Input{Title: "oltplab performance profiles", Generated: time.Now().UTC(), Version: version(), Profiles: ps, Monitors: ms}
-	if len(ps) == 0 {
-		in.Title = "oltplab monitors"
+	if hs != nil {
+		in = tpchReport(hs)
+	} else {
+		ps, ms, err := results.LoadInputs(ctx, st, refs, inc)
+		if err != nil {
+			return err
+		}
+		in = report.Input{Title: "oltplab performance profiles", Profiles: ps, Monitors: ms}
+		if len(ps) == 0 {
+			in.Title = "oltplab monitors"
+		}
 	}
+	in.Generated, in.Version = time.Now().UTC(), version()
 	wr := func(w io.Writer) error {
 		err := write(w, in)
 		if errors.Is(err, report.ErrMixedCSV) {

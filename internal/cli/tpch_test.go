@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -124,6 +125,27 @@ func TestTPCHWorkflow(t *testing.T) {
 		}
 	}
 
+	// The standalone report of TPC-H results: the experiment report's
+	// TPC-H part, each result a column, in HTML and Markdown.
+	html := filepath.Join(t.TempDir(), "tpch.html")
+	if r = oltplab(t, env, "report", "sf001", "sf001c", "-o", html); r.code != 0 {
+		t.Fatalf("report of TPC-H results: exit %d\n%s", r.code, r.err)
+	}
+	page, _ := os.ReadFile(html)
+	for _, want := range []string{"TPROC-H results", "TPROC-H figures at SF 0.01", "Power test: each query&#39;s interval (s)",
+		"Throughput test, stream 1: each query&#39;s interval", "sf001c QphH@Size"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("HTML report of TPC-H results lacks %q", want)
+		}
+	}
+	if strings.Contains(string(page), "NOPM") {
+		t.Errorf("HTML report of TPC-H results speaks of NOPM (the profiles' part)")
+	}
+	r = oltplab(t, env, "report", "sf001", "sf001b", "--format", "md")
+	if r.code != 0 || !strings.Contains(r.out, "## TPROC-H results") || !regexp.MustCompile(`(?m)^\| Q22 \| [0-9.]+ \| [0-9.]+ \| ×[0-9.]+ \|$`).MatchString(r.out) {
+		t.Errorf("Markdown report of TPC-H results: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+
 	r = oltplab(t, env, "tpch", "check", "--target", target)
 	if r.code != 0 || !strings.Contains(r.out, "lineitem (l_orderkey) → orders") || strings.Contains(r.out, "FAIL") {
 		t.Errorf("check: exit %d\n%s%s", r.code, r.out, r.err)
@@ -145,7 +167,7 @@ func TestTPCHWorkflow(t *testing.T) {
 	if r = oltplab(t, env, "run", "--target", tpcc, "--vus", "1", "--rampup", "0s", "--duration", "1s", "--label", "c"); r.code != 0 {
 		t.Fatalf("TPC-C run: exit %d %s", r.code, r.err)
 	}
-	for _, args := range [][]string{{"compare", "sf001", "c"}, {"compare", "c", "sf001b"}} {
+	for _, args := range [][]string{{"compare", "sf001", "c"}, {"compare", "c", "sf001b"}, {"report", "sf001", "c"}} {
 		r = oltplab(t, env, args...)
 		if r.code != exitUsage || !strings.Contains(r.err, "TPC-H result") || !strings.Contains(r.err, "TPC-C profile") || strings.Count(strings.TrimSpace(r.err), "\n") > 0 {
 			t.Errorf("%v: exit %d, %q; want a one-line usage error", args, r.code, r.err)

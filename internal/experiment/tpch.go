@@ -220,7 +220,31 @@ func tpchRatio(a, b []float64) string {
 // target's, the query-time ratios that show where a tier or a memory
 // size matters.
 func (s *tpchStep) Section(ctx context.Context, rc *ReportContext, index int) (report.Section, error) {
-	units := rc.inOrder(rc.Units(index))
+	var targets []TPCHTarget
+	for _, u := range rc.inOrder(rc.Units(index)) {
+		runs, err := tpchRuns(rc, u.Seq)
+		if err != nil {
+			return report.Section{}, err
+		}
+		targets = append(targets, TPCHTarget{Name: u.Target, Runs: runs})
+	}
+	sec, clauses := TPCHSection(s.Scale, targets)
+	sec.Answers = answersOf(rc, clauses)
+	return sec, nil
+}
+
+// TPCHTarget is one column of a TPC-H comparison: a target's runs (its
+// repeats), or one stored result.
+type TPCHTarget struct {
+	Name string
+	Runs []summary.TPCH
+}
+
+// TPCHSection compares TPC-H results, the first target the baseline: the
+// figures table, the power test's query intervals, the bar charts and a
+// finding per target; clauses are each target's headline figure, for a
+// summary's answers. scale is used when no run says its own.
+func TPCHSection(scale string, targets []TPCHTarget) (sec report.Section, clauses map[string]string) {
 	type target struct {
 		name                    string
 		power, throughput, qphh []float64
@@ -232,14 +256,9 @@ func (s *tpchStep) Section(ctx context.Context, rc *ReportContext, index int) (r
 		runs, timedOut, streams int
 	}
 	var ts []target
-	scale := s.Scale
-	for _, u := range units {
-		runs, err := tpchRuns(rc, u.Seq)
-		if err != nil {
-			return report.Section{}, err
-		}
-		t := target{name: u.Target, runs: len(runs)}
-		for _, r := range runs {
+	for _, tg := range targets {
+		t := target{name: tg.Name, runs: len(tg.Runs)}
+		for _, r := range tg.Runs {
 			scale = r.Scale
 			if r.Power != nil {
 				if r.Power.Power != nil {
@@ -340,8 +359,8 @@ func (s *tpchStep) Section(ctx context.Context, rc *ReportContext, index int) (r
 			fmt.Sprintf("Query stream %d of the throughput test, run at once with the other streams and the refresh stream; mean over the repeats, ratios against %s.", n, base.name),
 			names, func(i int) *[tpch.Queries][]float64 { return ts[i].streamQueries[n] }))
 	}
-	sec := report.Section{Tables: []report.Table{figures, queries}, Bars: bars}
-	clauses := map[string]string{}
+	sec = report.Section{Tables: []report.Table{figures, queries}, Bars: bars}
+	clauses = map[string]string{}
 	for i, t := range ts {
 		var parts []string
 		for _, f := range []struct {
@@ -368,8 +387,7 @@ func (s *tpchStep) Section(ctx context.Context, rc *ReportContext, index int) (r
 		sec.Findings = append(sec.Findings, fmt.Sprintf("TPROC-H SF %s: %s %s.", scale, t.name, strings.Join(parts, ", ")))
 		clauses[t.name] = "TPROC-H " + parts[0]
 	}
-	sec.Answers = answersOf(rc, clauses)
-	return sec, nil
+	return sec, clauses
 }
 
 // tpchQueryBars charts each query's interval per target: the mean over

@@ -161,9 +161,14 @@ func HTML(w io.Writer, in Input) error {
 		if page.Title == "" {
 			page.Title = "Performance profiles"
 		}
-		v := newView(in)
-		page.Lead = profilesLead(v)
-		page.Sections = []htmlSection{profileSection(v, "", "", "", false)}
+		if len(in.Profiles)+len(in.Monitors) > 0 || len(in.Sections) == 0 {
+			v := newView(in)
+			page.Lead = profilesLead(v)
+			page.Sections = []htmlSection{profileSection(v, "", "", "", false)}
+		} else {
+			page.Study = true // the profiles' method part does not apply
+		}
+		page.Sections = append(page.Sections, looseParts(in.Sections)...)
 	}
 	for _, sec := range page.Sections {
 		for _, c := range slices.Concat(sec.Charts, sec.HostCharts, sec.SeriesCharts, sec.MonitorCharts, sec.TimeCharts) {

@@ -22,6 +22,10 @@ type Input struct {
 	// targets and schedule, then one section per step of its plan, then
 	// what differs between its targets. Profiles is then unused.
 	Experiment *Experiment `json:"experiment,omitempty"`
+	// Sections, in a report without an Experiment, are parts shown after
+	// the profiles and monitors, each as a step kind reports it (a report
+	// of stored TPC-H results). An experiment's sections are its own.
+	Sections []Section `json:"sections,omitempty"`
 	// Links, when set, are shown under the title of the HTML report (the
 	// results browser's way back and downloads); a saved report has none.
 	Links []Link `json:"-"`

@@ -41,12 +41,20 @@ func Markdown(w io.Writer, in Input) error {
 			}
 		}
 	} else {
-		for _, t := range newView(in).tables() {
-			level := "##"
-			if t.Sub {
-				level = "###"
+		if len(in.Profiles)+len(in.Monitors) > 0 || len(in.Sections) == 0 {
+			for _, t := range newView(in).tables() {
+				level := "##"
+				if t.Sub {
+					level = "###"
+				}
+				writeMarkdownTable(bw, t, level)
 			}
-			writeMarkdownTable(bw, t, level)
+		}
+		for _, part := range looseParts(in.Sections) {
+			fmt.Fprintf(bw, "\n## %s\n", mdEscape(part.Title))
+			for _, b := range part.Blocks {
+				writeMarkdownBlock(bw, b, "###", true)
+			}
 		}
 	}
 	if err := bw.Flush(); err != nil {

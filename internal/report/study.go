@@ -157,6 +157,26 @@ func (s *study) sectionBlocks(sec Section) []block {
 	return out
 }
 
+// looseParts are the parts of a report without an experiment
+// (Input.Sections): each section's findings, then its tables and charts.
+func looseParts(secs []Section) []htmlSection {
+	s := &study{e: &Experiment{Sections: secs}}
+	var out []htmlSection
+	for i, sec := range secs {
+		blocks := s.sectionBlocks(sec)
+		if len(blocks) == 0 {
+			continue
+		}
+		// The part's title stands for the first block's heading.
+		blocks[0].Heading = ""
+		if len(sec.Findings) > 0 {
+			blocks = append([]block{{List: sec.Findings}}, blocks...)
+		}
+		out = append(out, htmlSection{ID: "part-" + strconv.Itoa(i+1), Title: sec.Title, Part: true, Blocks: blocks})
+	}
+	return out
+}
+
 // stepHeading heads a profile step's part of a section when the plan has
 // several.
 func (s *study) stepHeading(st studyStep) []block {
