@@ -30,6 +30,10 @@ type Remote struct {
 	Host   *plan.HostSpec
 	Client agent.Client
 	Info   agent.InstanceInfo // its URL on the agent's host; Password and Ticket secrets
+	// secret is told the secrets of what the agent starts for this
+	// target later (a restored copy's password and ticket), for
+	// scrubbing; never nil.
+	secret func(string)
 
 	mu        sync.Mutex
 	outages   []string  // lease renewals and tunnels that failed
@@ -135,7 +139,10 @@ func startRemote(ctx context.Context, t *plan.TargetSpec, log *slog.Logger, secr
 		secret(info.Password)
 		secret(info.Ticket)
 	}
-	rm := &Remote{Host: t.Agent, Client: c, Info: info, gone: make(chan struct{})}
+	rm := &Remote{Host: t.Agent, Client: c, Info: info, gone: make(chan struct{}), secret: secret}
+	if rm.secret == nil {
+		rm.secret = func(string) {}
+	}
 	life, endLease := context.WithCancel(context.WithoutCancel(ctx))
 	go c.KeepLease(life, info.ID, info.Lease, func(err error) { rm.renewed(err, log) })
 	stopRemote := func(ctx context.Context) error {

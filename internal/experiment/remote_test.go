@@ -160,7 +160,7 @@ func TestRemoteRefusals(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ name, src string }{
-		{"backup on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [storage, {backup: {to: /srv/b}}]\n"},
+		{"relative restore dir on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [storage, {backup: {to: /srv/b, restore_dir: r}}]\n"},
 		{"relative backup dir on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [{backup: {to: b, restore: false}}]\n"},
 		{"rebuild on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [build, rebuild]\n"},
 		{"remote driver, local instance", base + "driver: {host: db1}\ntargets: [{name: a, engine: postgres, data_dir: a}]\nsteps: [build, {profile: {vus: [1]}}]\n"},
@@ -176,8 +176,8 @@ func TestRemoteRefusals(t *testing.T) {
 			t.Errorf("%s: validated", c.name)
 		} else if strings.HasSuffix(c.name, "on a remote target") && (!errors.Is(err, plan.ErrRemoteStep) || strings.Contains(err.Error(), "step storage")) {
 			t.Errorf("%s: %v, want %v", c.name, err, plan.ErrRemoteStep)
-		} else if c.name == "backup on a remote target" && !strings.Contains(err.Error(), "restore: false") {
-			t.Errorf("%s: %v, want the restore refused", c.name, err)
+		} else if c.name == "relative restore dir on a remote target" && !strings.Contains(err.Error(), "restore_dir") {
+			t.Errorf("%s: %v, want the restore directory refused", c.name, err)
 		} else if c.name == "tpch with a remote driver" && !strings.Contains(err.Error(), "runner's machine only") {
 			t.Errorf("%s: %v, want the driver's placement refused", c.name, err)
 		}
