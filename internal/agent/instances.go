@@ -92,6 +92,7 @@ func (is *instances) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/instances/{id}/connect", is.connect)
 	is.storageRoutes(mux)
 	is.backupRoutes(mux)
+	is.restartRoutes(mux)
 }
 
 func (is *instances) lease() time.Duration {
@@ -279,7 +280,11 @@ func (is *instances) renew(w http.ResponseWriter, r *http.Request) {
 	is.mu.Lock()
 	m.expires = time.Now().Add(is.lease())
 	is.mu.Unlock()
-	writeJSON(w, http.StatusOK, is.info(m))
+	// No description: it would wait for a restart in progress (the
+	// instance's lock), and the lease must not.
+	writeJSON(w, http.StatusOK, struct {
+		Lease time.Duration `json:"lease"`
+	}{is.lease()})
 }
 
 func (is *instances) stop(w http.ResponseWriter, r *http.Request) {
