@@ -283,12 +283,12 @@ func placeUnit(p *plan.Plan, u plan.Unit, running []*Running, env *scenario.Env)
 		req.URL, req.Password = tg.URL.String(), tg.Password.Reveal()
 		h.RTTNote = "not measured: the database is reached at its URL, with no agent beside it"
 	}
-	env.Drive = func(ctx context.Context, meta tpcc.Meta, d driver.Options) (*driver.Result, error) {
+	env.Drive = func(ctx context.Context, meta tpcc.Meta, d driver.Options, live func(driver.Live)) (*driver.Result, error) {
 		r := req
 		r.Meta = meta
 		d.Recorder, d.Start = nil, nil // they stay here
 		r.Options = d
-		return lg.Drive(ctx, r)
+		return lg.Drive(ctx, r, live)
 	}
 	return nil
 }

@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/agent"
+	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -87,11 +89,27 @@ steps:
 	}
 	st := openStore(t, t.TempDir())
 	held := 0
+	// The live reports of each profile's driver reach the runner's
+	// observer, wherever the driver runs.
+	var mu sync.Mutex
+	driverHost, lives := "", map[string]int{}
 	r := &Runner{Store: st, ToolVersion: "test", NoCrossCheck: true, Observer: Observer{Unit: func(e UnitEvent) {
 		if e.State == store.StepRunning {
 			held += db1.Running()
+			mu.Lock()
+			driverHost = p.DriverHost(e.Unit.Step)
+			if driverHost == "" {
+				driverHost = "here"
+			}
+			mu.Unlock()
 		}
-	}}}
+	}, Scenario: scenario.Observer{Live: func(l driver.Live) {
+		mu.Lock()
+		defer mu.Unlock()
+		if l.Elapsed > 0 {
+			lives[driverHost]++
+		}
+	}}}}
 	id, err := r.Run(ctx, p)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -127,6 +145,11 @@ steps:
 	}
 	if !drivers["here"] || !drivers["lg1"] || !drivers["db1"] {
 		t.Errorf("drivers ran on %v, want here, lg1 and db1", drivers)
+	}
+	for _, h := range []string{"here", "lg1", "db1"} {
+		if lives[h] == 0 {
+			t.Errorf("no live report of the driver on %s reached the runner (%v)", h, lives)
+		}
 	}
 	in, err := Report(ctx, st, id, report.Include{})
 	if err != nil {
