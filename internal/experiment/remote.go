@@ -319,7 +319,7 @@ func (rc *ReportContext) placementLines() []string {
 	var order []key
 	seen := map[key]*where{}
 	for _, r := range rc.runs {
-		if r.Kind != store.KindRun && r.Kind != store.KindStorage && r.Kind != store.KindBackup && r.Kind != store.KindRebuild {
+		if r.Kind != store.KindRun && r.Kind != store.KindStorage && r.Kind != store.KindBackup && r.Kind != store.KindRebuild && r.Kind != store.KindCPU {
 			continue
 		}
 		var c struct {

@@ -18,13 +18,14 @@ import (
 	"github.com/oltplab/oltplab/internal/testenv"
 )
 
-// TestRemoteRebuildLoopback: a rebuild step on a managed PostgreSQL that
+// TestRemoteRebuildCPULoopback: a rebuild step on a managed PostgreSQL that
 // an agent on loopback (db1) runs: its agent restarts the server cold
 // (the page cache dropped there) and reads the server's CPU time from its
 // cgroups, the statement goes through the tunnel; the runner stores the
 // cold and warm phases with the restart as timed on db1 and the
-// placement; the agent holds nothing once the plan ends.
-func TestRemoteRebuildLoopback(t *testing.T) {
+// placement; the agent holds nothing once the plan ends. A cpu step
+// there runs the client loop on db1 and the server's CPU time from it.
+func TestRemoteRebuildCPULoopback(t *testing.T) {
 	testenv.Require(t, testenv.ManagedPostgres)
 	const tok = "loopback-test-token-0123456789"
 	dir := reachableDir(t)
@@ -46,6 +47,7 @@ steps:
   - build
   - rebuild
   - profile: {vus: [1], rampup: 200ms, duration: 1s, grace: 1s}
+  - cpu: {repeat: 2, server_iterations: 2000, client_iterations: 100000}
 `)
 	ctx := context.Background()
 	if err := plan.Validate(ctx, p); err != nil {
@@ -118,6 +120,28 @@ steps:
 	}
 	if m := strings.Join(in.Experiment.Method, "\n"); !strings.Contains(m, "page-cache drop") {
 		t.Errorf("the report's method does not say where the restarts ran:\n%s", m)
+	}
+
+	cpus, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: id, Kind: store.KindCPU})
+	if err != nil || len(cpus) != 1 || cpus[0].Status != store.StatusOK {
+		t.Fatalf("cpu runs: %d (%v), want 1 OK", len(cpus), err)
+	}
+	cs, err := summary.DecodeCPU(cpus[0].Summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(cs.Client.Method, "on host db1") || len(cs.Client.Runs) != 2 || cs.Client.Runs[0].Rate <= 0 {
+		t.Errorf("cpu client loop: %+v, want 2 runs on host db1", cs.Client)
+	}
+	if cs.Server == nil || len(cs.Server.Runs) != 2 || cs.Server.Runs[0].CPUSeconds == nil {
+		t.Errorf("cpu server loop: %+v, want 2 runs with the server's CPU time read by the agent", cs.Server)
+	}
+	if cs.Monitor.DatabaseHost == nil {
+		t.Errorf("the cpu step did not sample the database's host")
+	}
+	ac := agent.Client{Addr: dbAddr, Fingerprint: dbFP, Token: tok}
+	if _, err := ac.CPULoop(ctx, agent.MaxCPULoopIterations+1); err == nil || !strings.Contains(err.Error(), "iterations") {
+		t.Errorf("a loop over the agent's bound: %v, want refused", err)
 	}
 
 	// The endpoints: the token only, a known instance only.

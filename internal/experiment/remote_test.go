@@ -185,7 +185,7 @@ func TestRemoteRefusals(t *testing.T) {
 	for _, c := range []struct{ name, src string }{
 		{"relative restore dir on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [storage, {backup: {to: /srv/b, restore_dir: r}}]\n"},
 		{"relative backup dir on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [{backup: {to: b, restore: false}}]\n"},
-		{"cpu on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [build, cpu]\n"},
+		{"parallel on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}, {name: b, host: db1, engine: postgres, data_dir: /srv/b}]\nsteps: [build, parallel]\n"},
 		{"remote driver, local instance", base + "driver: {host: db1}\ntargets: [{name: a, engine: postgres, data_dir: a}]\nsteps: [build, {profile: {vus: [1]}}]\n"},
 		{"tpch with a remote driver", base + "driver: {host: db1}\ntargets: [{name: a, url: \"postgres://u@10.0.0.7/db\"}]\nsteps: [{tpch: {scale: 0.01}}]\n"},
 		{"placeholder fingerprint", "name: x\nwarehouses: 1\nhosts: {db1: {agent: \"10.0.0.5:7300\", fingerprint: \"sha256:REPLACE-ME\", token_file: " + tf + "}}\ntargets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [build]\n"},
