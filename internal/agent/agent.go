@@ -121,6 +121,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/ping", s.ping)
 	s.inst.routes(mux)
 	s.driveRoutes(mux)
+	s.cpuRoutes(mux)
 	return s.logged(mux)
 }
 

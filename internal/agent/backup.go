@@ -22,13 +22,19 @@ import (
 //	       one backup into To/Name, a new directory under claim's mark
 //	DELETE /v1/instances/{id}/backups/{name}   remove that backup (its mark
 //	       checked)
+//	POST   /v1/instances/{id}/backups/{name}/restore  RestoreRequest ->
+//	       RestoreTaken: that backup restored into Into, a new directory
+//	       under claim's mark below the agent's roots, and a new managed
+//	       instance of the agent started on it (its own id, lease and
+//	       ticket), as a local backup step restores (internal/instance)
 //
 // The engine's tools run inside the instance's cgroups, as a local
 // instance's backups (internal/instance). A backup not kept is removed
 // when its runner asks, and otherwise when the instance stops (its
-// runner gone, its lease lapsed, the agent stopping); a backup is never
-// restored on the agent (yet): the runner refuses restore on a remote
-// target.
+// runner gone, its lease lapsed, the agent stopping). A restored copy
+// not kept is removed when its instance stops (its runner asks once the
+// copy is checked, or the lease lapses, or the agent stops). The agent
+// restores only a backup it took itself, under its own mark.
 
 // BackupRequest is one backup of an instance, or the preparation of its
 // backups (Name empty).
@@ -39,6 +45,9 @@ type BackupRequest struct {
 	Jobs   int                   `json:"jobs,omitempty"`
 	// Keep leaves the backup when the instance stops.
 	Keep bool `json:"keep,omitempty"`
+	// RestoreDir, on preparation, is where restores will go: prepared
+	// (and refused) as To is.
+	RestoreDir string `json:"restore_dir,omitempty"`
 }
 
 // BackupTaken is a backup the agent took.
@@ -50,15 +59,40 @@ type BackupTaken struct {
 // for: a plain name in To, never a path.
 const backupNamePrefix = "oltplab-backup-"
 
+// heldBackup is a backup the agent took of an instance (or a restored
+// copy of one): what it restores, and what it removes unless kept.
 type heldBackup struct {
-	dir  string
-	mark claim.Mark
+	dir    string
+	mark   claim.Mark
+	keep   bool
+	backup instance.Backup
+	jobs   int
 }
 
 func (is *instances) backupRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/instances/{id}/backups/prepare", is.backupPrepare)
 	mux.HandleFunc("POST /v1/instances/{id}/backups", is.backup)
 	mux.HandleFunc("DELETE /v1/instances/{id}/backups/{name}", is.backupRemove)
+	mux.HandleFunc("POST /v1/instances/{id}/backups/{name}/restore", is.restore)
+}
+
+// checkBackupDir refuses a directory for backups or restores outside the
+// agent's roots, or in or above the instance's data directory.
+func (is *instances) checkBackupDir(m *managed, field, dir string) (string, int, error) {
+	if err := is.s.allowed(field, dir); err != nil {
+		return "", http.StatusForbidden, err
+	}
+	dir = filepath.Clean(dir)
+	for _, dd := range []string{m.inst.Spec().DataDir, m.inst.Spec().WALDir} {
+		if dd == "" {
+			continue
+		}
+		dd = filepath.Clean(dd)
+		if dir == dd || strings.HasPrefix(dir, dd+"/") || strings.HasPrefix(dd, dir+"/") {
+			return "", http.StatusBadRequest, fmt.Errorf("%s %s: not in or above the instance's directory %s", field, dir, dd)
+		}
+	}
+	return dir, 0, nil
 }
 
 // backupper checks a request and prepares the instance's backupper.
@@ -79,22 +113,29 @@ func (is *instances) backupper(w http.ResponseWriter, r *http.Request) (*managed
 		fail(w, http.StatusBadRequest, errors.New("backup request: the backup directory (to) is required"))
 		return nil, nil, req, false
 	}
-	if err := is.s.allowed("backup directory (to)", req.To); err != nil {
-		fail(w, http.StatusForbidden, err)
-		return nil, nil, req, false
-	}
-	req.To = filepath.Clean(req.To)
-	if dd := filepath.Clean(m.inst.Spec().DataDir); req.To == dd || strings.HasPrefix(req.To, dd+"/") || strings.HasPrefix(dd, req.To+"/") {
-		fail(w, http.StatusBadRequest, fmt.Errorf("backup directory %s: not in or above the instance's data directory %s", req.To, dd))
-		return nil, nil, req, false
+	dirs := []string{}
+	for _, d := range []struct {
+		field string
+		dir   *string
+	}{{"backup directory (to)", &req.To}, {"restore directory", &req.RestoreDir}} {
+		if *d.dir == "" {
+			continue
+		}
+		clean, status, err := is.checkBackupDir(m, d.field, *d.dir)
+		if err != nil {
+			fail(w, status, err)
+			return nil, nil, req, false
+		}
+		*d.dir = clean
+		dirs = append(dirs, clean)
 	}
 	bk, err := instance.NewBackupper(r.Context(), instance.BackupSource{Instance: m.inst, Target: m.inst.Target()},
-		instance.BackupOptions{Method: req.Method, Jobs: req.Jobs, Dirs: []string{req.To}}, is.s.log().With("instance", m.id))
+		instance.BackupOptions{Method: req.Method, Jobs: req.Jobs, Dirs: dirs}, is.s.log().With("instance", m.id))
 	if err != nil {
 		fail(w, http.StatusUnprocessableEntity, err)
 		return nil, nil, req, false
 	}
-	if err := bk.PrepareDirs(req.To); err != nil {
+	if err := bk.PrepareDirs(dirs...); err != nil {
 		_ = bk.Close()
 		fail(w, http.StatusUnprocessableEntity, err)
 		return nil, nil, req, false
@@ -135,14 +176,12 @@ func (is *instances) backup(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusUnprocessableEntity, err)
 		return
 	}
-	if !req.Keep {
-		is.mu.Lock()
-		if m.backups == nil {
-			m.backups = map[string]heldBackup{}
-		}
-		m.backups[req.Name] = heldBackup{dir: taken.Dir, mark: mark}
-		is.mu.Unlock()
+	is.mu.Lock()
+	if m.backups == nil {
+		m.backups = map[string]heldBackup{}
 	}
+	m.backups[req.Name] = heldBackup{dir: taken.Dir, mark: mark, keep: req.Keep, backup: taken, jobs: req.Jobs}
+	is.mu.Unlock()
 	is.s.log().Info("agent: backup taken", "instance", m.id, "dir", taken.Dir, "bytes", taken.Bytes, "seconds", taken.Ended.Sub(taken.Started).Seconds())
 	writeJSON(w, http.StatusOK, BackupTaken{Backup: taken})
 }
@@ -164,6 +203,10 @@ func (is *instances) backupRemove(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, fmt.Errorf("no backup %q of this instance held by this agent", name))
 		return
 	}
+	if h.keep {
+		writeJSON(w, http.StatusOK, struct{}{}) // kept: forgotten, left in place
+		return
+	}
 	if err := claim.Remove(h.dir, h.mark); err != nil {
 		fail(w, http.StatusInternalServerError, fmt.Errorf("remove backup %s: %w", h.dir, err))
 		return
@@ -180,6 +223,9 @@ func (is *instances) removeBackups(m *managed) {
 	m.backups = nil
 	is.mu.Unlock()
 	for _, h := range held {
+		if h.keep {
+			continue
+		}
 		err := claim.Remove(h.dir, h.mark)
 		is.s.log().Info("agent: backup removed", "instance", m.id, "dir", h.dir, "why", "the instance stopped", "err", err)
 	}

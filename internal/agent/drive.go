@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +11,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/dialect"
@@ -21,7 +25,10 @@ import (
 //	POST /v1/drive  DriveRequest -> DriveResponse: one timed run of the
 //	                driver on this host, against a database reached
 //	                directly (a URL; an instance of this agent) or through
-//	                another agent's tunnel (Via)
+//	                another agent's tunnel (Via); with Live, a stream of
+//	                DriveEvent lines instead (newline-delimited JSON): the
+//	                driver's live reports as they come (driver.Live, every
+//	                second), then the response
 //	POST /v1/rtt    Via -> RTTResponse: the round trip from this host to
 //	                another agent, measured now
 //
@@ -51,6 +58,15 @@ type DriveRequest struct {
 	Via      *Via   `json:"via,omitempty"`
 	Meta     tpcc.Meta
 	Options  driver.Options `json:"options"`
+	// Live asks for the driver's live reports as they come (a stream of
+	// DriveEvent lines) rather than one answer at the end.
+	Live bool `json:"live,omitempty"`
+}
+
+// DriveEvent is one line of a driven run's stream; one field set.
+type DriveEvent struct {
+	Live *driver.Live   `json:"live,omitempty"`
+	End  *DriveResponse `json:"end,omitempty"`
 }
 
 // DriveResponse is what the run measured, and its error.
@@ -124,14 +140,35 @@ func (s *Server) drive(w http.ResponseWriter, r *http.Request) {
 	tg.Password, tg.PasswordSet = secret, req.Password != ""
 	tg.Env = dialect.Env{Logger: s.log()}
 	ctx := r.Context()
-	s.log().Info("agent: driving", "target", tg.String(), "vus", req.Options.Users(), "duration", req.Options.Duration, "via", viaAddr(req.Via))
+	s.log().Info("agent: driving", "target", tg.String(), "vus", req.Options.Users(), "duration", req.Options.Duration, "via", viaAddr(req.Via), "live", req.Live)
+	answer := func(out DriveResponse) { writeJSON(w, http.StatusOK, out) }
+	var live func(driver.Live)
+	if req.Live {
+		flusher, ok := w.(http.Flusher)
+		if !ok {
+			fail(w, http.StatusInternalServerError, errors.New("streaming unsupported"))
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		w.WriteHeader(http.StatusOK)
+		enc := json.NewEncoder(w)
+		var mu sync.Mutex
+		send := func(e DriveEvent) {
+			mu.Lock()
+			defer mu.Unlock()
+			_ = enc.Encode(e) // a runner gone ends ctx: the run stops
+			flusher.Flush()
+		}
+		live = func(l driver.Live) { send(DriveEvent{Live: &l}) }
+		answer = func(out DriveResponse) { send(DriveEvent{End: &out}) }
+	}
 	db, err := dialect.Open(ctx, tg)
 	if err != nil {
-		writeJSON(w, http.StatusOK, DriveResponse{Error: dialect.Scrub("open the database: "+err.Error(), secret)})
+		answer(DriveResponse{Error: dialect.Scrub("open the database: "+err.Error(), secret)})
 		return
 	}
 	defer db.Close()
-	res, rerr := driver.Run(ctx, db, req.Meta, req.Options, nil)
+	res, rerr := driver.Run(ctx, db, req.Meta, req.Options, live)
 	var out DriveResponse
 	if res != nil {
 		wire := res.ToWire()
@@ -140,7 +177,7 @@ func (s *Server) drive(w http.ResponseWriter, r *http.Request) {
 	if rerr != nil {
 		out.Error = dialect.Scrub(rerr.Error(), secret)
 	}
-	writeJSON(w, http.StatusOK, out)
+	answer(out)
 }
 
 func viaAddr(v *Via) string {
@@ -155,12 +192,21 @@ func viaAddr(v *Via) string {
 var ErrRemoteRun = errors.New("the driver on the agent's host")
 
 // Drive runs the driver on the agent's host and returns what it
-// measured. An agent that goes away during the run is ErrUnreachable.
-func (c Client) Drive(ctx context.Context, req DriveRequest) (*driver.Result, error) {
+// measured; live, when not nil, is called with the driver's live reports
+// there as they arrive (as driver.Run calls it, from one goroutine). An
+// agent that goes away during the run is ErrUnreachable.
+func (c Client) Drive(ctx context.Context, req DriveRequest, live func(driver.Live)) (*driver.Result, error) {
 	var out DriveResponse
-	if err := c.do(ctx, http.MethodPost, "/v1/drive", req, &out, 0); err != nil {
+	var err error
+	if live != nil {
+		req.Live = true
+		out, err = c.driveStream(ctx, req, live)
+	} else {
+		err = c.do(ctx, http.MethodPost, "/v1/drive", req, &out, 0)
+	}
+	if err != nil {
 		var ne net.Error
-		if errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if !errors.Is(err, ErrUnreachable) && (errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF)) {
 			return nil, fmt.Errorf("%w at %s during the run: %w", ErrUnreachable, c.Addr, err)
 		}
 		return nil, err
@@ -177,6 +223,68 @@ func (c Client) Drive(ctx context.Context, req DriveRequest) (*driver.Result, er
 		return res, fmt.Errorf("%w at %s: %s", ErrRemoteRun, c.Addr, out.Error)
 	}
 	return res, nil
+}
+
+// driveStream sends a live run's request and follows its stream: each
+// live report to live, the response at its end.
+func (c Client) driveStream(ctx context.Context, req DriveRequest, live func(driver.Live)) (DriveResponse, error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return DriveResponse{}, err
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+c.Addr+"/v1/drive", bytes.NewReader(b))
+	if err != nil {
+		return DriveResponse{}, fmt.Errorf("agent at %s: %w", c.Addr, err)
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	c.authorize(hr)
+	hc, err := c.httpClient(0)
+	if err != nil {
+		return DriveResponse{}, err
+	}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Do(hr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return DriveResponse{}, ctx.Err()
+		}
+		if errors.Is(err, ErrTrust) {
+			return DriveResponse{}, fmt.Errorf("agent at %s: %w", c.Addr, err)
+		}
+		return DriveResponse{}, fmt.Errorf("%w at %s: %w", ErrUnreachable, c.Addr, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var e apiError
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if json.Unmarshal(body, &e) != nil || e.Error == "" {
+			e.Error = strings.TrimSpace(string(body))
+		}
+		return DriveResponse{}, &RemoteError{Addr: c.Addr, Status: resp.StatusCode, Msg: e.Error}
+	}
+	sc := bufio.NewScanner(resp.Body)
+	// The end holds the whole result (histograms, per-second series).
+	sc.Buffer(make([]byte, 64<<10), 256<<20)
+	for sc.Scan() {
+		var e DriveEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return DriveResponse{}, fmt.Errorf("agent at %s: driver stream: %w", c.Addr, err)
+		}
+		switch {
+		case e.End != nil:
+			return *e.End, nil
+		case e.Live != nil:
+			live(*e.Live)
+		}
+	}
+	if ctx.Err() != nil {
+		return DriveResponse{}, ctx.Err()
+	}
+	err = sc.Err()
+	if err == nil {
+		err = io.ErrUnexpectedEOF
+	}
+	return DriveResponse{}, fmt.Errorf("%w at %s during the run: the stream ended without the result: %w", ErrUnreachable, c.Addr, err)
 }
 
 // RTTTo asks the agent for the round trip from its host to another

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -28,7 +30,8 @@ import (
 //	GET    /v1/instances/{id}/connect  a tunnel to its server (the token or
 //	                                   the instance's ticket), tunnel.go
 //	POST   /v1/instances/{id}/storage  fio beside its data, storage.go
-//	POST   /v1/instances/{id}/backups  its backups beside its data, backup.go
+//	POST   /v1/instances/{id}/backups  its backups beside its data, backup.go,
+//	                                   and their restores, restore.go
 //
 // An instance lives as long as its lease: a runner renews it every
 // Lease/3; one whose runner went silent is stopped (reap), so that an
@@ -65,8 +68,11 @@ type managed struct {
 	// first when the instance stops.
 	work    context.Context
 	endWork context.CancelFunc
-	backups map[string]heldBackup // taken, not kept, not yet removed (backup.go)
-	expires time.Time
+	backups map[string]heldBackup // taken and not yet removed (backup.go)
+	// restored, for an instance started on a restored backup, is that
+	// copy (restore.go): removed when it stops, unless kept.
+	restored *heldBackup
+	expires  time.Time
 }
 
 type instances struct {
@@ -86,6 +92,7 @@ func (is *instances) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/instances/{id}/connect", is.connect)
 	is.storageRoutes(mux)
 	is.backupRoutes(mux)
+	is.restartRoutes(mux)
 }
 
 func (is *instances) lease() time.Duration {
@@ -113,13 +120,42 @@ func (s *Server) allowed(field, dir string) error {
 	for _, root := range s.AllowDirs {
 		r := filepath.Clean(root)
 		if p != r && strings.HasPrefix(p, strings.TrimSuffix(r, "/")+"/") {
-			return nil
+			return noLinkBelow(field, r, p)
 		}
 	}
 	if len(s.AllowDirs) == 0 {
 		return fmt.Errorf("%s %s: %w (it was started without any: it starts no instance)", field, dir, ErrOutsideAllowed)
 	}
 	return fmt.Errorf("%s %s: %w (%s)", field, dir, ErrOutsideAllowed, strings.Join(s.AllowDirs, ", "))
+}
+
+// ErrLinkBelowRoot is wrapped by the refusal of a path that goes through
+// a symbolic link below an --allow-dir root: the agent follows none there
+// (claim trusts links of root's, which would lead it elsewhere).
+var ErrLinkBelowRoot = errors.New("a symbolic link below the agent's --allow-dir root")
+
+// noLinkBelow refuses p (below root) when one of its existing components
+// below root is a symbolic link.
+func noLinkBelow(field, root, p string) error {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", field, p, err)
+	}
+	cur := root
+	for _, part := range strings.Split(rel, "/") {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", field, p, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s %s: %s is %w: the agent follows none", field, p, cur, ErrLinkBelowRoot)
+		}
+	}
+	return nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -244,7 +280,11 @@ func (is *instances) renew(w http.ResponseWriter, r *http.Request) {
 	is.mu.Lock()
 	m.expires = time.Now().Add(is.lease())
 	is.mu.Unlock()
-	writeJSON(w, http.StatusOK, is.info(m))
+	// No description: it would wait for a restart in progress (the
+	// instance's lock), and the lease must not.
+	writeJSON(w, http.StatusOK, struct {
+		Lease time.Duration `json:"lease"`
+	}{is.lease()})
 }
 
 func (is *instances) stop(w http.ResponseWriter, r *http.Request) {
@@ -277,6 +317,7 @@ func (is *instances) stopOne(ctx context.Context, m *managed, why string) error 
 	err := m.inst.Stop(sctx)
 	m.end()
 	is.removeBackups(m)
+	is.removeRestored(m)
 	is.s.log().Info("agent: instance stopped", "id", m.id, "why", why, "err", err)
 	return err
 }

@@ -205,7 +205,8 @@ func TestIdentityKept(t *testing.T) {
 }
 
 // TestAllowDirs: an agent creates no instance outside its --allow-dir
-// roots (nor with none), and the refusal creates nothing.
+// roots (nor with none), nor through a symbolic link below them, and the
+// refusal creates nothing.
 func TestAllowDirs(t *testing.T) {
 	id, err := EphemeralIdentity()
 	if err != nil {
@@ -220,6 +221,20 @@ func TestAllowDirs(t *testing.T) {
 		var re *RemoteError
 		if !errors.As(err, &re) || re.Status != http.StatusForbidden {
 			t.Errorf("data_dir %s: %v, want refused", dir, err)
+		}
+	}
+	// A link below the root leads elsewhere: refused, even root's own.
+	if err := os.MkdirAll(filepath.Join(root, "allowed"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(outside), filepath.Join(root, "allowed", "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{filepath.Join(root, "allowed", "link", "db"), filepath.Join(root, "allowed", "link")} {
+		_, err := c.Start(context.Background(), StartRequest{Spec: instance.Spec{Engine: instance.Postgres, DataDir: dir}})
+		var re *RemoteError
+		if !errors.As(err, &re) || re.Status != http.StatusForbidden || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("data_dir %s through a link: %v, want refused", dir, err)
 		}
 	}
 	if _, err := os.Stat(outside); !errors.Is(err, os.ErrNotExist) {

@@ -33,7 +33,7 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 	fs.StringVar(&stateDir, "state-dir", "",
 		"`DIR` that keeps the agent's TLS certificate and key, made on first use (default: agent in oltplab's state directory, $XDG_STATE_HOME/oltplab or ~/.local/state/oltplab)")
 	fs.StringSliceVar(&allow, "allow-dir", nil,
-		"`DIR` below which the agent may create managed instances' data_dir and wal_dir and a backup step's backups (to:) (repeat for several); none: it starts no instance")
+		"`DIR` below which the agent may create managed instances' data_dir and wal_dir and a backup step's backups and restored copies (to:, restore_dir:) (repeat for several); none: it starts no instance")
 	fs.DurationVar(&lease, "lease", agent.DefaultLease,
 		"how long an instance outlives the last word of the runner that started it: a runner renews it every third of this; one that died leaves nothing running beyond it")
 	if err := a.parseFlags(fs, agentSynopsis, args); err != nil {

@@ -302,7 +302,8 @@ steps:
   - profile: {driver: {host: lg1}}
   - profile: {driver: {host: db1}}
   - storage: {profile: [oltp-4k-qd8], runtime: 1s, size: 8M}
-  - backup: {to: ` + filepath.Join(dir, "backups") + `, cycles: 1, restore: false}
+  - backup: {to: ` + filepath.Join(dir, "backups") + `, cycles: 1}
+  - rebuild
 `
 	}
 	plan := writePlan(t, t.TempDir(), planText(""))
@@ -407,10 +408,17 @@ steps:
 	if h := src.Placement.Hosts; sruns[0].Status != store.StatusOK || h == nil || h.Database != "db1" || h.Driver != "db1" {
 		t.Errorf("storage run: %s %s, placement %+v; want ok, fio on db1", sruns[0].Status, sruns[0].Error, h)
 	}
-	// The backup step: taken on db1, removed there after its cycle.
+	// The backup step: taken and restored on db1, the copy checked
+	// across the link, both removed there after its cycle; the rebuild's
+	// cold restart done by db1's agent.
 	bruns, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: 1, Kind: store.KindBackup, Counting: true})
 	if err != nil || len(bruns) != 1 || bruns[0].Status != store.StatusOK {
 		t.Errorf("backup runs: %d (%v), want 1 ok", len(bruns), err)
+	} else if b, err := summary.DecodeBackup(bruns[0].Summary); err != nil || b.Stats.ChecksPassed != 1 {
+		t.Errorf("backup: %+v (%v), want its restored copy checked", b.Stats, err)
+	}
+	if rruns, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: 1, Kind: store.KindRebuild, Counting: true}); err != nil || len(rruns) != 1 || rruns[0].Status != store.StatusOK {
+		t.Errorf("rebuild runs: %d (%v), want 1 ok", len(rruns), err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "backups", "oltplab-backup-*")); len(left) != 0 {
 		t.Errorf("backups left on db1: %v", left)

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -29,6 +30,17 @@ func (p Phase) String() string {
 
 // MarshalText writes the phase by name.
 func (p Phase) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText reads a phase by name (a remote driver's live reports).
+func (p *Phase) UnmarshalText(b []byte) error {
+	for _, q := range []Phase{PhaseRampup, PhaseMeasure, PhaseGrace, PhaseDone} {
+		if string(b) == q.String() {
+			*p = q
+			return nil
+		}
+	}
+	return fmt.Errorf("driver phase %q: want rampup, measure, grace or done", b)
+}
 
 // events is what the schedule drives. Every method is called from the
 // schedule's goroutine, in timeline order.

@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -72,6 +71,8 @@ type backupStep struct {
 	experiment string
 	warehouses int
 	rawTo      string // as the plan gave it
+	// rawRestoreDir is restore_dir as the plan gave it.
+	rawRestoreDir string
 }
 
 func (b *backupStep) options() scenario.BackupOptions {
@@ -80,7 +81,7 @@ func (b *backupStep) options() scenario.BackupOptions {
 }
 
 func (b *backupStep) Prepare(p *plan.Plan) error {
-	b.rawTo = b.To
+	b.rawTo, b.rawRestoreDir = b.To, b.RestoreDir
 	b.To, b.RestoreDir = p.Resolve(b.To), p.Resolve(b.RestoreDir)
 	if err := b.options().Validate(); err != nil {
 		return err
@@ -160,15 +161,15 @@ func (b *backupStep) CheckTarget(p *plan.Plan, t *plan.TargetSpec) error {
 	return nil
 }
 
-// CheckRemote refuses what a backup on an agent's host cannot do yet:
-// restore (a restored instance there, its check through the agent) and
-// the caps of the backups' own (a managed instance's caps hold for them).
+// CheckRemote refuses what a backup on an agent's host cannot do: its
+// directories must be that host's (absolute paths there, below its
+// agent's --allow-dir roots, which the agent checks).
 func (b *backupStep) CheckRemote(p *plan.Plan, t *plan.TargetSpec) error {
-	if b.Restore || b.RestoreDir != "" {
-		return errors.New("its backups are taken there but not restored yet: give restore: false")
-	}
 	if !filepath.IsAbs(b.rawTo) {
 		return fmt.Errorf("to %q: want an absolute path on host %s (below one of its agent's --allow-dir roots)", b.rawTo, t.Host)
+	}
+	if b.rawRestoreDir != "" && !filepath.IsAbs(b.rawRestoreDir) {
+		return fmt.Errorf("restore_dir %q: want an absolute path on host %s (below one of its agent's --allow-dir roots)", b.rawRestoreDir, t.Host)
 	}
 	return nil
 }
@@ -203,7 +204,7 @@ func (b *backupStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	o.Label = b.experiment + "/" + x.Target.Spec.Name
 	src := scenario.BackupSource{DB: x.Target.DB, Target: x.Target.Target, Instance: x.Target.Managed}
 	if rm := x.Target.Remote; rm != nil {
-		src.Remote = &scenario.RemoteInstance{Client: rm.Client, ID: rm.Info.ID, Host: rm.Host.Name}
+		src.Remote = &scenario.RemoteInstance{Client: rm.Client, ID: rm.Info.ID, Host: rm.Host.Name, Secret: rm.secret}
 		besideTheData(x.Env, "the backup tools ran beside the data on the database's host")
 	}
 	out, err := x.Env.Backup(ctx, src, o)

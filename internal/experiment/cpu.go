@@ -82,6 +82,10 @@ func (s *cpuStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	o := s.options()
 	o.Label = s.experiment + "/" + x.Target.Spec.Name
 	o.Server = x.Target.Server
+	if rm := x.Target.Remote; rm != nil {
+		o.Remote = &scenario.RemoteCPU{Client: rm.Client, Host: rm.Host.Name}
+		besideTheData(x.Env, "the client loop ran on the database's host, by its agent")
+	}
 	out, err := x.Env.CPU(ctx, x.Target.DB, x.Target.Target, o)
 	oc := Outcome{RunIDs: nonZero(out.RunID)}
 	if out.RunID != 0 {
@@ -112,7 +116,11 @@ func (s *cpuStep) Section(ctx context.Context, rc *ReportContext, index int) (re
 			continue
 		}
 		busy := "—"
-		if sum.Monitor.Seconds > 0 {
+		switch {
+		case sum.Monitor.DatabaseHost != nil:
+			// Both loops ran on the database's host (a remote target).
+			busy = strconv.FormatFloat(sum.Monitor.DatabaseHost.CPU.BusyPct, 'f', 0, 64)
+		case sum.Monitor.Seconds > 0:
 			busy = strconv.FormatFloat(sum.Monitor.CPU.BusyPct, 'f', 0, 64)
 		}
 		row := func(loop string, c summary.CPUSide) {

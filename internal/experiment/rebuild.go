@@ -103,6 +103,10 @@ func (s *rebuildStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 	}
 	o := scenario.RebuildOptions{Label: s.experiment + "/" + x.Target.Spec.Name, AllIndexes: s.AllIndexes, Cold: s.Cold,
 		Repeat: s.Repeat, DataDir: x.Target.Spec.LocalDir(), Server: x.Target.Server}
+	if rm := x.Target.Remote; rm != nil {
+		o.Remote, o.RemoteDataDir = true, x.Target.Spec.Instance.DataDir
+		rebuildPlacement(ctx, x.Env, rm)
+	}
 	out, err := x.Env.Rebuild(ctx, x.Target.DB, x.Target.Target, o)
 	if o.Server != nil && o.Cold {
 		// The restarts took the target's connections with them.
@@ -115,6 +119,31 @@ func (s *rebuildStep) Run(ctx context.Context, x *Exec) (Outcome, error) {
 		oc.Headline = out.Rebuild.Headline()
 	}
 	return oc, err
+}
+
+// rebuildPlacement records where a rebuild on a remote target ran: the
+// restarts, the page-cache drop and the counters on the database's host
+// by its agent, the statement sent from here, whose elapsed time holds
+// the round trip measured now.
+func rebuildPlacement(ctx context.Context, env *scenario.Env, rm *Remote) {
+	h := env.Hosts
+	if h == nil {
+		return
+	}
+	fh := *h
+	fh.Driver, fh.DriverAgent = "here", ""
+	fh.RTTNote = "the restarts, the page-cache drop and the server's counters ran on host " + rm.Host.Name +
+		" by its agent; the rebuild's statement was sent from here, its elapsed time holding one round trip"
+	if rtt, err := rm.Client.RTT(ctx, 5); err == nil {
+		fh.RTTMicros = rtt.Microseconds()
+	} else {
+		msg := err.Error()
+		if env.Scrub != nil {
+			msg = env.Scrub(msg)
+		}
+		fh.RTTNote += " (round trip not measured: " + msg + ")"
+	}
+	env.Hosts = &fh
 }
 
 // supersedeEarlier marks the runs an earlier attempt of this step stored

@@ -17,6 +17,7 @@ import (
 	"github.com/oltplab/oltplab/internal/agent"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/driver"
+	"github.com/oltplab/oltplab/internal/instance"
 	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/scenario"
 	"github.com/oltplab/oltplab/internal/store"
@@ -30,6 +31,10 @@ type Remote struct {
 	Host   *plan.HostSpec
 	Client agent.Client
 	Info   agent.InstanceInfo // its URL on the agent's host; Password and Ticket secrets
+	// secret is told the secrets of what the agent starts for this
+	// target later (a restored copy's password and ticket), for
+	// scrubbing; never nil.
+	secret func(string)
 
 	mu        sync.Mutex
 	outages   []string  // lease renewals and tunnels that failed
@@ -135,7 +140,10 @@ func startRemote(ctx context.Context, t *plan.TargetSpec, log *slog.Logger, secr
 		secret(info.Password)
 		secret(info.Ticket)
 	}
-	rm := &Remote{Host: t.Agent, Client: c, Info: info, gone: make(chan struct{})}
+	rm := &Remote{Host: t.Agent, Client: c, Info: info, gone: make(chan struct{}), secret: secret}
+	if rm.secret == nil {
+		rm.secret = func(string) {}
+	}
 	life, endLease := context.WithCancel(context.WithoutCancel(ctx))
 	go c.KeepLease(life, info.ID, info.Lease, func(err error) { rm.renewed(err, log) })
 	stopRemote := func(ctx context.Context) error {
@@ -163,12 +171,70 @@ func startRemote(ctx context.Context, t *plan.TargetSpec, log *slog.Logger, secr
 	}
 	tg.Password, tg.PasswordSet = dialect.Secret(info.Password), true
 	tg.Env = dialect.Env{Logger: log}
-	return &Running{Spec: t, Target: tg, Instance: info.Description, Remote: rm,
+	return &Running{Spec: t, Target: tg, Instance: info.Description, Remote: rm, Server: &remoteServer{rm: rm, target: tg},
 		stop: func(ctx context.Context) error {
 			f.Close()
 			return stopRemote(ctx)
 		}}, nil
 }
+
+// remoteServer is a remote target's server as a step restarts it and
+// reads its counters: through the fixed endpoints of its agent, which
+// restarts it (and drops its host's page cache) and reads its cgroups
+// there. Its target stays the forwarder's, which reaches the restarted
+// server too.
+type remoteServer struct {
+	rm     *Remote
+	target dialect.Target
+}
+
+var (
+	_ scenario.Server = (*remoteServer)(nil)
+	_ interface {
+		IOCounters() (map[string]instance.IOCounters, error)
+	} = (*remoteServer)(nil)
+)
+
+// countersTimeout bounds a read of the counters through the agent.
+const countersTimeout = time.Minute
+
+func (s *remoteServer) Restart(ctx context.Context, cold bool) (instance.RestartReport, error) {
+	rep, err := s.rm.Client.Restart(ctx, s.rm.Info.ID, cold)
+	if err == nil && rep.Note != "" {
+		rep.Note += " (on host " + s.rm.Host.Name + ")"
+	}
+	return rep, err
+}
+
+func (s *remoteServer) counters() (agent.Counters, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), countersTimeout)
+	defer cancel()
+	return s.rm.Client.Counters(ctx, s.rm.Info.ID)
+}
+
+func (s *remoteServer) ServerCPUSeconds() (float64, error) {
+	c, err := s.counters()
+	if err != nil {
+		return 0, err
+	}
+	if c.CPUError != "" {
+		return 0, fmt.Errorf("on host %s: %s", s.rm.Host.Name, c.CPUError)
+	}
+	return c.CPUSeconds, nil
+}
+
+func (s *remoteServer) IOCounters() (map[string]instance.IOCounters, error) {
+	c, err := s.counters()
+	if err != nil {
+		return nil, err
+	}
+	if c.IOError != "" {
+		return nil, fmt.Errorf("on host %s: %s", s.rm.Host.Name, c.IOError)
+	}
+	return c.IO, nil
+}
+
+func (s *remoteServer) Target() dialect.Target { return s.target }
 
 // placeUnit sets what env needs when the unit's target or driver runs
 // on another host: the database host's metrics from its agent, where
@@ -217,12 +283,12 @@ func placeUnit(p *plan.Plan, u plan.Unit, running []*Running, env *scenario.Env)
 		req.URL, req.Password = tg.URL.String(), tg.Password.Reveal()
 		h.RTTNote = "not measured: the database is reached at its URL, with no agent beside it"
 	}
-	env.Drive = func(ctx context.Context, meta tpcc.Meta, d driver.Options) (*driver.Result, error) {
+	env.Drive = func(ctx context.Context, meta tpcc.Meta, d driver.Options, live func(driver.Live)) (*driver.Result, error) {
 		r := req
 		r.Meta = meta
 		d.Recorder, d.Start = nil, nil // they stay here
 		r.Options = d
-		return lg.Drive(ctx, r)
+		return lg.Drive(ctx, r, live)
 	}
 	return nil
 }
@@ -253,7 +319,7 @@ func (rc *ReportContext) placementLines() []string {
 	var order []key
 	seen := map[key]*where{}
 	for _, r := range rc.runs {
-		if r.Kind != store.KindRun && r.Kind != store.KindStorage && r.Kind != store.KindBackup {
+		if r.Kind != store.KindRun && r.Kind != store.KindStorage && r.Kind != store.KindBackup && r.Kind != store.KindRebuild && r.Kind != store.KindCPU {
 			continue
 		}
 		var c struct {

@@ -162,9 +162,12 @@ steps:
 
 // TestRemoteBackupLoopback: a backup step on a managed PostgreSQL that an
 // agent on loopback (db1) runs: the engine's tools take each cycle's
-// backup on db1 into a directory below the agent's root, the runner
-// stores the cycles with the placement; the agent removes each backup
-// after its cycle and holds nothing once the plan ends.
+// backup on db1 into a directory below the agent's root and restore it
+// there into a new instance of the agent, which the runner checks
+// through its tunnel; the runner stores the cycles with the placement;
+// the agent removes each backup and restored copy after its cycle and
+// holds nothing once the plan ends. The agent restores only a backup it
+// took, into a new directory below its roots, through no link.
 func TestRemoteBackupLoopback(t *testing.T) {
 	testenv.Require(t, testenv.ManagedPostgres)
 	const tok = "loopback-test-token-0123456789"
@@ -172,6 +175,8 @@ func TestRemoteBackupLoopback(t *testing.T) {
 	db1, dbAddr, dbFP := testAgent(t, tok, dir)
 	tf := tokenFile(t, tok)
 	to := filepath.Join(dir, "backups")
+	restoreDir := filepath.Join(dir, "restores")
+	var restoredRunning int
 	p := decodeIn(t, t.TempDir(), `name: remote-backup
 warehouses: 1
 build: {workers: 2}
@@ -186,14 +191,18 @@ targets:
     settings: {fsync: "off", synchronous_commit: "off"}
 steps:
   - build
-  - backup: {to: `+to+`, cycles: 2, restore: false}
+  - backup: {to: `+to+`, cycles: 2, restore_dir: `+restoreDir+`}
 `)
 	ctx := context.Background()
 	if err := plan.Validate(ctx, p); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
 	st := openStore(t, t.TempDir())
-	r := &Runner{Store: st, ToolVersion: "test", NoCrossCheck: true}
+	r := &Runner{Store: st, ToolVersion: "test", NoCrossCheck: true, Observer: Observer{Scenario: scenario.Observer{Note: func(msg string) {
+		if strings.Contains(msg, "checking it") {
+			restoredRunning = max(restoredRunning, db1.Running())
+		}
+	}}}}
 	id, err := r.Run(ctx, p)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -201,8 +210,13 @@ steps:
 	if n := db1.Running(); n != 0 {
 		t.Errorf("after the plan db1 holds %d instances, want none", n)
 	}
-	if left, _ := filepath.Glob(filepath.Join(to, "oltplab-backup-*")); len(left) != 0 {
-		t.Errorf("backups left on the agent's host: %v", left)
+	if restoredRunning != 2 {
+		t.Errorf("while a restored copy was checked db1 held %d instances, want 2 (the source and the restored copy)", restoredRunning)
+	}
+	for _, d := range []string{to, restoreDir} {
+		if left, _ := filepath.Glob(filepath.Join(d, "oltplab-backup-*")); len(left) != 0 {
+			t.Errorf("backups or restored copies left on the agent's host: %v", left)
+		}
 	}
 	runs, err := st.ListRuns(ctx, store.RunFilter{ExperimentID: id, Kind: store.KindBackup})
 	if err != nil || len(runs) != 1 {
@@ -227,9 +241,21 @@ steps:
 		t.Fatalf("cycles: %d, want 2", len(sum.Cycles))
 	}
 	for _, c := range sum.Cycles {
-		if c.Backup.Bytes <= 0 || !strings.HasPrefix(c.Backup.Dir, to+"/") || c.Restore != nil {
-			t.Errorf("cycle %d: %+v, want a backup in %s, no restore", c.Cycle, c.Backup, to)
+		if c.Backup.Bytes <= 0 || !strings.HasPrefix(c.Backup.Dir, to+"/") {
+			t.Errorf("cycle %d: %+v, want a backup in %s", c.Cycle, c.Backup, to)
 		}
+		if c.Restore == nil || c.Restore.Bytes <= 0 || !strings.HasPrefix(c.Restore.Dir, restoreDir+"/") || len(c.Restore.Steps) == 0 {
+			t.Errorf("cycle %d: restore %+v, want one into %s with its steps", c.Cycle, c.Restore, restoreDir)
+		}
+		if c.Check == nil || !c.Check.Passed || c.Check.RunID == 0 || c.Failed != "" {
+			t.Errorf("cycle %d: check %+v (failed %q %s), want the restored copy checked and passing", c.Cycle, c.Check, c.Failed, c.Error)
+		}
+	}
+	if sum.Stats.RestoreSeconds.N != 2 || sum.Stats.ChecksPassed != 2 {
+		t.Errorf("stats %+v, want 2 restores and 2 checks passed", sum.Stats)
+	}
+	if sum.RestoreDir != restoreDir {
+		t.Errorf("restore dir %q, want %q", sum.RestoreDir, restoreDir)
 	}
 	if tl := sum.Info.Tools; tl == nil || !strings.Contains(tl.Placement, "on host db1") {
 		t.Errorf("backup tools: %+v, want them placed on host db1", sum.Info.Tools)
@@ -253,6 +279,9 @@ steps:
 		t.Fatal(err)
 	}
 	defer c.Stop(context.WithoutCancel(ctx), info.ID)
+	lease, endLease := context.WithCancel(ctx)
+	defer endLease()
+	go c.KeepLease(lease, info.ID, info.Lease, nil)
 	outside := filepath.Join(t.TempDir(), "outside")
 	for _, req := range []agent.BackupRequest{{}, {To: outside}, {To: p.Targets[0].Instance.DataDir}, {To: filepath.Join(p.Targets[0].Instance.DataDir, "b")}} {
 		if _, err := c.BackupsPrepare(ctx, info.ID, req); err == nil {
@@ -276,6 +305,54 @@ steps:
 	bk, err := c.Backup(ctx, info.ID, agent.BackupRequest{To: to, Name: "oltplab-backup-test"})
 	if err != nil || bk.Bytes <= 0 {
 		t.Fatalf("backup: %+v, %v", bk, err)
+	}
+	// Restores: only a backup the agent holds, into a new directory of
+	// oltplab's name below its roots, through no link.
+	existing := filepath.Join(restoreDir, "oltplab-backup-exists")
+	if err := os.MkdirAll(existing, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, rq := range []struct{ name, into string }{
+		{"oltplab-backup-none", filepath.Join(restoreDir, "oltplab-backup-r1")},
+		{"oltplab-backup-test", ""},
+		{"oltplab-backup-test", filepath.Join(outside, "oltplab-backup-r2")},
+		{"oltplab-backup-test", filepath.Join(restoreDir, "r3")},
+		{"oltplab-backup-test", existing},
+		{"oltplab-backup-test", filepath.Join(dir, "link", "oltplab-backup-r4")},
+		{"oltplab-backup-test", filepath.Join(p.Targets[0].Instance.DataDir, "oltplab-backup-r5")},
+		{"oltplab-backup-test", filepath.Join(bk.Dir, "oltplab-backup-r6")},
+	} {
+		if _, err := c.Restore(ctx, info.ID, rq.name, agent.RestoreRequest{Into: rq.into}); err == nil {
+			t.Errorf("restore of %s into %q: restored, want refused", rq.name, rq.into)
+		} else {
+			t.Logf("restore of %s into %q: %v", rq.name, rq.into, err)
+		}
+	}
+	if _, err := os.Stat(outside); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("outside the agent's roots after the restores: %v, want nothing made", err)
+	}
+	if ents, err := os.ReadDir(existing); err != nil || len(ents) != 0 {
+		t.Errorf("an existing directory after a restore into it: %v %v, want it untouched and empty", ents, err)
+	}
+	into := filepath.Join(restoreDir, "oltplab-backup-restored")
+	rs, err := c.Restore(ctx, info.ID, "oltplab-backup-test", agent.RestoreRequest{Into: into})
+	if err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	if rs.Instance.ID == info.ID || rs.Instance.Password == "" || rs.Instance.Ticket == "" || rs.Report.Bytes <= 0 || db1.Running() != 2 {
+		t.Errorf("restored: instance %s (source %s), %d bytes, db1 holds %d, want a second instance with its secrets", rs.Instance.ID, info.ID, rs.Report.Bytes, db1.Running())
+	}
+	if _, err := os.Stat(filepath.Join(into, "postgres")); err != nil {
+		t.Errorf("the restored copy: %v", err)
+	}
+	if err := c.Stop(ctx, rs.Instance.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(into); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the restored copy %s after its instance stopped: %v, want removed", into, err)
 	}
 	if err := c.Stop(ctx, info.ID); err != nil {
 		t.Fatal(err)

@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/oltplab/oltplab/internal/agent"
+	"github.com/oltplab/oltplab/internal/driver"
 	"github.com/oltplab/oltplab/internal/plan"
 	"github.com/oltplab/oltplab/internal/report"
 	"github.com/oltplab/oltplab/internal/scenario"
@@ -87,11 +89,27 @@ steps:
 	}
 	st := openStore(t, t.TempDir())
 	held := 0
+	// The live reports of each profile's driver reach the runner's
+	// observer, wherever the driver runs.
+	var mu sync.Mutex
+	driverHost, lives := "", map[string]int{}
 	r := &Runner{Store: st, ToolVersion: "test", NoCrossCheck: true, Observer: Observer{Unit: func(e UnitEvent) {
 		if e.State == store.StepRunning {
 			held += db1.Running()
+			mu.Lock()
+			driverHost = p.DriverHost(e.Unit.Step)
+			if driverHost == "" {
+				driverHost = "here"
+			}
+			mu.Unlock()
 		}
-	}}}
+	}, Scenario: scenario.Observer{Live: func(l driver.Live) {
+		mu.Lock()
+		defer mu.Unlock()
+		if l.Elapsed > 0 {
+			lives[driverHost]++
+		}
+	}}}}
 	id, err := r.Run(ctx, p)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -128,6 +146,11 @@ steps:
 	if !drivers["here"] || !drivers["lg1"] || !drivers["db1"] {
 		t.Errorf("drivers ran on %v, want here, lg1 and db1", drivers)
 	}
+	for _, h := range []string{"here", "lg1", "db1"} {
+		if lives[h] == 0 {
+			t.Errorf("no live report of the driver on %s reached the runner (%v)", h, lives)
+		}
+	}
 	in, err := Report(ctx, st, id, report.Include{})
 	if err != nil {
 		t.Fatalf("Report: %v", err)
@@ -160,9 +183,9 @@ func TestRemoteRefusals(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ name, src string }{
-		{"backup on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [storage, {backup: {to: /srv/b}}]\n"},
+		{"relative restore dir on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [storage, {backup: {to: /srv/b, restore_dir: r}}]\n"},
 		{"relative backup dir on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [{backup: {to: b, restore: false}}]\n"},
-		{"rebuild on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [build, rebuild]\n"},
+		{"parallel on a remote target", base + "targets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}, {name: b, host: db1, engine: postgres, data_dir: /srv/b}]\nsteps: [build, parallel]\n"},
 		{"remote driver, local instance", base + "driver: {host: db1}\ntargets: [{name: a, engine: postgres, data_dir: a}]\nsteps: [build, {profile: {vus: [1]}}]\n"},
 		{"tpch with a remote driver", base + "driver: {host: db1}\ntargets: [{name: a, url: \"postgres://u@10.0.0.7/db\"}]\nsteps: [{tpch: {scale: 0.01}}]\n"},
 		{"placeholder fingerprint", "name: x\nwarehouses: 1\nhosts: {db1: {agent: \"10.0.0.5:7300\", fingerprint: \"sha256:REPLACE-ME\", token_file: " + tf + "}}\ntargets: [{name: a, host: db1, engine: postgres, data_dir: /srv/a}]\nsteps: [build]\n"},
@@ -176,8 +199,8 @@ func TestRemoteRefusals(t *testing.T) {
 			t.Errorf("%s: validated", c.name)
 		} else if strings.HasSuffix(c.name, "on a remote target") && (!errors.Is(err, plan.ErrRemoteStep) || strings.Contains(err.Error(), "step storage")) {
 			t.Errorf("%s: %v, want %v", c.name, err, plan.ErrRemoteStep)
-		} else if c.name == "backup on a remote target" && !strings.Contains(err.Error(), "restore: false") {
-			t.Errorf("%s: %v, want the restore refused", c.name, err)
+		} else if c.name == "relative restore dir on a remote target" && !strings.Contains(err.Error(), "restore_dir") {
+			t.Errorf("%s: %v, want the restore directory refused", c.name, err)
 		} else if c.name == "tpch with a remote driver" && !strings.Contains(err.Error(), "runner's machine only") {
 			t.Errorf("%s: %v, want the driver's placement refused", c.name, err)
 		}

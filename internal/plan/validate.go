@@ -125,14 +125,16 @@ func checkWritableDir(dir string) error {
 // RemoteKinds are the step kinds a target on an agent's host can run:
 // they reach the database through its agent's tunnel, or run beside its
 // data on the agent (storage: fio on the instance's data directory;
-// backup: the engine's tools, without restores). The other kinds that
-// run beside the data (restores, rebuild's cold restart,
-// cpu's confinement, the noisy neighbours' backups) and those that drive
-// several targets at one instant are refused there, for now.
-var RemoteKinds = []string{"build", "profile", "storage", "backup"}
+// backup: the engine's tools, and the restores into new instances of
+// that agent; rebuild: its cold restarts and page-cache drops, and the
+// server's counters; cpu: the client loop). The noisy neighbours and
+// the kinds that drive several targets at one instant are refused there,
+// for now.
+var RemoteKinds = []string{"build", "profile", "storage", "backup", "rebuild", "cpu"}
 
 // RemoteChecker is a step kind that runs on a target on an agent's host
-// with some of its options only (a backup there is not restored yet).
+// with some of its options only (a backup's directories must be that
+// host's absolute paths).
 type RemoteChecker interface {
 	CheckRemote(p *Plan, t *TargetSpec) error
 }

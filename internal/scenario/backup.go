@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -36,7 +37,7 @@ type BackupSource struct {
 	// BinDir is where the engine's programs are; found when empty.
 	BinDir string
 	// Remote, when set, is the managed instance serving Target on another
-	// host: its agent takes the backups there (Restore is refused).
+	// host: its agent takes the backups there and restores them there.
 	Remote *RemoteInstance
 }
 
@@ -223,16 +224,20 @@ func (e *Env) NewBackups(ctx context.Context, src BackupSource, o BackupOptions)
 	}()
 	if r := src.Remote; r != nil {
 		switch {
-		case o.Restore:
-			return nil, &UnsupportedError{What: "restore a backup on an agent's host (give restore: false)", Dialect: src.DB.Name()}
+		case o.RestoreSpec != nil:
+			return nil, &UnsupportedError{What: "restore with a spec of its own on an agent's host (restores there start like their source)", Dialect: src.DB.Name()}
 		case !o.IOLimit.IsZero():
 			return nil, &UnsupportedError{What: "cap the I/O of the backups of a managed instance (its own caps hold for them)", Dialect: src.DB.Name()}
 		}
-		info, err := r.Client.BackupsPrepare(ctx, r.ID, agent.BackupRequest{To: o.To, Method: o.Method, Jobs: o.Jobs})
+		req := agent.BackupRequest{To: o.To, Method: o.Method, Jobs: o.Jobs}
+		if o.Restore {
+			req.RestoreDir = o.restoreDir()
+		}
+		info, err := r.Client.BackupsPrepare(ctx, r.ID, req)
 		if err != nil {
 			return nil, fmt.Errorf("backups on host %s: %w", r.Host, err)
 		}
-		b.c = &remoteCopier{r: r, opts: o, desc: info, log: e.logger()}
+		b.c = &remoteCopier{r: r, opts: o, desc: info, source: src.Target, log: e.logger()}
 		return b, nil
 	}
 	if ob, ok := src.DB.(dialect.OnlineBackuper); ok {
@@ -802,21 +807,27 @@ func sleep(ctx context.Context, d time.Duration) error {
 // RemoteInstance is a managed instance an agent runs on another host (a
 // plan's target with host:): its backups are taken there, beside its
 // data, by the agent (agent.Client.Backup), into a directory of that
-// host.
+// host, and restored there (agent.Client.Restore).
 type RemoteInstance struct {
 	Client agent.Client
 	ID     string // the instance's id on the agent
 	Host   string // the plan's name of the host
+	// Secret, when set, is told the password and ticket of every
+	// restored instance, for scrubbing.
+	Secret func(string)
 }
 
-// remoteCopier takes backups through the agent of the source's host.
-// They are not restored there (yet); a backup not kept is removed by the
-// agent at the end of its cycle (discard), or when the instance stops.
+// remoteCopier takes backups through the agent of the source's host and
+// restores them there, each into a new instance of that agent, checked
+// from here through its tunnel; a backup not kept is removed by the
+// agent at the end of its cycle (discard), or when the instance stops;
+// a restored copy not kept when its instance stops.
 type remoteCopier struct {
-	r    *RemoteInstance
-	opts BackupOptions
-	desc instance.BackupperInfo
-	log  *slog.Logger
+	r      *RemoteInstance
+	opts   BackupOptions
+	desc   instance.BackupperInfo
+	source dialect.Target // as reached here (its database's name)
+	log    *slog.Logger
 }
 
 func (c *remoteCopier) info() BackupInfo {
@@ -825,7 +836,7 @@ func (c *remoteCopier) info() BackupInfo {
 	return BackupInfo{Method: i.Method, Tools: &i}
 }
 
-func (c *remoteCopier) prepare(dirs ...string) error { return nil } // the agent made To (NewBackups)
+func (c *remoteCopier) prepare(dirs ...string) error { return nil } // the agent made To and the restores' (NewBackups)
 
 func (c *remoteCopier) backup(ctx context.Context, dir string, m claim.Mark) (int64, string, error) {
 	bk, err := c.r.Client.Backup(ctx, c.r.ID, agent.BackupRequest{To: filepath.Dir(dir), Name: filepath.Base(dir),
@@ -836,8 +847,57 @@ func (c *remoteCopier) backup(ctx context.Context, dir string, m claim.Mark) (in
 	return bk.Bytes, bk.SyncedBy, nil
 }
 
+// restore has the agent restore the cycle's backup into into on its
+// host and start an instance on it; the copy is reached here through a
+// forwarder to that instance, whose lease is renewed until stop.
 func (c *remoteCopier) restore(ctx context.Context, dir, into string, m claim.Mark) (*restoredCopy, error) {
-	return nil, errors.New("a backup on an agent's host is not restored there (yet)")
+	rs, err := c.r.Client.Restore(ctx, c.r.ID, filepath.Base(dir), agent.RestoreRequest{Into: into, Keep: c.opts.Keep})
+	if err != nil {
+		return nil, err
+	}
+	info := rs.Instance
+	if c.r.Secret != nil {
+		c.r.Secret(info.Password)
+		c.r.Secret(info.Ticket)
+	}
+	life, endLease := context.WithCancel(context.WithoutCancel(ctx))
+	go c.r.Client.KeepLease(life, info.ID, info.Lease, func(err error) {
+		if err != nil {
+			c.log.Warn("renew the restored instance's lease", "host", c.r.Host, "err", err)
+		}
+	})
+	stopRemote := func(ctx context.Context) error {
+		endLease()
+		if err := c.r.Client.Stop(ctx, info.ID); err != nil {
+			return fmt.Errorf("stop the restored instance on host %s: %w (its agent stops it itself once its lease lapses, %s)", c.r.Host, err, info.Lease)
+		}
+		return nil
+	}
+	steps := rs.Report.Steps
+	f, err := c.r.Client.Forward(info.ID)
+	if err != nil {
+		return &restoredCopy{steps: steps, stop: stopRemote}, err
+	}
+	stop := func(ctx context.Context) error {
+		f.Close()
+		return stopRemote(ctx)
+	}
+	u, err := url.Parse(info.URL)
+	if err != nil {
+		return &restoredCopy{steps: steps, stop: stop}, fmt.Errorf("the agent's URL of the restored instance: %w", err)
+	}
+	u.Host = f.Addr()
+	// The restored copy holds the source's database under its own name.
+	if s := c.source.URL; s != nil && s.Path != "" && s.Path != "/" {
+		u.Path = s.Path
+	}
+	tg, err := dialect.ParseTarget(u.String(), "")
+	if err != nil {
+		return &restoredCopy{steps: steps, stop: stop}, fmt.Errorf("the agent's URL of the restored instance: %w", err)
+	}
+	tg.Password, tg.PasswordSet = dialect.Secret(info.Password), true
+	tg.Env = c.source.Env
+	return &restoredCopy{target: tg, steps: steps, bytes: rs.Report.Bytes, direct: rs.Report.DirectCopy, stop: stop}, nil
 }
 
 // discard has the agent remove the cycle's backup, unless kept.

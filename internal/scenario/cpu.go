@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/agent"
 	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/profile"
 	"github.com/oltplab/oltplab/internal/sampler"
@@ -39,6 +40,17 @@ type CPUOptions struct {
 	// gives the server's rounds per CPU second, which other load on the
 	// host does not lower.
 	Server Server
+	// Remote, when set, is the agent of the database's host (a plan's
+	// target on another host): the client loop runs there, beside the
+	// server, so that both loops time that host's processor; the result's
+	// host is that host, sampled by Env.Agent.
+	Remote *RemoteCPU
+}
+
+// RemoteCPU is the host a remote calibration's client loop runs on.
+type RemoteCPU struct {
+	Client agent.Client
+	Host   string // the plan's name of the host
 }
 
 // Validate checks the options.
@@ -50,6 +62,8 @@ func (o CPUOptions) Validate() error {
 		return fmt.Errorf("%w: iterations must be positive (0: the default)", ErrInvalidOptions)
 	case o.ClientIterations > MaxClientIterations:
 		return fmt.Errorf("%w: client iterations %d: at most %d", ErrInvalidOptions, o.ClientIterations, int64(MaxClientIterations))
+	case o.Remote != nil && o.ClientIterations > agent.MaxCPULoopIterations:
+		return fmt.Errorf("%w: client iterations %d: an agent runs at most %d (its loop cannot be interrupted)", ErrInvalidOptions, o.ClientIterations, int64(agent.MaxCPULoopIterations))
 	}
 	return nil
 }
@@ -93,6 +107,18 @@ func (e *Env) CPU(ctx context.Context, db dialect.Database, tg dialect.Target, o
 	}
 	rc := e.GatherContext(ctx, db, tg, nil)
 	rc.Calibration = nil // this run is the calibration
+	clientMethod := "Go loop on one locked OS thread, timed by oltplab's clock"
+	if r := o.Remote; r != nil {
+		// Both loops time the database's host: the run is that host's
+		// calibration (later results there find it by its host).
+		st, err := agent.Open(ctx, r.Client, time.Second, nil)
+		if err != nil {
+			return CPUOutcome{}, fmt.Errorf("the agent of host %s: %w", r.Host, err)
+		}
+		rc.Host = st.Hello.Host
+		_ = st.Close()
+		clientMethod = "Go loop on one locked OS thread of the agent on host " + r.Host + ", timed by its clock"
+	}
 	dialectName := ""
 	if db != nil {
 		dialectName = db.Name()
@@ -108,7 +134,7 @@ func (e *Env) CPU(ctx context.Context, db dialect.Database, tg dialect.Target, o
 		return CPUOutcome{}, storeErr("record the CPU calibration", err)
 	}
 	sum := summary.CPU{Work: calibrationWork,
-		Client: summary.CPUSide{Method: "Go loop on one locked OS thread, timed by oltplab's clock",
+		Client: summary.CPUSide{Method: clientMethod,
 			CPUSource: "the thread's CPU time, clock_gettime(CLOCK_THREAD_CPUTIME_ID)", Iterations: o.ClientIterations}}
 	var wantX int64
 	var wantS string
@@ -127,7 +153,11 @@ func (e *Env) CPU(ctx context.Context, db dialect.Database, tg dialect.Target, o
 	}
 
 	t0 := time.Now()
-	s := sampler.Start(ctx, sampler.Options{Start: t0, Interval: time.Second, Logger: e.logger()})
+	so := sampler.Options{Start: t0, Interval: time.Second, Logger: e.logger()}
+	if o.Remote != nil && e.Agent.Addr != "" {
+		so.Agent = e.Agent
+	}
+	s := sampler.Start(ctx, so)
 	var runErr error
 	for rep := 1; rep <= o.Repeat && runErr == nil; rep++ {
 		if err := ctx.Err(); err != nil {
@@ -170,7 +200,16 @@ func (e *Env) CPU(ctx context.Context, db dialect.Database, tg dialect.Target, o
 			sum.Server.Runs = append(sum.Server.Runs, run)
 			e.note("  server: %.3f s, %s rounds/s%s", c.Seconds, summary.FormatRate(c.Rate()), perCPUSecond(run))
 		}
-		run := clientLoop(o.ClientIterations, t0)
+		var run summary.CPURun
+		if r := o.Remote; r != nil {
+			var err error
+			if run, err = remoteClientLoop(ctx, r, o.ClientIterations, t0); err != nil {
+				runErr = fmt.Errorf("CPU calibration on host %s: %w", r.Host, err)
+				break
+			}
+		} else {
+			run = clientLoop(o.ClientIterations, t0)
+		}
 		run.Repeat = rep
 		sum.Client.Runs = append(sum.Client.Runs, run)
 		e.note("  client: %.3f s, %s rounds/s%s", run.Seconds, summary.FormatRate(run.Rate), perCPUSecond(run))
@@ -221,6 +260,23 @@ func clientLoop(n int64, t0 time.Time) summary.CPURun {
 		r.CPUSeconds = &c
 	}
 	return r
+}
+
+// remoteClientLoop runs the client loop on the agent's host: timed by
+// its clock there; its window on this machine's time axis is the request's.
+func remoteClientLoop(ctx context.Context, r *RemoteCPU, n int64, t0 time.Time) (summary.CPURun, error) {
+	start := time.Now()
+	l, err := r.Client.CPULoop(ctx, n)
+	end := time.Now()
+	if err != nil {
+		return summary.CPURun{}, err
+	}
+	run := summary.CPURun{Seconds: l.Ended.Sub(l.Started).Seconds(), CPUSeconds: l.CPUSeconds, X: l.X, S: l.S,
+		Window: summary.SpanOf(t0, start, end)}
+	if run.Seconds > 0 {
+		run.Rate = float64(n) / run.Seconds
+	}
+	return run, nil
 }
 
 // perCPUSecond prints a run's rounds per CPU second, when its CPU time

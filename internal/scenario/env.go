@@ -70,8 +70,9 @@ type Env struct {
 	MeasureRTT func(ctx context.Context) (time.Duration, error)
 	// Drive, when set, runs the driver instead of driver.Run here: on
 	// another host's agent (a load generator's placement). It gets the
-	// options as stored; Recorder and Start stay here.
-	Drive func(ctx context.Context, meta tpcc.Meta, d driver.Options) (*driver.Result, error)
+	// options as stored; Recorder and Start stay here; live, when not
+	// nil, is given the remote driver's live reports as they arrive.
+	Drive func(ctx context.Context, meta tpcc.Meta, d driver.Options, live func(driver.Live)) (*driver.Result, error)
 	// Lost, when set, is closed when the database is known gone with its
 	// host (a plan's target whose agent stopped answering): a run then
 	// ends at once, failed, saying LostWhy.

@@ -615,7 +615,7 @@ func (e *Env) timedRun(ctx context.Context, db dialect.Database, tg dialect.Targ
 	var rerr error
 	runCtx, lost := e.watchLost(ctx)
 	if e.Drive != nil {
-		res, rerr = e.Drive(runCtx, meta, d)
+		res, rerr = e.Drive(runCtx, meta, d, e.Observer.Live)
 	} else {
 		res, rerr = driver.Run(runCtx, db, meta, d, e.Observer.Live)
 	}

@@ -64,6 +64,11 @@ type RebuildOptions struct {
 	// DataDir is the database's directory on this host, whose device the
 	// host sampler watches; empty: the target's own when it is local.
 	DataDir string
+	// Remote: Server runs on another host (a plan's target on an agent):
+	// that host, sampled by Env.Agent with RemoteDataDir's device marked,
+	// is the one each phase's host figures describe.
+	Remote        bool
+	RemoteDataDir string
 }
 
 // Validate checks the options.
@@ -147,14 +152,25 @@ func (e *Env) Rebuild(ctx context.Context, db dialect.Database, tg dialect.Targe
 	}
 	// The host only: the database's own sampler would lose its connection
 	// at every restart.
-	s := sampler.Start(ctx, sampler.Options{Start: t0, Interval: time.Second, Dirs: dirs, OwnIO: e.OwnIO, Logger: e.logger()})
+	so := sampler.Options{Start: t0, Interval: time.Second, Dirs: dirs, OwnIO: e.OwnIO, Logger: e.logger()}
+	if e.Agent.Addr != "" {
+		so.Agent = e.Agent
+		if o.RemoteDataDir != "" {
+			so.AgentDirs = map[string]string{"data": o.RemoteDataDir}
+		}
+	}
+	s := sampler.Start(ctx, so)
 	r := rebuilder{env: e, db: db, o: o, cpu: cpu, t0: t0, sum: &sum}
 	runErr := r.run(ctx)
 	r.close()
 	m, samples := StopSampling(s, time.Since(t0), rc.Placement)
+	phaseSamples := samples
+	if o.Remote {
+		phaseSamples = dbHostSamples(samples) // the server rebuilt there
+	}
 	for i := range sum.Phases {
 		w := sum.Phases[i].Window
-		sum.Phases[i].Host = sampler.Summarize(samples, time.Duration(w.FromMillis)*time.Millisecond, time.Duration(w.ToMillis)*time.Millisecond)
+		sum.Phases[i].Host = sampler.Summarize(phaseSamples, time.Duration(w.FromMillis)*time.Millisecond, time.Duration(w.ToMillis)*time.Millisecond)
 	}
 	sum.Cold, sum.Warm = spreadOf(sum.Phases, summary.CacheCold), spreadOf(sum.Phases, summary.CacheWarm)
 	sum.Notes = append(sum.Notes, checkPhases(sum.Phases, driver.DefaultMaxForeignCPUPct)...)
