@@ -557,10 +557,7 @@ func TestSecretsNeverAppear(t *testing.T) {
 func TestPartialOnInterrupt(t *testing.T) {
 	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
-	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
-	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	target, _ := builtSQLite(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb bytes.Buffer
 	done := make(chan int)
@@ -640,10 +637,7 @@ func TestAuditVerdict(t *testing.T) {
 func TestMonitor(t *testing.T) {
 	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
-	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
-	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	target, _ := builtSQLite(t)
 	r := oltplab(t, env, "monitor", "--target", target, "--duration", "2s", "--interval", "500ms", "--json")
 	if r.code != 0 {
 		t.Fatalf("monitor: exit %d", r.code)
@@ -709,10 +703,7 @@ func TestMonitorWithoutTarget(t *testing.T) {
 func TestProfileWithHygiene(t *testing.T) {
 	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
-	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
-	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	target, _ := builtSQLite(t)
 	r := oltplab(t, env, "run", "--target", target, "--vus", "1,2", "--repeat", "2", "--interleave", "--rampup", "0s",
 		"--duration", "2s", "--checkpoint-before", "--reset-between", "--label", "a")
 	if r.code != 0 {

@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}
 	code := m.Run()
-	removeShardDB()
+	removeBuiltDBs()
 	os.Exit(code)
 }
 
