@@ -37,7 +37,7 @@ func testMain(ctx context.Context, args []string, environ []string, stdio Stdio)
 }
 
 // oltplab runs the CLI in-process (testMain) with a private results store.
-func oltplab(t *testing.T, env []string, args ...string) result {
+func oltplab(t testing.TB, env []string, args ...string) result {
 	t.Helper()
 	return oltplabWith(t, testMain, env, args...)
 }
@@ -48,7 +48,7 @@ func oltplabChecked(t *testing.T, env []string, args ...string) result {
 	return oltplabWith(t, Main, env, args...)
 }
 
-func oltplabWith(t *testing.T, main func(context.Context, []string, []string, Stdio) int, env []string, args ...string) result {
+func oltplabWith(t testing.TB, main func(context.Context, []string, []string, Stdio) int, env []string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := main(context.Background(), args, env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
