@@ -12,7 +12,7 @@ IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: build demo test test-short test-all race lint bench clean image
+.PHONY: build demo test test-short test-all race lint bench bench-placement clean image
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/oltplab
@@ -67,9 +67,22 @@ image:
 		--created $(SOURCE_DATE_EPOCH) --tag $(IMAGE_TAG) --oci $(IMAGE_DIR)/oci --tarball $(IMAGE_DIR)/oltplab.tar
 
 # Measures build rate and driver CPU per transaction on private servers
-# configured for measurement; prints JSON.
+# configured for measurement; prints JSON. As root it then measures the
+# load generator beside the database against one farther away
+# (bench-placement).
 bench: build
 	scripts/bench.sh
+	@if [[ $$(id -u) == 0 ]]; then $(MAKE) --no-print-directory bench-placement; \
+	else echo "bench: not root: bench-placement (network namespaces) not measured" >&2; fi
+
+# The driver beside a managed PostgreSQL against the driver in another
+# network namespace that reaches it through a proxy holding every chunk
+# 1 ms each way: NOPM, New-Order p90 and the round trip per placement and
+# virtual users, as Go benchmark metrics (BenchmarkLoadGeneratorLocalVsRemote,
+# internal/cli; root and PostgreSQL 15). A measurement: the suite asserts
+# what such a plan must do (TestPlanAcrossNamespaces), not its figures.
+bench-placement:
+	OLTPLAB_REQUIRE_SERVERS=1 $(GO) test -count=1 -run '^$$' -bench '^BenchmarkLoadGeneratorLocalVsRemote$$' -benchtime 1x -v ./internal/cli
 
 clean:
 	rm -rf bin quickstart.db quickstart-report.html

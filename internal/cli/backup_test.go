@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,10 +25,7 @@ import (
 func TestBackupSQLite(t *testing.T) {
 	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
-	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
-	if r := oltplab(t, env, "build", "--target", target, "--warehouses", "1"); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	target, _ := builtSQLite(t)
 	to := t.TempDir()
 	r := oltplab(t, env, "backup", target, "--to", to, "--cycles", "1", "--label", "bk", "--json")
 	if r.code != 0 {

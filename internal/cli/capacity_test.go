@@ -19,10 +19,7 @@ func TestRunRefusesWhatCannotBeHeld(t *testing.T) {
 	dir := t.TempDir()
 	env := []string{"OLTPLAB_RESULTS=" + filepath.Join(dir, "results.db"), "HOME=" + dir}
 	pg := dbtest.RawURL(dbtest.Postgres(t)) // before the builds: skipped without the server, it builds nothing
-	sqlite := "sqlite:" + filepath.Join(dir, "tpcc.db")
-	if r := oltplab(t, env, "build", "--target", sqlite); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	sqlite, _ := builtSQLite(t)
 	if r := oltplab(t, env, "build", "--target", pg); r.code != 0 {
 		t.Fatalf("build: exit %d", r.code)
 	}

@@ -37,7 +37,7 @@ func testMain(ctx context.Context, args []string, environ []string, stdio Stdio)
 }
 
 // oltplab runs the CLI in-process (testMain) with a private results store.
-func oltplab(t *testing.T, env []string, args ...string) result {
+func oltplab(t testing.TB, env []string, args ...string) result {
 	t.Helper()
 	return oltplabWith(t, testMain, env, args...)
 }
@@ -48,7 +48,7 @@ func oltplabChecked(t *testing.T, env []string, args ...string) result {
 	return oltplabWith(t, Main, env, args...)
 }
 
-func oltplabWith(t *testing.T, main func(context.Context, []string, []string, Stdio) int, env []string, args ...string) result {
+func oltplabWith(t testing.TB, main func(context.Context, []string, []string, Stdio) int, env []string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := main(context.Background(), args, env, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
@@ -557,10 +557,7 @@ func TestSecretsNeverAppear(t *testing.T) {
 func TestPartialOnInterrupt(t *testing.T) {
 	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
-	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
-	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	target, _ := builtSQLite(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb bytes.Buffer
 	done := make(chan int)
@@ -640,10 +637,7 @@ func TestAuditVerdict(t *testing.T) {
 func TestMonitor(t *testing.T) {
 	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
-	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
-	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	target, _ := builtSQLite(t)
 	r := oltplab(t, env, "monitor", "--target", target, "--duration", "2s", "--interval", "500ms", "--json")
 	if r.code != 0 {
 		t.Fatalf("monitor: exit %d", r.code)
@@ -709,10 +703,7 @@ func TestMonitorWithoutTarget(t *testing.T) {
 func TestProfileWithHygiene(t *testing.T) {
 	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
-	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
-	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	target, _ := builtSQLite(t)
 	r := oltplab(t, env, "run", "--target", target, "--vus", "1,2", "--repeat", "2", "--interleave", "--rampup", "0s",
 		"--duration", "2s", "--checkpoint-before", "--reset-between", "--label", "a")
 	if r.code != 0 {

@@ -290,10 +290,7 @@ func TestCostBadInput(t *testing.T) {
 func TestCostSQLite(t *testing.T) {
 	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
-	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
-	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	target, _ := builtSQLite(t)
 	if r := oltplab(t, env, "run", "--target", target, "--vus", "1,2", "--rampup", "0s", "--duration", "2s", "--label", "local"); r.code != 0 {
 		t.Fatalf("run: exit %d", r.code)
 	}

@@ -21,7 +21,7 @@ type delayProxy struct {
 
 // startDelayProxy listens on listen (HOST:0) and forwards to to; it
 // stops when the test ends.
-func startDelayProxy(t *testing.T, listen, to string, delay time.Duration) string {
+func startDelayProxy(t testing.TB, listen, to string, delay time.Duration) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 )
 
 // writePlan writes a plan into dir and returns its path.
-func writePlan(t *testing.T, dir, text string) string {
+func writePlan(t testing.TB, dir, text string) string {
 	t.Helper()
 	path := filepath.Join(dir, "plan.yaml")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {

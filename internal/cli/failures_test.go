@@ -42,10 +42,7 @@ func TestBuildRefusesWhatDoesNotFit(t *testing.T) {
 func TestTooManyFailures(t *testing.T) {
 	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
-	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
-	if r := oltplab(t, env, "build", "--target", target, "--warehouses", "1"); r.code != exitOK {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	target, _ := builtSQLite(t)
 	tg, err := dialect.ParseTarget(target, "")
 	if err != nil {
 		t.Fatal(err)

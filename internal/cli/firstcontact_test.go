@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -103,11 +104,8 @@ func TestResetBetweenDocumentedAndCleanable(t *testing.T) {
 			t.Errorf("run --help lacks %q", want)
 		}
 	}
-	dir := t.TempDir()
-	target := "sqlite:" + dir + "/tpcc.db"
-	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	target, file := builtSQLite(t)
+	dir := filepath.Dir(file)
 	tg, _ := dialect.ParseTarget(target, "")
 	db, err := dialect.Open(context.Background(), tg)
 	if err != nil {

@@ -46,13 +46,13 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}
 	code := m.Run()
-	removeShardDB()
+	removeBuiltDBs()
 	os.Exit(code)
 }
 
 // reachableDir is a temporary directory a server's own user can reach
 // (t.TempDir's parents are private to the test's user).
-func reachableDir(t *testing.T) string {
+func reachableDir(t testing.TB) string {
 	t.Helper()
 	d, err := os.MkdirTemp("", "oltplab-cli-instance-")
 	if err == nil {

@@ -19,10 +19,7 @@ import (
 func TestReadersInterrupted(t *testing.T) {
 	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
-	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
-	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	target, _ := builtSQLite(t)
 	if r := oltplab(t, env, "run", "--target", target, "--vus", "1", "--rampup", "0s", "--duration", "1s", "--label", "x"); r.code != 0 {
 		t.Fatalf("run: exit %d", r.code)
 	}

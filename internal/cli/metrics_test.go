@@ -62,10 +62,7 @@ func histogramCount(f *dto.MetricFamily) uint64 {
 func TestMetricsDuringRun(t *testing.T) {
 	testenv.Require(t, testenv.Long)
 	env := storeEnv(t)
-	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
-	if r := oltplab(t, env, "build", "--target", target, "--warehouses", "1"); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	target, _ := builtSQLite(t)
 	label := `fast "disk" \ 1` // quotes and a backslash: escaped in the exposition
 	var out, errb syncBuffer
 	done := make(chan int, 1)

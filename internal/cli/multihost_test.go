@@ -39,7 +39,7 @@ type netLab struct {
 	dbAddr, lgAddr string
 }
 
-func ipCmd(t *testing.T, args ...string) {
+func ipCmd(t testing.TB, args ...string) {
 	t.Helper()
 	out, err := exec.Command("ip", args...).CombinedOutput()
 	if err != nil {
@@ -52,7 +52,7 @@ var netLabs atomic.Int64
 
 // newNetLab makes the namespaces; they are deleted when the test ends,
 // failed or not (the cleanup is registered before the first is made).
-func newNetLab(t *testing.T) netLab {
+func newNetLab(t testing.TB) netLab {
 	t.Helper()
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("no ip command: the namespace tests need iproute2")
@@ -109,7 +109,7 @@ type nsAgent struct {
 
 // startAgent starts this test binary as `oltplab agent` in namespace ns,
 // and waits for its fingerprint. It is killed when the test ends.
-func startAgent(t *testing.T, ns string, args ...string) *nsAgent {
+func startAgent(t testing.TB, ns string, args ...string) *nsAgent {
 	t.Helper()
 	cmd := exec.Command("ip", append([]string{"netns", "exec", ns, os.Args[0], "agent"}, args...)...)
 	cmd.Env = append(os.Environ(), asCLIEnv+"=1")
@@ -166,7 +166,7 @@ func (a *nsAgent) printed() string {
 }
 
 // kill ends the agent (SIGKILL) and waits for it.
-func (a *nsAgent) kill(t *testing.T) {
+func (a *nsAgent) kill(t testing.TB) {
 	if a.cmd.ProcessState != nil {
 		return
 	}
@@ -179,7 +179,7 @@ func (a *nsAgent) kill(t *testing.T) {
 }
 
 // nsPids are the processes in a namespace but the given ones.
-func nsPids(t *testing.T, ns string, but ...int) []int {
+func nsPids(t testing.TB, ns string, but ...int) []int {
 	t.Helper()
 	out, err := exec.Command("ip", "netns", "pids", ns).Output()
 	if err != nil {
@@ -200,7 +200,7 @@ func nsPids(t *testing.T, ns string, but ...int) []int {
 }
 
 // waitEmpty waits until only the agent runs in its namespace.
-func waitEmpty(t *testing.T, ns string, a *nsAgent, within time.Duration, when string) {
+func waitEmpty(t testing.TB, ns string, a *nsAgent, within time.Duration, when string) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -545,28 +545,39 @@ func runningOnLG(t *testing.T, ctx context.Context, path string) bool {
 	return false
 }
 
-// TestLoadGeneratorLocalVsRemote is the Kingston study's first test
-// across namespaces: one PostgreSQL on db1, profiled with the driver
-// beside it and with the driver on lg1, which reaches db1 only through a
-// user-space proxy that holds every chunk 1 ms each way (a farther
-// network than the veth pairs). Both profiles are stored, each run
-// records where it ran and the round trip at its start; the figures are
-// logged (a measurement, not an assertion).
-func TestLoadGeneratorLocalVsRemote(t *testing.T) {
-	testenv.Require(t, testenv.Root, testenv.ManagedPostgres, testenv.Subprocess)
-	lab := newNetLab(t)
-	dir := reachableDir(t)
-	tf := filepath.Join(t.TempDir(), "token")
+// BenchmarkLoadGeneratorLocalVsRemote is the Kingston study's first
+// measurement across namespaces: one PostgreSQL on db1, profiled with the
+// driver beside it and with the driver on lg1, which reaches db1 only
+// through a user-space proxy that holds every chunk 1 ms each way (a
+// farther network than the veth pairs). It reports NOPM, New-Order p90
+// and lg1's round trip per placement and virtual users (make
+// bench-placement). What a plan across namespaces must do (both
+// profiles stored, each run's placement and round trip recorded, nothing
+// left running) is TestPlanAcrossNamespaces's to assert.
+func BenchmarkLoadGeneratorLocalVsRemote(b *testing.B) {
+	testenv.Require(b, testenv.Root, testenv.ManagedPostgres, testenv.Subprocess)
+	lab := newNetLab(b)
+	tf := filepath.Join(b.TempDir(), "token")
 	if err := os.WriteFile(tf, []byte(multihostToken+"\n"), 0o600); err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	common := []string{"--token-file", tf, "--lease", "3s"}
-	db := startAgent(t, lab.db, append([]string{"--listen", lab.dbAddr + ":7300", "--state-dir", filepath.Join(t.TempDir(), "db"), "--allow-dir", dir}, common...)...)
-	lg := startAgent(t, lab.lg, append([]string{"--listen", lab.lgAddr + ":7300", "--state-dir", filepath.Join(t.TempDir(), "lg")}, common...)...)
+	dir := reachableDir(b)
+	db := startAgent(b, lab.db, append([]string{"--listen", lab.dbAddr + ":7300", "--state-dir", filepath.Join(b.TempDir(), "db"), "--allow-dir", dir}, common...)...)
+	lg := startAgent(b, lab.lg, append([]string{"--listen", lab.lgAddr + ":7300", "--state-dir", filepath.Join(b.TempDir(), "lg")}, common...)...)
 	// The runner's side of lg1's link: lg1 reaches it directly.
 	far := strings.TrimSuffix(lab.lgAddr, "6") + "5"
-	proxy := startDelayProxy(t, far+":0", db.addr, time.Millisecond)
-	plan := writePlan(t, t.TempDir(), `name: local-vs-remote
+	proxy := startDelayProxy(b, far+":0", db.addr, time.Millisecond)
+	type key struct {
+		driver string
+		vus    int
+	}
+	nopm, p90 := map[key][]float64{}, map[key][]float64{}
+	var rtt []float64
+	b.ResetTimer()
+	for i := range b.N {
+		data := filepath.Join(dir, fmt.Sprintf("pg%d", i))
+		plan := writePlan(b, b.TempDir(), `name: local-vs-remote
 warehouses: 1
 build: {workers: 2}
 profile: {vus: [1, 4], repeat: 2, rampup: 500ms, duration: 3s, grace: 1s}
@@ -577,7 +588,7 @@ targets:
   - name: pg
     host: db1
     engine: postgres
-    data_dir: `+filepath.Join(dir, "pg")+`
+    data_dir: `+data+`
     memory: 64MB
     settings: {fsync: "off"}
 steps:
@@ -585,44 +596,60 @@ steps:
   - profile: {driver: {host: db1}}
   - profile: {driver: {host: lg1}}
 `)
-	work := t.TempDir()
-	env := []string{"OLTPLAB_RESULTS=" + filepath.Join(work, "results.db"), "HOME=" + work}
-	if r := oltplab(t, env, "experiment", "run", plan); r.code != 0 {
-		t.Fatalf("experiment run: exit %d", r.code)
-	}
-	waitEmpty(t, lab.db, db, 10*time.Second, "after the plan")
-	waitEmpty(t, lab.lg, lg, 10*time.Second, "after the plan")
-	st, err := store.Open(context.Background(), filepath.Join(work, "results.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	runs, err := st.ListRuns(context.Background(), store.RunFilter{ExperimentID: 1, Kind: store.KindRun, Counting: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := map[string]int{}
-	for _, run := range runs {
-		var rc scenario.RunContext
-		if err := json.Unmarshal(run.Context, &rc); err != nil {
-			t.Fatal(err)
+		work := b.TempDir()
+		results := filepath.Join(work, "results.db")
+		env := []string{"OLTPLAB_RESULTS=" + results, "HOME=" + work}
+		if r := oltplab(b, env, "experiment", "run", plan); r.code != 0 {
+			b.Fatalf("experiment run: exit %d", r.code)
 		}
-		sum, err := summary.DecodeRun(run.Summary)
-		if err != nil || sum.Result == nil || rc.Placement.Hosts == nil {
-			t.Errorf("run %d: no result or placement (%v)", run.ID, err)
-			continue
+		waitEmpty(b, lab.db, db, 10*time.Second, "after the plan")
+		waitEmpty(b, lab.lg, lg, 10*time.Second, "after the plan")
+		st, err := store.Open(context.Background(), results)
+		if err != nil {
+			b.Fatal(err)
 		}
-		h := rc.Placement.Hosts
-		n[h.Driver]++
-		if h.Driver == "lg1" && h.RTTMicros <= 0 {
-			t.Errorf("run %d: the driver on lg1 measured no round trip (%s)", run.ID, h.RTTNote)
+		runs, err := st.ListRuns(context.Background(), store.RunFilter{ExperimentID: 1, Kind: store.KindRun, Counting: true})
+		st.Close()
+		if err != nil {
+			b.Fatal(err)
 		}
-		t.Logf("measured: driver on %s, %d VU(s): NOPM %.0f, New-Order p90 %.1f ms, round trip %.3f ms",
-			h.Driver, run.VUs, sum.Result.NOPM, resultNewOrderP90(sum.Result), float64(h.RTTMicros)/1000)
+		for _, run := range runs {
+			var rc scenario.RunContext
+			if err := json.Unmarshal(run.Context, &rc); err != nil {
+				b.Fatal(err)
+			}
+			sum, err := summary.DecodeRun(run.Summary)
+			if err != nil || sum.Result == nil || rc.Placement.Hosts == nil {
+				b.Fatalf("run %d: no result or placement (%v)", run.ID, err)
+			}
+			h := rc.Placement.Hosts
+			k := key{h.Driver, run.VUs}
+			nopm[k] = append(nopm[k], sum.Result.NOPM)
+			p90[k] = append(p90[k], resultNewOrderP90(sum.Result))
+			if h.Driver == "lg1" {
+				rtt = append(rtt, float64(h.RTTMicros)/1000)
+			}
+			b.Logf("measured: driver on %s, %d VU(s): NOPM %.0f, New-Order p90 %.1f ms, round trip %.3f ms",
+				h.Driver, run.VUs, sum.Result.NOPM, resultNewOrderP90(sum.Result), float64(h.RTTMicros)/1000)
+		}
 	}
-	if n["db1"] != 4 || n["lg1"] != 4 {
-		t.Errorf("counting runs by driver host: %v, want 4 beside the database and 4 on lg1", n)
+	b.StopTimer()
+	mean := func(xs []float64) float64 {
+		s := 0.0
+		for _, x := range xs {
+			s += x
+		}
+		return s / float64(max(1, len(xs)))
 	}
+	for k, xs := range nopm {
+		where := map[string]string{"db1": "local", "lg1": "remote"}[k.driver]
+		if where == "" {
+			b.Fatalf("a run with its driver on %q, want db1 or lg1", k.driver)
+		}
+		b.ReportMetric(mean(xs), fmt.Sprintf("NOPM-%s-%dvu", where, k.vus))
+		b.ReportMetric(mean(p90[k]), fmt.Sprintf("new-order-p90-ms-%s-%dvu", where, k.vus))
+	}
+	b.ReportMetric(mean(rtt), "rtt-ms-remote")
 }
 
 // resultNewOrderP90 is a result's New-Order p90 response time in ms.

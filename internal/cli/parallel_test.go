@@ -12,14 +12,11 @@ import (
 	"github.com/oltplab/oltplab/internal/testenv"
 )
 
-// builtCopies builds one SQLite warehouse and copies the file to names:
+// builtCopies copies a built SQLite warehouse (builtSQLite) to names:
 // targets of one scale without building each.
 func builtCopies(t *testing.T, env []string, dir string, names ...string) []string {
 	t.Helper()
-	src := filepath.Join(dir, "built.db")
-	if r := oltplab(t, env, "build", "--target", "sqlite:"+src, "--warehouses", "1"); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	_, src := builtSQLite(t)
 	var out []string
 	for _, n := range names {
 		dst := filepath.Join(dir, n+".db")

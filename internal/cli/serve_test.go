@@ -33,16 +33,13 @@ const servedLabel = `<i>nvme</i> & "fast"`
 // replaces it in the store.
 const plainServedLabel = "nvme-fast"
 
-// servedStore builds a SQLite database and stores two short profiles in
-// a fresh results store; it returns the store's path and environment.
+// servedStore stores two short profiles on a built SQLite database in a
+// fresh results store; it returns the store's path and environment.
 func servedStore(t *testing.T) (string, []string) {
 	t.Helper()
 	results := filepath.Join(t.TempDir(), "results.db")
 	env := []string{"OLTPLAB_RESULTS=" + results, "HOME=" + t.TempDir()}
-	target := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
-	if r := oltplab(t, env, "build", "--target", target, "--warehouses", "1"); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	target, _ := builtSQLite(t)
 	for _, label := range []string{plainServedLabel, "sata"} {
 		if r := oltplab(t, env, "run", "--target", target, "--vus", "1,2", "--rampup", "0s", "--duration", "1s",
 			"--grace", "1s", "--label", label); r.code != 0 {

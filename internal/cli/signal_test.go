@@ -24,12 +24,7 @@ import (
 // TestInstanceForeground's.
 func TestSignals(t *testing.T) {
 	testenv.Require(t, testenv.Subprocess)
-	base := t.TempDir()
-	src := filepath.Join(base, "tpcc.db")
-	if r := oltplab(t, []string{"HOME=" + base}, "build", "--target", "sqlite:"+src, "--warehouses", "1",
-		"--results", filepath.Join(base, "results.db")); r.code != 0 {
-		t.Fatalf("build: exit %d\n%s", r.code, r.err)
-	}
+	_, src := builtSQLite(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run("run/"+sig.String(), func(t *testing.T) {
 			dir := t.TempDir()

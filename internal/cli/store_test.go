@@ -123,11 +123,8 @@ func TestRunSurvivesABusyStore(t *testing.T) {
 	testenv.Require(t, testenv.Long)
 	dir := t.TempDir()
 	storePath := filepath.Join(dir, "results.db")
-	target := "sqlite:" + filepath.Join(dir, "tpcc.db")
+	target, _ := builtSQLite(t)
 	env := []string{"OLTPLAB_RESULTS=" + storePath, "HOME=" + dir}
-	if r := oltplab(t, env, "build", "--target", target); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
 
 	t.Run("the lock goes away while the run waits", func(t *testing.T) {
 		code, out, errs, _ := runWhileLocked(t, append(env, "OLTPLAB_STORE_WAIT=10m"), storePath, target, func(stderr string, lock *storeLock) bool {

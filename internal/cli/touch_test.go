@@ -86,10 +86,7 @@ func cliRun(t *testing.T, env []string, timeout time.Duration, args ...string) (
 func TestRefusesPlantedLinks(t *testing.T) {
 	testenv.Require(t, testenv.Root)
 	env := append(storeEnv(t), "XDG_RUNTIME_DIR="+t.TempDir())
-	source := "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")
-	if r := oltplab(t, env, "build", "--target", source, "--warehouses", "1"); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	source, _ := builtSQLite(t)
 	cases := []struct {
 		name string
 		args func(link string) []string
@@ -131,10 +128,7 @@ func TestLeftoversRemovedAfterKill(t *testing.T) {
 	base := t.TempDir()
 	results := filepath.Join(base, "results.db")
 	env := []string{"OLTPLAB_RESULTS=" + results, "HOME=" + base}
-	source := "sqlite:" + filepath.Join(base, "tpcc.db")
-	if r := oltplab(t, env, "build", "--target", source, "--warehouses", "1"); r.code != 0 {
-		t.Fatalf("build: exit %d", r.code)
-	}
+	source, _ := builtSQLite(t)
 	to := filepath.Join(base, "backups")
 	other := filepath.Join(base, "other")
 	if err := os.MkdirAll(filepath.Join(other, "inside"), 0o755); err != nil {

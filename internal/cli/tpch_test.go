@@ -152,10 +152,7 @@ func TestTPCHWorkflow(t *testing.T) {
 	}
 
 	// A TPC-C database is not a TPC-H one, and its tables are left alone.
-	tpcc := "sqlite:" + filepath.Join(t.TempDir(), "c.db")
-	if r = oltplab(t, env, "build", "--target", tpcc, "--warehouses", "1"); r.code != 0 {
-		t.Fatalf("TPC-C build: exit %d %s", r.code, r.err)
-	}
+	tpcc, _ := builtSQLite(t)
 	r = oltplab(t, env, "tpch", "build", "--target", tpcc, "--scale", "0.01", "--drop")
 	if r.code != exitSchema || !strings.Contains(r.err, "TPC-C") {
 		t.Errorf("TPC-H build over TPC-C: exit %d, %q", r.code, r.err)

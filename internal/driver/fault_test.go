@@ -80,10 +80,17 @@ func TestServerFaults(t *testing.T) {
 						})
 					}
 				}
+				// faultDone waits for the fault once Run returned; a run
+				// that never reached its measured window (it failed to
+				// start) never started the fault: nothing to wait for.
+				faultDone = func() {
+					once.Do(func() { close(crashDone) })
+					<-crashDone
+				}
 			)
 			t.Run("stall", func(t *testing.T) {
 				res, err := driver.Run(context.Background(), db, meta, o, faultStart(func() error { return freeze(t, inst) }))
-				<-crashDone
+				faultDone()
 				if crashErr != nil {
 					t.Fatal(crashErr)
 				}
@@ -122,7 +129,7 @@ func TestServerFaults(t *testing.T) {
 				t.Run("backend killed", func(t *testing.T) {
 					once, crashDone = sync.Once{}, make(chan struct{})
 					res, err := driver.Run(context.Background(), db, meta, o, faultStart(func() error { return killBackend(tg) }))
-					<-crashDone
+					faultDone()
 					if crashErr != nil {
 						t.Fatal(crashErr)
 					}
@@ -146,6 +153,9 @@ func TestServerFaults(t *testing.T) {
 					if res.IsSuspect() || res.TPM < 0 || res.NOPM < 0 {
 						t.Errorf("suspect %q, TPM %v, NOPM %v: want a labelled fallback, never negative", res.Suspect, res.TPM, res.NOPM)
 					}
+					// The crash recovery may outlast the window (above): the
+					// checks wait for the server to accept connections again.
+					waitAccepting(t, db)
 					checkConsistency(t, db)
 				})
 			}
@@ -165,7 +175,7 @@ func TestServerFaults(t *testing.T) {
 					proxy.resume()
 					return nil
 				}))
-				<-crashDone
+				faultDone()
 				if err != nil {
 					t.Fatalf("Run through a silent connection: %v", err)
 				}
@@ -187,7 +197,7 @@ func TestServerFaults(t *testing.T) {
 					proxy.hold()
 					return nil
 				}))
-				<-crashDone
+				faultDone()
 				if !errors.Is(err, driver.ErrServerGone) {
 					t.Fatalf("Run with the connection silent for good: got %v, want ErrServerGone", err)
 				}
@@ -206,7 +216,7 @@ func TestServerFaults(t *testing.T) {
 
 			once, crashDone = sync.Once{}, make(chan struct{})
 			res, err := driver.Run(context.Background(), db, meta, o, faultStart(func() error { return dbtest.CrashRestart(inst) }))
-			<-crashDone
+			faultDone()
 			if crashErr != nil {
 				t.Fatal(crashErr)
 			}
@@ -248,7 +258,7 @@ func TestServerFaults(t *testing.T) {
 			res, err = driver.Run(context.Background(), db, meta, o, faultStart(func() error {
 				return inst.Stop(context.Background())
 			}))
-			<-crashDone
+			faultDone()
 			if crashErr != nil {
 				t.Fatal(crashErr)
 			}
@@ -340,4 +350,22 @@ func killBackend(tg dialect.Target) error {
 		return fmt.Errorf("kill backend %d: %w", pid, err)
 	}
 	return nil
+}
+
+// waitAccepting waits, up to a minute, until db accepts a connection (a
+// server in crash recovery refuses them).
+func waitAccepting(t *testing.T, db dialect.Database) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		c, err := db.Connect(context.Background())
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server accepts no connection a minute after the fault: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -50,10 +50,14 @@ const (
 	baselineSuffix = "_oltplab_base"
 	// maxIdentifierLen is NAMEDATALEN-1.
 	maxIdentifierLen = 63
-	// inUseRetries and inUsePause bound how long a drop or a template copy
-	// waits for terminated sessions to go away (SQLSTATE 55006).
-	inUseRetries = 50
-	inUsePause   = 100 * time.Millisecond
+	// inUseWait bounds how long a drop or a template copy is tried again
+	// while sessions go away (SQLSTATE 55006), after a second try; between
+	// tries it pauses inUsePause. The server itself waits up to 5 s for
+	// the sessions within each try (CountOtherDBBackends), so a session
+	// that stays is reported after two tries, about 10 s: counting 50
+	// tries made that over four minutes.
+	inUseWait  = 5 * time.Second
+	inUsePause = 100 * time.Millisecond
 	// sqlstate codes used here.
 	stateInsufficientPrivilege = "42501"
 	stateObjectInUse           = "55006"
@@ -333,6 +337,7 @@ func (d *Database) DropBaseline(ctx context.Context) error {
 // touched. When sessions stay, the error wraps dialect.ErrInUse and says
 // who is connected.
 func (d *Database) execInUse(ctx context.Context, c *pgx.Conn, busy, sql string) error {
+	start := time.Now()
 	for i := 0; ; i++ {
 		if d.endOthers.Load() {
 			if _, err := c.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
@@ -342,7 +347,7 @@ func (d *Database) execInUse(ctx context.Context, c *pgx.Conn, busy, sql string)
 		}
 		_, err := c.Exec(ctx, sql)
 		var pe *pgconn.PgError
-		if err == nil || !errors.As(err, &pe) || pe.Code != stateObjectInUse || i == inUseRetries {
+		if err == nil || !errors.As(err, &pe) || pe.Code != stateObjectInUse || i >= 1 && time.Since(start) >= inUseWait {
 			if pe != nil && pe.Code == stateObjectInUse {
 				return d.inUse(ctx, c, busy)
 			}
