@@ -26,9 +26,12 @@
 # COPY from files (the limit), its index builds and the keys' attach (the
 # constraint check), against oltplab build's load and indexes: rows/s per
 # phase, each phase's share of the limit and the ratios
-# (postgres_build_vs_copy_from_files); then `oltplab build` at that size
-# on each of BENCH_BUILD_DIALECTS ("mysql sqlite"): its phases and rows/s
-# (tpcc_build_phases; no limit measured for them).
+# (postgres_build_vs_copy_from_files); the same on MariaDB against the
+# server's LOAD DATA INFILE from files (mysql_build_vs_load_data_from_files;
+# BENCH_BUILD_MYSQL_WAREHOUSES, default the same: two MariaDB builds of 100
+# warehouses take several minutes each);
+# then `oltplab build` at that size on each of BENCH_BUILD_DIALECTS
+# ("sqlite"): its phases and rows/s (tpcc_build_phases; no limit).
 # Each TPC-C run also gives the database server's CPU per database
 # transaction (its processes' CPU time over the window, from /proc:
 # server_cpu_us_per_tx, per dialect and style), the foreign CPU and the
@@ -97,7 +100,13 @@ if [[ ${BENCH_TPCC:-1} != 0 ]]; then
 	OLTPLAB_BENCH_TPCC_WAREHOUSES=$BW OLTPLAB_BENCH_TPCC_WORKERS=$WORKERS \
 		go test -run '^$' -bench TPCCBuild -benchtime 1x -timeout 0 ./internal/dialect/postgres >"$tmp/tpcc-pgbuild.txt"
 	uptime >"$tmp/tpccbuild-uptime-after"
-	for name in ${BENCH_BUILD_DIALECTS:-mysql sqlite}; do
+	MBW=${BENCH_BUILD_MYSQL_WAREHOUSES:-$BW}
+	echo "bench: mysql: build phases of $MBW warehouses against LOAD DATA INFILE from files (BenchmarkTPCCBuild)" >&2
+	uptime >"$tmp/mybuild-uptime-before"
+	OLTPLAB_BENCH_TPCC_WAREHOUSES=$MBW OLTPLAB_BENCH_TPCC_WORKERS=$WORKERS \
+		go test -run '^$' -bench TPCCBuild -benchtime 1x -timeout 0 ./internal/dialect/mysql >"$tmp/tpcc-mybuild.txt"
+	uptime >"$tmp/mybuild-uptime-after"
+	for name in ${BENCH_BUILD_DIALECTS:-sqlite}; do
 		case $name in
 		mysql)
 			target="${OLTPLAB_TEST_MYSQL%/}/bench_build"
@@ -223,6 +232,26 @@ if os.path.exists(os.path.join(tmp, "tpcc-pgbuild.txt")):
                            "note": "each phase's seconds over the limit's total (copy + index + constraint check); generation overlaps the load in oltplab's build"},
         "load_x": r("load-x"), "build_x": r("build-x"), "goal": "build_x (load and indexes) within 1.2x of the limit",
         "load_average_before": load("tpccbuild-uptime-before"), "load_average_after": load("tpccbuild-uptime-after")}
+if os.path.exists(os.path.join(tmp, "tpcc-mybuild.txt")):
+    p = bench_metrics(os.path.join(tmp, "tpcc-mybuild.txt"), "TPCCBuild")
+    rows = p.get("rows") or 0
+    per_s = lambda k: None if not p.get(k) else round(rows / p[k])
+    r = lambda k: None if p.get(k) is None else round(p[k], 2)
+    limit_s = (p.get("copy-s") or 0) + (p.get("files-index-s") or 0)
+    share = lambda k: None if not limit_s or p.get(k) is None else round(p[k] / limit_s, 3)
+    load = lambda f: open(os.path.join(tmp, f)).read().split("load average:")[-1].strip()
+    out["mysql_build_vs_load_data_from_files"] = {
+        "warehouses": int(os.environ.get("BENCH_BUILD_MYSQL_WAREHOUSES") or bw), "workers": int(os.environ.get("BENCH_WORKERS", "4")), "rows": int(rows),
+        "load_data_from_files": {"seconds": r("copy-s"), "rows_per_sec": r("copy-rows/s"), "index_seconds": r("files-index-s"),
+                                 "index_rows_per_sec": per_s("files-index-s"), "total_seconds": round(limit_s, 2),
+                                 "note": "the limit: the server's own LOAD DATA INFILE of the files on as many connections (no unique or foreign key checks, no binary log), then the same CreateIndexes (the keys' checks are inside it)"},
+        "oltplab": {"load_seconds": r("load-s"), "rows_per_sec": r("load-rows/s"), "index_seconds": r("index-s"),
+                    "index_rows_per_sec": per_s("index-s"), "total_seconds": r("total-s"),
+                    "note": "generation streamed through LOAD DATA LOCAL INFILE, then CreateIndexes"},
+        "share_of_limit": {"load_data": share("copy-s"), "index": share("files-index-s"),
+                           "oltplab_load": share("load-s"), "oltplab_index": share("index-s")},
+        "load_x": r("load-x"), "build_x": r("build-x"), "goal": "build_x within 1.2x of the limit",
+        "load_average_before": load("mybuild-uptime-before"), "load_average_after": load("mybuild-uptime-after")}
 for path in sorted(glob.glob(os.path.join(tmp, "build-*.json"))):
     b = json.load(open(path))["result"]
     ld = lambda s: None if not s else round(b["total_rows"] / s)

@@ -38,7 +38,7 @@ func (d *Database) NewLoaders(ctx context.Context, n int) (_ []dialect.Loader, e
 		if err != nil {
 			return nil, fmt.Errorf("open load connection for %s: %w", t, err)
 		}
-		s := &tableStream{t: t, conn: c, bufs: make(chan []byte, 2), done: make(chan error, 1)}
+		s := &tableStream{t: t, conn: c, bufs: make(chan []byte, streamDepth), done: make(chan error, 1)}
 		g.streams[t] = s
 		// FREEZE needs the table truncated (or created) by the transaction
 		// that copies: TRUNCATE of the empty table is free, and keeps
@@ -59,6 +59,13 @@ func (d *Database) NewLoaders(ctx context.Context, n int) (_ []dialect.Loader, e
 	}
 	return ls, nil
 }
+
+// streamDepth is how many full buffers a table's COPY may have waiting.
+// Every warehouse starts with its 100,000 STOCK rows (about 30 MB of
+// text), so the generators reach the STOCK stream together; 16 buffers
+// (32 MB) let them run on into the other tables while it catches up,
+// instead of moving in step from one stream to the next.
+const streamDepth = 16
 
 // copyGroup is the nine COPY streams that a group of loaders feeds.
 type copyGroup struct {
@@ -129,7 +136,7 @@ func (r *streamReader) Read(p []byte) (int, error) {
 
 func (g *copyGroup) putSpare(b []byte) {
 	g.mu.Lock()
-	if len(g.spare) < 2*numTables {
+	if len(g.spare) < 4*numTables {
 		g.spare = append(g.spare, b[:0])
 	}
 	g.mu.Unlock()
