@@ -1,12 +1,10 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -40,7 +38,7 @@ func (d *Database) NewLoaders(ctx context.Context, n int) (_ []dialect.Loader, e
 		if err != nil {
 			return nil, fmt.Errorf("open load connection for %s: %w", t, err)
 		}
-		s := &tableStream{t: t, conn: c, bufs: make(chan chunk, streamDepth), done: make(chan error, 1)}
+		s := &tableStream{t: t, conn: c, bufs: make(chan []byte, streamDepth), done: make(chan error, 1)}
 		g.streams[t] = s
 		// FREEZE needs the table truncated (or created) by the transaction
 		// that copies: TRUNCATE of the empty table is free, and keeps
@@ -87,22 +85,14 @@ type copyGroup struct {
 type tableStream struct {
 	t    tpcc.Table
 	conn *pgx.Conn
-	bufs chan chunk
+	bufs chan []byte
 	done chan error
-}
-
-// chunk is encoded rows of one table from warehouse w (0: the items); last
-// marks the end of that warehouse's rows of the table (b may then be empty).
-type chunk struct {
-	w    int
-	b    []byte
-	last bool
 }
 
 // copy runs the COPY of s until its buffers are closed, then commits.
 func (g *copyGroup) copy(ctx context.Context, s *tableStream) {
 	sql := copySQL[s.t] + " WITH (FREEZE)"
-	_, err := s.conn.PgConn().CopyFrom(ctx, &streamReader{g: g, s: s, held: map[int][][]byte{}, ended: map[int]bool{}}, sql)
+	_, err := s.conn.PgConn().CopyFrom(ctx, &streamReader{g: g, s: s}, sql)
 	if err == nil {
 		// The transaction's one commit, synchronous: the load is durable
 		// when the last Close returns.
@@ -115,23 +105,12 @@ func (g *copyGroup) copy(ctx context.Context, s *tableStream) {
 	s.done <- err
 }
 
-// streamReader reads a table's chunks as one stream for CopyFrom, in
-// warehouse order: the chunks of later warehouses wait until every chunk of
-// the earlier ones went through, so each table is stored in key order
-// (warehouse first) and its index builds sort presorted input, as they do
-// for a table loaded from files one warehouse after another. The
-// generators work ahead of it by about one warehouse each, which is what it
-// holds back.
+// streamReader reads a table's buffers as one stream for CopyFrom.
 type streamReader struct {
 	g   *copyGroup
 	s   *tableStream
 	cur []byte // the buffer being read
 	off int
-
-	next    int              // the warehouse being copied
-	held    map[int][][]byte // chunks of later warehouses
-	ended   map[int]bool     // later warehouses whose last chunk came
-	drained bool             // bufs is closed
 }
 
 func (r *streamReader) Read(p []byte) (int, error) {
@@ -140,53 +119,12 @@ func (r *streamReader) Read(p []byte) (int, error) {
 			r.g.putSpare(r.cur)
 			r.cur, r.off = nil, 0
 		}
-		if q := r.held[r.next]; len(q) > 0 {
-			r.cur, r.held[r.next] = q[0], q[1:]
-			continue
-		}
-		if r.ended[r.next] {
-			delete(r.held, r.next)
-			delete(r.ended, r.next)
-			r.next++
-			continue
-		}
-		if r.drained {
-			// Every loader closed: what is held goes in warehouse order.
-			if len(r.held) == 0 {
+		select {
+		case b, ok := <-r.s.bufs:
+			if !ok {
 				return 0, io.EOF
 			}
-			r.next = -1
-			for w := range r.held {
-				if r.next < 0 || w < r.next {
-					r.next = w
-				}
-			}
-			r.ended[r.next] = true
-			continue
-		}
-		select {
-		case c, ok := <-r.s.bufs:
-			switch {
-			case !ok:
-				r.drained = true
-			case c.w <= r.next && len(r.held[r.next]) == 0:
-				// The warehouse being copied (or one already ended, from
-				// a loader that sent it late): straight through.
-				if len(c.b) > 0 {
-					r.cur = c.b
-				}
-				if c.last && c.w == r.next {
-					r.ended[r.next] = true
-				}
-			default:
-				w := max(c.w, r.next)
-				if len(c.b) > 0 {
-					r.held[w] = append(r.held[w], c.b)
-				}
-				if c.last && c.w >= r.next {
-					r.ended[c.w] = true
-				}
-			}
+			r.cur = b
 		case <-r.g.failed:
 			return 0, r.g.failure()
 		}
@@ -235,10 +173,10 @@ func (g *copyGroup) failure() error {
 	return g.err
 }
 
-// send hands c to table t's stream.
-func (g *copyGroup) send(ctx context.Context, t tpcc.Table, c chunk) error {
+// send hands b to table t's stream.
+func (g *copyGroup) send(ctx context.Context, t tpcc.Table, b []byte) error {
 	select {
-	case g.streams[t].bufs <- c:
+	case g.streams[t].bufs <- b:
 		return nil
 	case <-g.failed:
 		return g.failure()
@@ -270,18 +208,12 @@ func (g *copyGroup) wait() error {
 }
 
 // groupLoader is one generator's side of a copyGroup: it encodes rows into
-// a buffer per table and hands full buffers to the table's stream, tagged
-// with the warehouse they belong to. A warehouse's rows start with its
-// WAREHOUSE row (tpcc.Generator.Warehouse); rows before any are the items
-// (warehouse 0).
+// a buffer per table and hands full buffers to the table's stream.
 type groupLoader struct {
-	g       *copyGroup
-	buf     [numTables][]byte
-	w       int  // the warehouse being added
-	added   bool // rows of w were added
-	scratch []byte
-	err     error
-	closed  bool
+	g      *copyGroup
+	buf    [numTables][]byte
+	err    error
+	closed bool
 }
 
 func (l *groupLoader) Add(ctx context.Context, r tpcc.Row) error {
@@ -289,51 +221,13 @@ func (l *groupLoader) Add(ctx context.Context, r tpcc.Row) error {
 		return l.err
 	}
 	t := r.Table()
-	if t == tpcc.Warehouse {
-		l.scratch = r.AppendTSV(l.scratch[:0])
-		w, _, _ := bytes.Cut(l.scratch, []byte{'\t'})
-		n, err := strconv.Atoi(string(w))
-		if err != nil {
-			l.err = fmt.Errorf("warehouse row %q: %w", l.scratch, err)
-			return l.err
-		}
-		if l.err = l.endWarehouse(ctx); l.err != nil {
-			return l.err
-		}
-		l.w = n
-		l.buf[t] = append(l.buf[t], l.scratch...)
-	} else {
-		l.buf[t] = r.AppendTSV(l.buf[t])
-	}
-	l.added = true
+	l.buf[t] = r.AppendTSV(l.buf[t])
 	if len(l.buf[t]) >= flushBytes {
-		if l.err = l.g.send(ctx, t, chunk{w: l.w, b: l.buf[t]}); l.err != nil {
+		if l.err = l.g.send(ctx, t, l.buf[t]); l.err != nil {
 			return l.err
 		}
 		l.buf[t] = l.g.getSpare()
 	}
-	return nil
-}
-
-// endWarehouse hands over the buffered rows of the warehouse being added,
-// each table's marked as its last.
-func (l *groupLoader) endWarehouse(ctx context.Context) error {
-	if !l.added {
-		return nil
-	}
-	for t, b := range l.buf {
-		c := chunk{w: l.w, last: true}
-		if len(b) > 0 {
-			c.b = b
-		}
-		if err := l.g.send(ctx, tpcc.Table(t), c); err != nil {
-			return err
-		}
-		if c.b != nil {
-			l.buf[t] = l.g.getSpare()
-		}
-	}
-	l.added = false
 	return nil
 }
 
@@ -348,10 +242,14 @@ func (l *groupLoader) Close(ctx context.Context) error {
 	l.closed = true
 	err := l.err
 	if err == nil {
-		err = l.endWarehouse(ctx)
-	}
-	for t := range l.buf {
-		l.buf[t] = nil
+		for t, b := range l.buf {
+			if len(b) > 0 {
+				if err = l.g.send(ctx, tpcc.Table(t), b); err != nil {
+					break
+				}
+			}
+			l.buf[t] = nil
+		}
 	}
 	if err == nil {
 		err = ctx.Err()

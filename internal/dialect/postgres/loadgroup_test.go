@@ -152,35 +152,3 @@ func TestLoaderGroupRollsBackOnCancel(t *testing.T) {
 		}
 	}
 }
-
-// TestLoaderGroupKeepsWarehouseOrder: with three loaders generating three
-// warehouses at once, every table is stored one warehouse after another
-// (in physical order, no row of a lower warehouse after a higher one), as
-// a load from files would store it, so the index builds sort presorted
-// input.
-func TestLoaderGroupKeepsWarehouseOrder(t *testing.T) {
-	d, _ := openTest(t)
-	ctx := context.Background()
-	if _, err := loadGroup(t, d, 3, 3, func(int) context.Context { return ctx }); err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	c, err := d.connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	for _, tc := range []struct{ table, col string }{
-		{"stock", "s_w_id"}, {"customer", "c_w_id"}, {"history", "h_w_id"}, {"orders", "o_w_id"},
-		{"new_order", "no_w_id"}, {"order_line", "ol_w_id"}, {"district", "d_w_id"}, {"warehouse", "w_id"},
-	} {
-		var back, ws int64
-		err := c.QueryRow(ctx, "SELECT count(*) FILTER (WHERE w < p), count(DISTINCT w) FROM "+
-			"(SELECT "+tc.col+" AS w, lag("+tc.col+") OVER (ORDER BY ctid) AS p FROM "+tc.table+") x").Scan(&back, &ws)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.table, err)
-		}
-		if back != 0 || ws != 3 {
-			t.Errorf("%s: %d rows follow a row of a higher warehouse (%d warehouses); want 0 (3)", tc.table, back, ws)
-		}
-	}
-}
