@@ -21,10 +21,17 @@
 # with COPY from files (BenchmarkTPCHBuild: the limit), and `oltplab tpch
 # build` at that scale on each of BENCH_TPCH_DIALECTS ("postgres mysql").
 # BENCH_TPCC=0 skips the TPC-C part, BENCH_TPCH=0 the TPC-H one.
-# The TPC-C build's phases on PostgreSQL (BenchmarkTPCCBuild, BENCH_WAREHOUSES
-# and BENCH_WORKERS): generation alone, the server's own COPY from files
-# (the limit) and its index builds, against oltplab build's load and
-# indexes: rows/s per phase and the ratios (postgres_build_vs_copy_from_files).
+# The TPC-C build's phases at BENCH_BUILD_WAREHOUSES (100) on PostgreSQL
+# (BenchmarkTPCCBuild, BENCH_WORKERS): generation alone, the server's own
+# COPY from files (the limit), its index builds and the keys' attach (the
+# constraint check), against oltplab build's load and indexes: rows/s per
+# phase, each phase's share of the limit and the ratios
+# (postgres_build_vs_copy_from_files); the same on MariaDB against the
+# server's LOAD DATA INFILE from files (mysql_build_vs_load_data_from_files;
+# BENCH_BUILD_MYSQL_WAREHOUSES, default the same: two MariaDB builds of 100
+# warehouses take several minutes each);
+# then `oltplab build` at that size on each of BENCH_BUILD_DIALECTS
+# ("sqlite"): its phases and rows/s (tpcc_build_phases; no limit).
 # Each TPC-C run also gives the database server's CPU per database
 # transaction (its processes' CPU time over the window, from /proc:
 # server_cpu_us_per_tx, per dialect and style), the foreign CPU and the
@@ -39,6 +46,7 @@ if [[ ${1:-} != inner ]]; then
 fi
 
 W=${BENCH_WAREHOUSES:-10}
+BW=${BENCH_BUILD_WAREHOUSES:-100}
 VUS=${BENCH_VUS:-8}
 RAMPUP=${BENCH_RAMPUP:-30s}
 DURATION=${BENCH_DURATION:-2m}
@@ -87,11 +95,37 @@ for name in $tpcc_names; do
 done
 
 if [[ ${BENCH_TPCC:-1} != 0 ]]; then
-	echo "bench: postgres: build phases of $W warehouses against COPY from files (BenchmarkTPCCBuild)" >&2
+	echo "bench: postgres: build phases of $BW warehouses against COPY from files (BenchmarkTPCCBuild)" >&2
 	uptime >"$tmp/tpccbuild-uptime-before"
-	OLTPLAB_BENCH_TPCC_WAREHOUSES=$W OLTPLAB_BENCH_TPCC_WORKERS=$WORKERS \
+	OLTPLAB_BENCH_TPCC_WAREHOUSES=$BW OLTPLAB_BENCH_TPCC_WORKERS=$WORKERS \
 		go test -run '^$' -bench TPCCBuild -benchtime 1x -timeout 0 ./internal/dialect/postgres >"$tmp/tpcc-pgbuild.txt"
 	uptime >"$tmp/tpccbuild-uptime-after"
+	MBW=${BENCH_BUILD_MYSQL_WAREHOUSES:-$BW}
+	echo "bench: mysql: build phases of $MBW warehouses against LOAD DATA INFILE from files (BenchmarkTPCCBuild)" >&2
+	uptime >"$tmp/mybuild-uptime-before"
+	OLTPLAB_BENCH_TPCC_WAREHOUSES=$MBW OLTPLAB_BENCH_TPCC_WORKERS=$WORKERS \
+		go test -run '^$' -bench TPCCBuild -benchtime 1x -timeout 0 ./internal/dialect/mysql >"$tmp/tpcc-mybuild.txt"
+	uptime >"$tmp/mybuild-uptime-after"
+	for name in ${BENCH_BUILD_DIALECTS:-sqlite}; do
+		case $name in
+		mysql)
+			target="${OLTPLAB_TEST_MYSQL%/}/bench_build"
+			python3 - "$OLTPLAB_TEST_MYSQL" <<'PY'
+import sys, subprocess, urllib.parse
+u = urllib.parse.urlparse(sys.argv[1])
+subprocess.run(["mariadb", "--no-defaults", "-h", u.hostname, "-P", str(u.port), "-u", u.username,
+                "-p" + u.password, "-e", "CREATE DATABASE bench_build"], check=True)
+PY
+			;;
+		sqlite) target="sqlite:$tmp/build.db" ;;
+		*) echo "bench: BENCH_BUILD_DIALECTS: unknown dialect $name" >&2; exit 2 ;;
+		esac
+		echo "bench: $name: oltplab build --warehouses $BW --workers $WORKERS" >&2
+		uptime >"$tmp/build-$name.uptime"
+		$bin build --target "$target" --warehouses "$BW" --workers "$WORKERS" --json >"$tmp/build-$name.json"
+		uptime >>"$tmp/build-$name.uptime"
+		rm -f "$tmp/build.db" "$tmp/build.db-wal" "$tmp/build.db-shm"
+	done
 	echo "bench: postgres: tpc-c terminals ${BENCH_TERMINALS:-1000,10000}, ${BENCH_TERMINAL_WINDOW:-1m} measured each" >&2
 	uptime >"$tmp/uptime-before"
 	OLTPLAB_BENCH_TARGET=$pg_target OLTPLAB_BENCH_TERMINALS=${BENCH_TERMINALS:-1000,10000} \
@@ -131,9 +165,9 @@ if [[ $(id -u) == 0 && -e /dev/fuse && ${BENCH_LATENCY:-1} != 0 ]]; then
 	scripts/latency-bench.sh >"$tmp/latency.json"
 fi
 
-python3 - "$tmp" "$W" "$SOCKETS" "$tpcc_names" "$H" <<'PY'
+python3 - "$tmp" "$W" "$SOCKETS" "$tpcc_names" "$H" "$BW" <<'PY'
 import glob, json, os, re, sys
-tmp, w, sockets, tpcc_names, sf = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split(), sys.argv[5]
+tmp, w, sockets, tpcc_names, sf, bw = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split(), sys.argv[5], int(sys.argv[6])
 out = {"warehouses": w} if tpcc_names else {}
 for name in tpcc_names:
     b = json.load(open(os.path.join(tmp, f"{name}-build.json")))["result"]
@@ -176,16 +210,61 @@ if os.path.exists(os.path.join(tmp, "tpcc-pgbuild.txt")):
     p = bench_metrics(os.path.join(tmp, "tpcc-pgbuild.txt"), "TPCCBuild")
     load = lambda f: open(os.path.join(tmp, f)).read().split("load average:")[-1].strip()
     r = lambda k: None if p.get(k) is None else round(p[k], 2)
+    rows = p.get("rows") or 0
+    per_s = lambda k: None if not p.get(k) else round(rows / p[k])
+    limit_s = sum(p.get(k) or 0 for k in ("copy-s", "files-index-s", "files-attach-s"))
+    ours_s = (p.get("load-s") or 0) + (p.get("index-s") or 0)
+    share = lambda v: None if not limit_s or v is None else round(v / limit_s, 3)
     out["postgres_build_vs_copy_from_files"] = {
-        "warehouses": w, "workers": int(os.environ.get("BENCH_WORKERS", "4")), "rows": p.get("rows"),
+        "warehouses": bw, "workers": int(os.environ.get("BENCH_WORKERS", "4")), "rows": int(rows),
         "generate": {"seconds": r("generate-s"), "rows_per_sec": r("generate-rows/s"),
                      "note": "rows generated and encoded as COPY text by the workers, nothing sent"},
         "copy_from_files": {"seconds": r("copy-s"), "rows_per_sec": r("copy-rows/s"), "index_seconds": r("files-index-s"),
-                            "note": "the limit: the server's own COPY FROM 'file' on as many connections, then the same index builds"},
+                            "index_rows_per_sec": per_s("files-index-s"), "constraint_check_seconds": r("files-attach-s"),
+                            "total_seconds": round(limit_s, 2),
+                            "note": "the limit: the server's own COPY FROM 'file' (one connection per table, each in the transaction that truncates it, WITH FREEZE), then the same index builds and the primary keys' attach (the only constraint check, no scan)"},
         "oltplab": {"load_seconds": r("load-s"), "rows_per_sec": r("load-rows/s"), "index_seconds": r("index-s"),
-                    "total_seconds": r("total-s"), "note": "generation streamed through COPY FROM STDIN; keys attached without a scan (no foreign keys: no constraint-check phase)"},
+                    "index_rows_per_sec": per_s("index-s"), "total_seconds": r("total-s"),
+                    "note": "generation streamed through one COPY FROM STDIN ... WITH (FREEZE) per table; indexes, then the keys attached without a scan (inside index_seconds; no foreign keys)"},
+        "share_of_limit": {"generate": share(p.get("generate-s")), "copy": share(p.get("copy-s")),
+                           "index": share(p.get("files-index-s")), "constraint_check": share(p.get("files-attach-s")),
+                           "oltplab_load": share(p.get("load-s")), "oltplab_index": share(p.get("index-s")),
+                           "note": "each phase's seconds over the limit's total (copy + index + constraint check); generation overlaps the load in oltplab's build"},
         "load_x": r("load-x"), "build_x": r("build-x"), "goal": "build_x (load and indexes) within 1.2x of the limit",
         "load_average_before": load("tpccbuild-uptime-before"), "load_average_after": load("tpccbuild-uptime-after")}
+if os.path.exists(os.path.join(tmp, "tpcc-mybuild.txt")):
+    p = bench_metrics(os.path.join(tmp, "tpcc-mybuild.txt"), "TPCCBuild")
+    rows = p.get("rows") or 0
+    per_s = lambda k: None if not p.get(k) else round(rows / p[k])
+    r = lambda k: None if p.get(k) is None else round(p[k], 2)
+    limit_s = (p.get("copy-s") or 0) + (p.get("files-index-s") or 0)
+    share = lambda k: None if not limit_s or p.get(k) is None else round(p[k] / limit_s, 3)
+    load = lambda f: open(os.path.join(tmp, f)).read().split("load average:")[-1].strip()
+    out["mysql_build_vs_load_data_from_files"] = {
+        "warehouses": int(os.environ.get("BENCH_BUILD_MYSQL_WAREHOUSES") or bw), "workers": int(os.environ.get("BENCH_WORKERS", "4")), "rows": int(rows),
+        "load_data_from_files": {"seconds": r("copy-s"), "rows_per_sec": r("copy-rows/s"), "index_seconds": r("files-index-s"),
+                                 "index_rows_per_sec": per_s("files-index-s"), "total_seconds": round(limit_s, 2),
+                                 "note": "the limit: the server's own LOAD DATA INFILE of the files on as many connections (no unique or foreign key checks, no binary log), then the same CreateIndexes (the keys' checks are inside it)"},
+        "oltplab": {"load_seconds": r("load-s"), "rows_per_sec": r("load-rows/s"), "index_seconds": r("index-s"),
+                    "index_rows_per_sec": per_s("index-s"), "total_seconds": r("total-s"),
+                    "note": "generation streamed through LOAD DATA LOCAL INFILE, then CreateIndexes"},
+        "share_of_limit": {"load_data": share("copy-s"), "index": share("files-index-s"),
+                           "oltplab_load": share("load-s"), "oltplab_index": share("index-s")},
+        "load_x": r("load-x"), "build_x": r("build-x"), "goal": "build_x within 1.2x of the limit",
+        "load_average_before": load("mybuild-uptime-before"), "load_average_after": load("mybuild-uptime-after")}
+for path in sorted(glob.glob(os.path.join(tmp, "build-*.json"))):
+    b = json.load(open(path))["result"]
+    ld = lambda s: None if not s else round(b["total_rows"] / s)
+    t = b["total_seconds"] or 1
+    up = open(path[:-len(".json")] + ".uptime").read().split("\n")
+    out.setdefault("tpcc_build_phases", {})[b["dialect"]] = {
+        "warehouses": b["warehouses"], "workers": b["workers"], "rows": b["total_rows"], "seconds": round(b["total_seconds"], 1),
+        "load": {"seconds": round(b["load_seconds"], 1), "rows_per_sec": ld(b["load_seconds"]), "share": round(b["load_seconds"] / t, 3)},
+        "index": {"seconds": round(b["index_seconds"], 1), "rows_per_sec": ld(b["index_seconds"]), "share": round(b["index_seconds"] / t, 3)},
+        "analyze_seconds": round(b["analyze_seconds"], 1), "procedures_seconds": round(b.get("procedures_seconds", 0), 1),
+        "load_average_before": up[0].split("load average:")[-1].strip(),
+        "load_average_after": up[1].split("load average:")[-1].strip() if len(up) > 1 else None,
+        "note": "oltplab build alone: no limit measured for this dialect"}
 if os.path.exists(os.path.join(tmp, "terminals.txt")):
     terminals = {}
     for line in open(os.path.join(tmp, "terminals.txt")):

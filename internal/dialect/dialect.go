@@ -160,6 +160,15 @@ type Loader interface {
 	Close(ctx context.Context) error
 }
 
+// LoaderGroup is implemented by dialects that load faster when the build's
+// loaders share the work (PostgreSQL: one COPY per table, each in the
+// transaction that truncated it, so the rows arrive frozen). NewLoaders
+// opens n loaders at once, each owned by one goroutine; every one must be
+// closed, and the load is durable no later than the last Close.
+type LoaderGroup interface {
+	NewLoaders(ctx context.Context, n int) ([]Loader, error)
+}
+
 // Session runs the five transactions for one virtual user. NewOrder returns
 // tpcc.ErrRollback for the expected rollback (clause 2.4.2.3). Outputs are
 // written into the inputs (Delivery.Skipped, StockLevel.LowStock).

@@ -215,12 +215,23 @@ func existingSchema(ctx context.Context, db dialect.Database) (ours bool, presen
 func loadRows(ctx context.Context, db dialect.Database, o Options, workers int, lc tpcc.Constants, loadTime time.Time, rep *reporter) ([]int64, error) {
 	counts := make([][]int64, workers)
 	var next atomic.Int64 // last warehouse handed out
+	var loaders []dialect.Loader
+	if lg, ok := db.(dialect.LoaderGroup); ok {
+		var err error
+		if loaders, err = lg.NewLoaders(ctx, workers); err != nil {
+			return make([]int64, len(tpcc.Tables)), fmt.Errorf("open load connections: %w", err)
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
 	for i := range workers {
 		counts[i] = make([]int64, len(tpcc.Tables))
+		var l dialect.Loader
+		if loaders != nil {
+			l = loaders[i]
+		}
 		g.Go(func() error {
-			return loadWorker(gctx, db, o, i, lc, loadTime, &next, counts[i], rep)
+			return loadWorker(gctx, db, l, o, i, lc, loadTime, &next, counts[i], rep)
 		})
 	}
 	err := g.Wait()
@@ -233,10 +244,14 @@ func loadRows(ctx context.Context, db dialect.Database, o Options, workers int, 
 	return total, err
 }
 
-func loadWorker(ctx context.Context, db dialect.Database, o Options, worker int, lc tpcc.Constants, loadTime time.Time, next *atomic.Int64, counts []int64, rep *reporter) (err error) {
-	loader, err := db.NewLoader(ctx)
-	if err != nil {
-		return fmt.Errorf("load worker %d: open load connection: %w", worker+1, err)
+// loadWorker generates the rows of the warehouses it takes from next into
+// loader (one of a dialect.LoaderGroup's), or, when loader is nil, into a
+// loader of its own.
+func loadWorker(ctx context.Context, db dialect.Database, loader dialect.Loader, o Options, worker int, lc tpcc.Constants, loadTime time.Time, next *atomic.Int64, counts []int64, rep *reporter) (err error) {
+	if loader == nil {
+		if loader, err = db.NewLoader(ctx); err != nil {
+			return fmt.Errorf("load worker %d: open load connection: %w", worker+1, err)
+		}
 	}
 	defer func() {
 		cerr := loader.Close(ctx)

@@ -112,20 +112,36 @@ func (d *Database) CreateTables(ctx context.Context) error {
 // two indexes of one table build at the same time) and then attached as
 // the primary key, which needs no scan since the key columns are NOT NULL.
 func (d *Database) CreateIndexes(ctx context.Context) error {
-	type job struct{ build, attach string }
-	var jobs []job
+	if err := d.buildIndexes(ctx); err != nil {
+		return err
+	}
+	return d.attachKeys(ctx)
+}
+
+// indexJob is one index build and, for a primary key, its attach.
+type indexJob struct{ build, attach string }
+
+// indexJobs are the index builds, largest first.
+func indexJobs() []indexJob {
+	var jobs []indexJob
 	for _, pk := range primaryKeys {
 		t := pk.table.String()
-		jobs = append(jobs, job{
+		jobs = append(jobs, indexJob{
 			build:  fmt.Sprintf("CREATE UNIQUE INDEX %s_pkey ON %s (%s)", t, t, pk.cols),
 			attach: fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s_pkey PRIMARY KEY USING INDEX %s_pkey", t, t, t),
 		})
 	}
 	for _, ix := range secondaryIndexes {
-		jobs = append(jobs, job{build: fmt.Sprintf("CREATE INDEX %s ON %s (%s)", ix.name, ix.table, ix.cols)})
+		jobs = append(jobs, indexJob{build: fmt.Sprintf("CREATE INDEX %s ON %s (%s)", ix.name, ix.table, ix.cols)})
 	}
-	// Jobs are ordered largest first; workers take them in order.
-	next := make(chan job, len(jobs))
+	return jobs
+}
+
+// buildIndexes builds the indexes on indexWorkers connections, each
+// taking the next job in order.
+func (d *Database) buildIndexes(ctx context.Context) error {
+	jobs := indexJobs()
+	next := make(chan indexJob, len(jobs))
 	for _, j := range jobs {
 		next <- j
 	}
@@ -146,12 +162,16 @@ func (d *Database) CreateIndexes(ctx context.Context) error {
 			})
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
+	return g.Wait()
+}
+
+// attachKeys makes the unique indexes primary keys: the constraint
+// check, which needs no scan (the columns are NOT NULL, the indexes
+// unique).
+func (d *Database) attachKeys(ctx context.Context) error {
 	return d.admin(ctx, "ADD PRIMARY KEY", func(c *pgx.Conn) error {
 		b := pgx.Batch{}
-		for _, j := range jobs {
+		for _, j := range indexJobs() {
 			if j.attach != "" {
 				b.Queue(j.attach)
 			}
