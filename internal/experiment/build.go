@@ -15,6 +15,7 @@ import (
 	"github.com/oltplab/oltplab/internal/store"
 	"github.com/oltplab/oltplab/internal/summary"
 	"github.com/oltplab/oltplab/internal/sysstat"
+	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
 func init() {
@@ -82,7 +83,10 @@ func (b *buildStep) Describe() string {
 	return s
 }
 
-func (b *buildStep) Connections(*plan.Plan) int { return b.Workers + 1 }
+// Connections: the workers' load connections, or one per table where the
+// dialect loads each table in one transaction (PostgreSQL's COPY FREEZE,
+// dialect.LoaderGroup), and the metadata's.
+func (b *buildStep) Connections(*plan.Plan) int { return max(b.Workers, len(tpcc.Tables)) + 1 }
 
 func (b *buildStep) Estimate(p *plan.Plan, t *plan.TargetSpec) time.Duration {
 	c, ok := buildSecondsPerWarehouse[t.Dialect()]
