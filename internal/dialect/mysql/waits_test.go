@@ -36,19 +36,19 @@ func TestWaitSource(t *testing.T) {
 		psOn     bool
 		enabled  string
 		err      error
-		wantSQL  string
+		wantPS   bool
 		want     string
 		wantNone string
 	}{
-		{"performance_schema off", false, "", nil, waitsSQL, "performance_schema off", "consumer"},
-		{"consumer off", true, "NO", nil, waitsSQL, "performance_schema on, but its events_waits_current consumer is off", "performance_schema off"},
-		{"consumer unreadable", true, "", errors.New("SELECT command denied"), waitsSQL, "could not be read: SELECT command denied", "performance_schema off"},
-		{"consumer on", true, "YES", nil, waitsPSSQL, "with performance_schema.events_waits_current", "off"},
+		{"performance_schema off", false, "", nil, false, "performance_schema off", "consumer"},
+		{"consumer off", true, "NO", nil, false, "performance_schema on, but its events_waits_current consumer is off", "performance_schema off"},
+		{"consumer unreadable", true, "", errors.New("SELECT command denied"), false, "could not be read: SELECT command denied", "performance_schema off"},
+		{"consumer on", true, "YES", nil, true, "with performance_schema.events_waits_current", "off"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			q, src := waitSource(c.psOn, c.enabled, c.err)
-			if q != c.wantSQL {
-				t.Errorf("query: got the other one")
+			ps, src := waitSource(c.psOn, c.enabled, c.err)
+			if ps != c.wantPS {
+				t.Errorf("performance_schema waits read: got %v, want %v", ps, c.wantPS)
 			}
 			if !strings.Contains(src, c.want) || strings.Contains(src, c.wantNone) {
 				t.Errorf("source %q: want %q, not %q", src, c.want, c.wantNone)
