@@ -1,9 +1,11 @@
 package mysql
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/oltplab/oltplab/internal/conformance"
 	"github.com/oltplab/oltplab/internal/dialect"
@@ -76,5 +78,51 @@ func TestFileIOCounters(t *testing.T) {
 		if got := out[k]; got < v*0.999999 || got > v*1.000001 {
 			t.Errorf("%s: got %v, want %v", k, got, v)
 		}
+	}
+}
+
+// TestWaitProbeSessions: the probe samples the sessions of its own
+// database, not its own session nor those of another database (SHOW
+// PROCESSLIST lists every session of the server; the probe filters it).
+func TestWaitProbeSessions(t *testing.T) {
+	d, _ := openTest(t)
+	other, _ := openTest(t) // another database on the same server
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	probe, err := d.OpenWaitProbe(ctx)
+	if err != nil {
+		t.Fatalf("open probe: %v", err)
+	}
+	defer probe.Close()
+	session := func(db *DB) int64 {
+		c, err := db.Connect(ctx)
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		t.Cleanup(func() { c.Close() })
+		var id int64
+		if err := c.QueryRow(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+			t.Fatalf("session id: %v", err)
+		}
+		return id
+	}
+	mine, foreign := session(d), session(other)
+	own := probe.(*waitProbe).ownID
+	samples, err := probe.SampleWaits(ctx)
+	if err != nil {
+		t.Fatalf("sample waits: %v", err)
+	}
+	got := map[int64]dialect.WaitSample{}
+	for _, s := range samples {
+		got[s.Session] = s
+	}
+	if s, ok := got[mine]; !ok || s.Class != dialect.WaitIdle {
+		t.Errorf("session %d of the probe's database: got %v (present %v), want idle", mine, s.Class, ok)
+	}
+	if _, ok := got[foreign]; ok {
+		t.Errorf("session %d of another database sampled: %v", foreign, samples)
+	}
+	if _, ok := got[own]; ok {
+		t.Errorf("the probe's own session %d sampled: %v", own, samples)
 	}
 }
