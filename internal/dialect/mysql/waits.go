@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -13,9 +14,9 @@ var _ dialect.WaitSampler = (*DB)(nil)
 
 // What MariaDB and MySQL can tell about a session's wait, and what not:
 //
-//   - information_schema.PROCESSLIST always: COMMAND "Sleep" is an idle
-//     session (idle in a transaction when INNODB_TRX has one for it).
-//     PROCESSLIST's STATE is free text and is not used to classify.
+//   - the process list (SHOW PROCESSLIST) always: Command "Sleep" is an
+//     idle session (idle in a transaction when INNODB_TRX has one for it).
+//     Its State is free text and is not used to classify.
 //   - information_schema.INNODB_TRX always: trx_state "LOCK WAIT" (an
 //     enumerated value, not a message) is a row lock wait.
 //   - performance_schema.events_waits_current when performance_schema is
@@ -30,19 +31,25 @@ var _ dialect.WaitSampler = (*DB)(nil)
 // I/O or a latch cannot be told from one on CPU: it counts as CPU, and
 // WaitSource says so.
 
-// waitsSQL joins PROCESSLIST with INNODB_TRX; waitsPSSQL adds the
-// performance_schema wait in progress (one row per wait still open).
+// A wait sample takes up to three statements on the probe's connection,
+// none of which joins an information_schema table: SHOW PROCESSLIST (the
+// sessions of the probe's database, filtered here), INNODB_TRX's two
+// columns when there is such a session, and, with performance_schema's
+// events_waits_current consumer on, the waits in progress of those
+// sessions. information_schema.PROCESSLIST joined to INNODB_TRX, which
+// the probe used before, costs the server about 17 times SHOW
+// PROCESSLIST's CPU: the server fills a temporary table of PROCESSLIST's
+// every column (its INFO is a LONGTEXT) at each read. Measured side by
+// side on one MariaDB 10.11 with eight sessions in the database, half in
+// a transaction, alternating blocks of 1,000 samples: 225 against 42 µs of
+// the server's CPU per sample without performance_schema, 565 against
+// 196 µs with it (SHOW PROCESSLIST alone: 16 against 268 µs).
 const (
-	waitsSQL = `SELECT p.ID, p.COMMAND, coalesce(x.trx_state, ''), ''
-FROM information_schema.PROCESSLIST p
-LEFT JOIN information_schema.INNODB_TRX x ON x.trx_mysql_thread_id = p.ID
-WHERE p.DB = DATABASE() AND p.ID <> CONNECTION_ID()`
-	waitsPSSQL = `SELECT p.ID, p.COMMAND, coalesce(x.trx_state, ''), coalesce(w.EVENT_NAME, '')
-FROM information_schema.PROCESSLIST p
-LEFT JOIN information_schema.INNODB_TRX x ON x.trx_mysql_thread_id = p.ID
-LEFT JOIN performance_schema.threads t ON t.PROCESSLIST_ID = p.ID
-LEFT JOIN performance_schema.events_waits_current w ON w.THREAD_ID = t.THREAD_ID AND w.END_EVENT_ID IS NULL
-WHERE p.DB = DATABASE() AND p.ID <> CONNECTION_ID()`
+	trxSQL     = `SELECT trx_mysql_thread_id, trx_state FROM information_schema.INNODB_TRX`
+	psWaitsSQL = `SELECT t.PROCESSLIST_ID, w.EVENT_NAME
+FROM performance_schema.threads t
+JOIN performance_schema.events_waits_current w ON w.THREAD_ID = t.THREAD_ID AND w.END_EVENT_ID IS NULL
+WHERE t.PROCESSLIST_DB = DATABASE()`
 )
 
 // statusCounters maps SHOW GLOBAL STATUS names to the counter names
@@ -95,7 +102,13 @@ func (d *DB) OpenWaitProbe(ctx context.Context) (dialect.WaitProbe, error) {
 			"SELECT ENABLED FROM performance_schema.setup_consumers WHERE NAME = 'events_waits_current'").Scan(&enabled)
 	}
 	p := &waitProbe{d: d, c: c, fileIO: ps == 1}
-	p.sql, p.source = waitSource(ps == 1, enabled, cerr)
+	var db sql.NullString
+	if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID(), DATABASE()").Scan(&p.ownID, &db); err != nil {
+		c.Close()
+		return nil, d.wrap("open wait probe: read the session's id and database", err)
+	}
+	p.db, p.hasDB = db.String, db.Valid
+	p.psWaits, p.source = waitSource(ps == 1, enabled, cerr)
 	if p.fileIO {
 		p.source += "; InnoDB file I/O timed by performance_schema.file_summary_by_event_name"
 	}
@@ -123,66 +136,172 @@ func fileIOCounters(out map[string]float64, event string, counts, picos [3]float
 	}
 }
 
-// waitSource chooses the sampling query and says what it can see, from
+// waitSource says whether the waits in progress can be read from
+// performance_schema, and what the samples can see, from
 // @@performance_schema, the ENABLED column of the events_waits_current
 // consumer and the error reading it. performance_schema on with that
 // consumer off is not "performance_schema off": the fix differs (enable
 // the consumer, no restart).
-func waitSource(psOn bool, consumerEnabled string, consumerErr error) (query, source string) {
+func waitSource(psOn bool, consumerEnabled string, consumerErr error) (psWaits bool, source string) {
 	const blind = "sessions waiting for I/O or latches count as CPU; row lock waits and idle sessions are exact"
 	switch {
 	case !psOn:
-		return waitsSQL, "information_schema.PROCESSLIST and INNODB_TRX (performance_schema off: " + blind + ")"
+		return false, "SHOW PROCESSLIST and information_schema.INNODB_TRX (performance_schema off: " + blind + ")"
 	case consumerErr != nil:
-		return waitsSQL, "information_schema.PROCESSLIST and INNODB_TRX (performance_schema on, but its setup_consumers " +
+		return false, "SHOW PROCESSLIST and information_schema.INNODB_TRX (performance_schema on, but its setup_consumers " +
 			"could not be read: " + consumerErr.Error() + "; " + blind + ")"
 	case consumerEnabled != "YES":
-		return waitsSQL, "information_schema.PROCESSLIST and INNODB_TRX (performance_schema on, but its events_waits_current " +
+		return false, "SHOW PROCESSLIST and information_schema.INNODB_TRX (performance_schema on, but its events_waits_current " +
 			"consumer is off; enable it with UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' " +
 			"WHERE NAME = 'events_waits_current'; until then " + blind + ")"
 	}
-	return waitsPSSQL, "information_schema.PROCESSLIST and INNODB_TRX with performance_schema.events_waits_current " +
+	return true, "SHOW PROCESSLIST and information_schema.INNODB_TRX with performance_schema.events_waits_current " +
 		"(only the instruments enabled in setup_instruments are seen)"
 }
 
 // waitProbe is dialect.WaitProbe on one pooled connection held for its life.
 type waitProbe struct {
-	d      *DB
-	c      *sql.Conn
-	sql    string
-	source string
-	fileIO bool // performance_schema is on: read its file I/O timing
+	d       *DB
+	c       *sql.Conn
+	ownID   int64  // the probe's session, left out of the samples
+	db      string // the probe's database: the sessions sampled are its
+	hasDB   bool   // the probe has a database (else no session is sampled)
+	psWaits bool   // read the waits in progress from performance_schema
+	source  string
+	fileIO  bool // performance_schema is on: read its file I/O timing
+}
+
+// session is a session of the probe's database, as SHOW PROCESSLIST
+// shows it.
+type session struct {
+	id      int64
+	command string
 }
 
 func (p *waitProbe) SampleWaits(ctx context.Context) ([]dialect.WaitSample, error) {
-	rows, err := p.c.QueryContext(ctx, p.sql)
-	if err != nil {
-		return nil, p.d.wrap("sample PROCESSLIST", err)
+	sessions, err := p.sessions(ctx)
+	if err != nil || len(sessions) == 0 {
+		return nil, err
 	}
-	defer rows.Close()
-	var out []dialect.WaitSample
-	seen := map[int64]int{} // a session with several open waits: keep the first
-	var id int64
-	var command, trxState, event string
-	for rows.Next() {
-		if err := rows.Scan(&id, &command, &trxState, &event); err != nil {
-			return nil, p.d.wrap("sample PROCESSLIST", err)
+	trx, err := p.trxStates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var events map[int64]string
+	if p.psWaits {
+		if events, err = p.waitEvents(ctx); err != nil {
+			return nil, err
 		}
-		if i, ok := seen[id]; ok {
-			if out[i].Event == "" && event != "" {
-				out[i] = dialect.WaitSample{Session: id, Class: classifyWait(command, trxState, event), Event: event}
-			}
-			continue
-		}
-		seen[id] = len(out)
-		s := dialect.WaitSample{Session: id, Class: classifyWait(command, trxState, event), Event: event}
+	}
+	out := make([]dialect.WaitSample, 0, len(sessions))
+	for _, ss := range sessions {
+		event := events[ss.id]
+		s := dialect.WaitSample{Session: ss.id, Class: classifyWait(ss.command, trx[ss.id], event), Event: event}
 		if s.Class == dialect.WaitLock && event == "" {
 			s.Event = "innodb:row_lock"
 		}
 		out = append(out, s)
 	}
+	return out, nil
+}
+
+// sessions reads SHOW PROCESSLIST: the sessions of the probe's database
+// but the probe's own. Its columns are found by name (MariaDB adds
+// Progress to MySQL's).
+func (p *waitProbe) sessions(ctx context.Context) ([]session, error) {
+	rows, err := p.c.QueryContext(ctx, "SHOW PROCESSLIST")
+	if err != nil {
+		return nil, p.d.wrap("sample SHOW PROCESSLIST", err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, p.d.wrap("sample SHOW PROCESSLIST", err)
+	}
+	idCol, dbCol, cmdCol := -1, -1, -1
+	for i, c := range cols {
+		switch strings.ToLower(c) {
+		case "id":
+			idCol = i
+		case "db":
+			dbCol = i
+		case "command":
+			cmdCol = i
+		}
+	}
+	if idCol < 0 || dbCol < 0 || cmdCol < 0 {
+		return nil, p.d.wrap("sample SHOW PROCESSLIST", fmt.Errorf("no Id, db or Command column among %v", cols))
+	}
+	vals := make([]sql.RawBytes, len(cols))
+	dest := make([]any, len(cols))
+	for i := range vals {
+		dest[i] = &vals[i]
+	}
+	var out []session
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, p.d.wrap("sample SHOW PROCESSLIST", err)
+		}
+		if !p.hasDB || vals[dbCol] == nil || string(vals[dbCol]) != p.db {
+			continue
+		}
+		id, err := strconv.ParseInt(string(vals[idCol]), 10, 64)
+		if err != nil {
+			return nil, p.d.wrap("sample SHOW PROCESSLIST", fmt.Errorf("session id %q: %w", vals[idCol], err))
+		}
+		if id != p.ownID {
+			out = append(out, session{id: id, command: string(vals[cmdCol])})
+		}
+	}
 	if err := rows.Err(); err != nil {
-		return nil, p.d.wrap("sample PROCESSLIST", err)
+		return nil, p.d.wrap("sample SHOW PROCESSLIST", err)
+	}
+	return out, nil
+}
+
+// trxStates reads the InnoDB transactions' states by session.
+func (p *waitProbe) trxStates(ctx context.Context) (map[int64]string, error) {
+	rows, err := p.c.QueryContext(ctx, trxSQL)
+	if err != nil {
+		return nil, p.d.wrap("sample INNODB_TRX", err)
+	}
+	defer rows.Close()
+	out := map[int64]string{}
+	var id int64
+	var state string
+	for rows.Next() {
+		if err := rows.Scan(&id, &state); err != nil {
+			return nil, p.d.wrap("sample INNODB_TRX", err)
+		}
+		out[id] = state
+	}
+	if err := rows.Err(); err != nil {
+		return nil, p.d.wrap("sample INNODB_TRX", err)
+	}
+	return out, nil
+}
+
+// waitEvents reads the waits in progress of the sessions of the probe's
+// database; a session with several open waits keeps the first.
+func (p *waitProbe) waitEvents(ctx context.Context) (map[int64]string, error) {
+	rows, err := p.c.QueryContext(ctx, psWaitsSQL)
+	if err != nil {
+		return nil, p.d.wrap("sample performance_schema.events_waits_current", err)
+	}
+	defer rows.Close()
+	out := map[int64]string{}
+	var id int64
+	var event string
+	for rows.Next() {
+		if err := rows.Scan(&id, &event); err != nil {
+			return nil, p.d.wrap("sample performance_schema.events_waits_current", err)
+		}
+		if _, ok := out[id]; !ok && event != "" {
+			out[id] = event
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, p.d.wrap("sample performance_schema.events_waits_current", err)
 	}
 	return out, nil
 }

@@ -1,9 +1,11 @@
 package mysql
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/oltplab/oltplab/internal/conformance"
 	"github.com/oltplab/oltplab/internal/dialect"
@@ -36,19 +38,19 @@ func TestWaitSource(t *testing.T) {
 		psOn     bool
 		enabled  string
 		err      error
-		wantSQL  string
+		wantPS   bool
 		want     string
 		wantNone string
 	}{
-		{"performance_schema off", false, "", nil, waitsSQL, "performance_schema off", "consumer"},
-		{"consumer off", true, "NO", nil, waitsSQL, "performance_schema on, but its events_waits_current consumer is off", "performance_schema off"},
-		{"consumer unreadable", true, "", errors.New("SELECT command denied"), waitsSQL, "could not be read: SELECT command denied", "performance_schema off"},
-		{"consumer on", true, "YES", nil, waitsPSSQL, "with performance_schema.events_waits_current", "off"},
+		{"performance_schema off", false, "", nil, false, "performance_schema off", "consumer"},
+		{"consumer off", true, "NO", nil, false, "performance_schema on, but its events_waits_current consumer is off", "performance_schema off"},
+		{"consumer unreadable", true, "", errors.New("SELECT command denied"), false, "could not be read: SELECT command denied", "performance_schema off"},
+		{"consumer on", true, "YES", nil, true, "with performance_schema.events_waits_current", "off"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			q, src := waitSource(c.psOn, c.enabled, c.err)
-			if q != c.wantSQL {
-				t.Errorf("query: got the other one")
+			ps, src := waitSource(c.psOn, c.enabled, c.err)
+			if ps != c.wantPS {
+				t.Errorf("performance_schema waits read: got %v, want %v", ps, c.wantPS)
 			}
 			if !strings.Contains(src, c.want) || strings.Contains(src, c.wantNone) {
 				t.Errorf("source %q: want %q, not %q", src, c.want, c.wantNone)
@@ -76,5 +78,51 @@ func TestFileIOCounters(t *testing.T) {
 		if got := out[k]; got < v*0.999999 || got > v*1.000001 {
 			t.Errorf("%s: got %v, want %v", k, got, v)
 		}
+	}
+}
+
+// TestWaitProbeSessions: the probe samples the sessions of its own
+// database, not its own session nor those of another database (SHOW
+// PROCESSLIST lists every session of the server; the probe filters it).
+func TestWaitProbeSessions(t *testing.T) {
+	d, _ := openTest(t)
+	other, _ := openTest(t) // another database on the same server
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	probe, err := d.OpenWaitProbe(ctx)
+	if err != nil {
+		t.Fatalf("open probe: %v", err)
+	}
+	defer probe.Close()
+	session := func(db *DB) int64 {
+		c, err := db.Connect(ctx)
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		t.Cleanup(func() { c.Close() })
+		var id int64
+		if err := c.QueryRow(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+			t.Fatalf("session id: %v", err)
+		}
+		return id
+	}
+	mine, foreign := session(d), session(other)
+	own := probe.(*waitProbe).ownID
+	samples, err := probe.SampleWaits(ctx)
+	if err != nil {
+		t.Fatalf("sample waits: %v", err)
+	}
+	got := map[int64]dialect.WaitSample{}
+	for _, s := range samples {
+		got[s.Session] = s
+	}
+	if s, ok := got[mine]; !ok || s.Class != dialect.WaitIdle {
+		t.Errorf("session %d of the probe's database: got %v (present %v), want idle", mine, s.Class, ok)
+	}
+	if _, ok := got[foreign]; ok {
+		t.Errorf("session %d of another database sampled: %v", foreign, samples)
+	}
+	if _, ok := got[own]; ok {
+		t.Errorf("the probe's own session %d sampled: %v", own, samples)
 	}
 }
