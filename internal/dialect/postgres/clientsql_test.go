@@ -30,6 +30,8 @@ func TestDDL(t *testing.T) {
 			"i_data VARCHAR(50)) WITH (autovacuum_enabled = off)"},
 		{"new_order", "CREATE TABLE new_order (no_o_id INTEGER NOT NULL, no_d_id INTEGER NOT NULL, no_w_id INTEGER NOT NULL) " +
 			"WITH (autovacuum_enabled = off)"},
+		{"orders", "CREATE TABLE orders (o_id INTEGER NOT NULL, o_d_id INTEGER NOT NULL, o_w_id INTEGER NOT NULL, o_c_id INTEGER, " +
+			"o_entry_d TIMESTAMP, o_carrier_id INTEGER, o_ol_cnt INTEGER, o_all_local INTEGER) WITH (autovacuum_enabled = off, fillfactor = 90)"},
 	}
 	for _, c := range cases {
 		t.Run(c.table, func(t *testing.T) {
