@@ -21,6 +21,11 @@
 # with COPY from files (BenchmarkTPCHBuild: the limit), and `oltplab tpch
 # build` at that scale on each of BENCH_TPCH_DIALECTS ("postgres mysql").
 # BENCH_TPCC=0 skips the TPC-C part, BENCH_TPCH=0 the TPC-H one.
+# An agent's overhead per streamed host sample (BenchmarkStreamSample in
+# internal/agent: the agent's CPU and the client's per batch and per value,
+# and the bytes on the wire, TLS on loopback; BENCH_AGENT_BATCHES batches,
+# 100 by default, at the agent's shortest interval) as agent_stream;
+# BENCH_AGENT=0 skips it.
 # The TPC-C build's phases at BENCH_BUILD_WAREHOUSES (100) on PostgreSQL
 # (BenchmarkTPCCBuild, BENCH_WORKERS): generation alone, the server's own
 # COPY from files (the limit), its index builds and the keys' attach (the
@@ -160,6 +165,13 @@ PY
 	done
 fi
 
+if [[ ${BENCH_AGENT:-1} != 0 ]]; then
+	echo "bench: an agent's overhead per streamed host sample (BenchmarkStreamSample, ${BENCH_AGENT_BATCHES:-100} batches at 100 ms)" >&2
+	uptime >"$tmp/agent-uptime-before"
+	go test -run '^$' -bench 'StreamSample$' -benchtime "${BENCH_AGENT_BATCHES:-100}x" ./internal/agent >"$tmp/agent.txt"
+	uptime >"$tmp/agent-uptime-after"
+fi
+
 if [[ $(id -u) == 0 && -e /dev/fuse && ${BENCH_LATENCY:-1} != 0 ]]; then
 	echo "bench: the latency layer's overhead at zero delay (scripts/latency-bench.sh)" >&2
 	scripts/latency-bench.sh >"$tmp/latency.json"
@@ -292,6 +304,17 @@ if os.path.exists(os.path.join(tmp, "tpch-generate.txt")):
                                      "index_seconds": round(b["index_seconds"], 1), "analyze_seconds": round(b["analyze_seconds"], 1),
                                      "rows": b["total_rows"], "workers": b["workers"]}
     out["tpch"] = h
+if os.path.exists(os.path.join(tmp, "agent.txt")):
+    a = bench_metrics(os.path.join(tmp, "agent.txt"), "StreamSample")
+    load = lambda f: open(os.path.join(tmp, f)).read().split("load average:")[-1].strip()
+    out["agent_stream"] = {
+        "values_per_batch": a.get("values/batch"),
+        "per_batch": {"agent_cpu_us": a.get("agent-cpu-us/batch"), "client_cpu_us": a.get("client-cpu-us/batch"),
+                      "wire_bytes": a.get("wire-bytes/batch")},
+        "per_value": {"agent_cpu_ns": a.get("agent-cpu-ns/value"), "client_cpu_ns": a.get("client-cpu-ns/value"),
+                      "wire_bytes": a.get("wire-bytes/value")},
+        "note": "one batch is one interval's host sample (CPU, memory, disks, network) streamed over TLS on loopback at 100 ms; agent in a process of its own, client in the benchmark's; CPU in 10 ms ticks",
+        "load_average_before": load("agent-uptime-before"), "load_average_after": load("agent-uptime-after")}
 if os.path.exists(os.path.join(tmp, "latency.json")):
     out["latency_layer"] = json.load(open(os.path.join(tmp, "latency.json")))
 print(json.dumps(out, indent=2))

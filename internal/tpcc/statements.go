@@ -20,6 +20,14 @@ type SQLOptions struct {
 	// ... SET ..." (MySQL, MariaDB) over "UPDATE t SET ... FROM s WHERE
 	// ..." (PostgreSQL, SQLite).
 	UpdateJoin bool
+	// LowStockArray selects PostgreSQL's form of Stock-Level's count: the
+	// distinct items of the order lines are read into an array first
+	// (= ANY (ARRAY(SELECT DISTINCT ...))), then their stock rows are found
+	// through the primary key, one probe per item, the same count (clause
+	// 2.8.2.2). The join form's plan depends on D_NEXT_O_ID: PostgreSQL
+	// planned it again at every call, and its generic plan read the
+	// warehouse's whole stock.
+	LowStockArray bool
 }
 
 // Statements holds the text of every statement the client-side
@@ -129,6 +137,12 @@ func NewStatements(o SQLOptions) *Statements {
 		StockLevelNextOID: "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?",
 		StockLevelLowStock: "SELECT COUNT(DISTINCT s_i_id) FROM order_line JOIN stock ON s_i_id = ol_i_id " +
 			"WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_quantity < ?",
+	}
+	if o.LowStockArray {
+		// The array holds each item once and the warehouse is fixed, so
+		// COUNT(*) counts distinct S_I_IDs.
+		st.StockLevelLowStock = "SELECT COUNT(*) FROM stock WHERE s_i_id = ANY (ARRAY(SELECT DISTINCT ol_i_id FROM order_line " +
+			"WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ?)) AND s_w_id = ? AND s_quantity < ?"
 	}
 	// TPC-C 2.4.2.2: OL_DIST_INFO is S_DIST_xx, xx = D_ID. One prebuilt
 	// statement per district, so no SQL is built per transaction. The rows

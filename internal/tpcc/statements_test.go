@@ -74,6 +74,34 @@ func TestStatementPlaceholders(t *testing.T) {
 	}
 }
 
+// TestLowStockArray holds PostgreSQL's form of Stock-Level's count to the
+// arguments the transaction passes (the same six, in the same order) and
+// to the other dialects' statement being left as it is.
+func TestLowStockArray(t *testing.T) {
+	join := NewStatements(SQLOptions{}).StockLevelLowStock
+	arr := NewStatements(SQLOptions{LowStockArray: true}).StockLevelLowStock
+	if arr == join || !strings.Contains(arr, "= ANY (ARRAY(SELECT DISTINCT ol_i_id") {
+		t.Errorf("LowStockArray: got %q", arr)
+	}
+	if strings.Contains(join, "ARRAY") {
+		t.Errorf("without LowStockArray: got %q", join)
+	}
+	if got := strings.Count(arr, "?"); got != 6 {
+		t.Errorf("placeholders in %q: got %d, want 6", arr, got)
+	}
+	// The arguments' order: ol_w_id, ol_d_id, the two bounds of OL_O_ID,
+	// s_w_id, the threshold.
+	order := []string{"ol_w_id = ?", "ol_d_id = ?", "ol_o_id < ?", "ol_o_id >= ?", "s_w_id = ?", "s_quantity < ?"}
+	at := 0
+	for _, o := range order {
+		i := strings.Index(arr[at:], o)
+		if i < 0 {
+			t.Fatalf("%q: %q not after position %d", arr, o, at)
+		}
+		at += i + len(o)
+	}
+}
+
 func TestStatementsForUpdate(t *testing.T) {
 	locking := func(st *Statements) []string {
 		s := []string{st.NewOrderDistrict, st.PaymentCustomer, st.DeliveryOldestNewOrder}

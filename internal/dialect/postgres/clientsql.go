@@ -11,8 +11,9 @@ import (
 
 // clientSQLOptions are PostgreSQL's variants of the client-side statements.
 // A derived table's parameters need a type: PostgreSQL would take them
-// for text.
-var clientSQLOptions = tpcc.SQLOptions{ForUpdate: "FOR UPDATE", IntParam: "CAST(? AS INTEGER)"}
+// for text. Stock-Level counts through an array of the distinct items,
+// whose plan, unlike the join's, does not depend on D_NEXT_O_ID.
+var clientSQLOptions = tpcc.SQLOptions{ForUpdate: "FOR UPDATE", IntParam: "CAST(? AS INTEGER)", LowStockArray: true}
 
 // clientSQLStatements are shared by every client-SQL session (read only),
 // their placeholders rewritten to $n once.

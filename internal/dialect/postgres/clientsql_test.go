@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/oltplab/oltplab/internal/dialect"
 	"github.com/oltplab/oltplab/internal/placeholder"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
@@ -29,6 +30,8 @@ func TestDDL(t *testing.T) {
 			"i_data VARCHAR(50)) WITH (autovacuum_enabled = off)"},
 		{"new_order", "CREATE TABLE new_order (no_o_id INTEGER NOT NULL, no_d_id INTEGER NOT NULL, no_w_id INTEGER NOT NULL) " +
 			"WITH (autovacuum_enabled = off)"},
+		{"orders", "CREATE TABLE orders (o_id INTEGER NOT NULL, o_d_id INTEGER NOT NULL, o_w_id INTEGER NOT NULL, o_c_id INTEGER, " +
+			"o_entry_d TIMESTAMP, o_carrier_id INTEGER, o_ol_cnt INTEGER, o_all_local INTEGER) WITH (autovacuum_enabled = off, fillfactor = 90)"},
 	}
 	for _, c := range cases {
 		t.Run(c.table, func(t *testing.T) {
@@ -53,6 +56,34 @@ func TestDDL(t *testing.T) {
 	}
 }
 
+// TestSessionPlanCacheMode: a client-SQL session's statements keep their
+// generic plans (plan_cache_mode = force_generic_plan); a procedure
+// session's connection keeps the server's default, the functions choosing
+// for their own statements.
+func TestSessionPlanCacheMode(t *testing.T) {
+	d, _ := openTest(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		style dialect.Style
+		want  string
+	}{{dialect.StyleClientSQL, "force_generic_plan"}, {dialect.StyleProcedures, "auto"}} {
+		w, err := d.sessionConn(ctx, c.style)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, _ := newClientTx(w).Begin(ctx)
+		var got string
+		if err := tx.QueryRow(ctx, "SELECT current_setting('plan_cache_mode')").Scan(&got); err != nil {
+			t.Fatalf("%v: %v", c.style, err)
+		}
+		_ = tx.Rollback(ctx)
+		w.close()
+		if got != c.want {
+			t.Errorf("%v session: plan_cache_mode = %q, want %q", c.style, got, c.want)
+		}
+	}
+}
+
 // TestClientTxDeferred holds the pipelined client-side transaction to
 // tpcc.Deferrer's contract on a real server: deferred statements run in
 // order before the next statement, their error fails that statement and
@@ -66,7 +97,7 @@ func TestClientTxDeferred(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
-	w, err := d.sessionConn(ctx)
+	w, err := d.sessionConn(ctx, dialect.StyleClientSQL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +219,7 @@ func TestClientTxPrefetch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
-	w, err := d.sessionConn(ctx)
+	w, err := d.sessionConn(ctx, dialect.StyleClientSQL)
 	if err != nil {
 		t.Fatal(err)
 	}

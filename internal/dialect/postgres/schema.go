@@ -54,8 +54,29 @@ func createTableSQL(t tpcc.Table) string {
 	// Autovacuum stays off while the build loads and indexes the table
 	// (it would vacuum half-loaded tables and block the index builds);
 	// Analyze, the build's last step, turns it back on.
-	b.WriteString(") WITH (autovacuum_enabled = off)")
+	b.WriteString(") WITH (autovacuum_enabled = off")
+	if ff, ok := fillFactors[t]; ok {
+		fmt.Fprintf(&b, ", fillfactor = %d", ff)
+	}
+	b.WriteString(")")
 	return b.String()
+}
+
+// fillFactors leave room in the pages of the tables whose rows the
+// transactions update (CUSTOMER by Payment and Delivery, STOCK by
+// New-Order, ORDERS and ORDER-LINE by Delivery), loaded or inserted, so
+// that the new version of an updated row fits in its page: a HOT update,
+// which inserts into none of the table's indexes. Full pages made 46 % of
+// the customer updates insert into both customer indexes; measured side
+// by side on two copies of one database, a Payment then wrote 10 % fewer
+// WAL records and a Delivery 30 % fewer WAL bytes, with fewer buffers.
+// The tables take about a tenth more pages. DISTRICT and WAREHOUSE, a few
+// rows updated again and again, are pruned in place already.
+var fillFactors = map[tpcc.Table]int{
+	tpcc.Customer:  90,
+	tpcc.Stock:     90,
+	tpcc.Orders:    90,
+	tpcc.OrderLine: 90,
 }
 
 const createMetaSQL = "CREATE TABLE " + tpcc.MetaTable + " (k VARCHAR(64) PRIMARY KEY, v VARCHAR(1024) NOT NULL)"
