@@ -371,8 +371,19 @@ func assertRun(t *testing.T, res *driver.Result) {
 		}
 	}
 	for _, f := range res.AuditFigures {
-		if f.Name == "average_order_lines" && !f.OK {
-			t.Errorf("average order lines %.3f outside [%g, %g]", f.Value, f.Lo, f.Hi)
+		if f.Name != "average_order_lines" {
+			continue
+		}
+		// OL_CNT is uniform on [5, 15] (clause 2.4.1.3): variance
+		// (11²−1)/12 = 10 per New-Order. A short run on a slow server
+		// has too few for the bound (10.709 from 134 is 2.6 standard
+		// errors out: it happens).
+		if se := math.Sqrt(10 / float64(f.Samples)); (f.Hi-f.Lo)/2 < 4*se {
+			t.Logf("%s: %d samples are too few to assert the bound (%.3f within [%g, %g]?)", f.Name, f.Samples, f.Value, f.Lo, f.Hi)
+			continue
+		}
+		if !f.OK {
+			t.Errorf("average order lines %.3f outside [%g, %g] with %d samples", f.Value, f.Lo, f.Hi, f.Samples)
 		}
 	}
 }
