@@ -94,7 +94,7 @@ var allowed = map[string][]string{
 	// Test-only packages: only _test.go files and other test-only
 	// packages import them.
 	"conformance": {"dialect", "driver", "load", "tpcc", "tpch", "tpchload", "tpchref"},
-	"dbtest":      {"dialect", "instance", "testenv"},
+	"dbtest":      {"dialect", "instance", "testenv", "tpcc"},
 	"testenv":     {},
 	"tpchref":     {"testenv"},
 }

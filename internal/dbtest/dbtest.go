@@ -7,8 +7,9 @@
 // Whether a test without its server skips or fails is testenv.Require's
 // decision.
 //
-// Only _test.go files import this package. It imports dialect, instance
-// and testenv only.
+// Only _test.go files import this package. It imports dialect, instance,
+// testenv and tpcc only (the build benchmarks' files from tpcc's
+// generator: WriteTPCCFiles).
 package dbtest
 
 import (

@@ -84,24 +84,8 @@ func (s *profileStep) runPaired(ctx context.Context, x *Exec) (Outcome, error) {
 	// runs measures their pairs again (remeasure). Each pass continues
 	// the same profiles: a pair either of whose runs does not count is
 	// superseded whole and measured again, side by side.
-	retries := 0
-	for _, t := range x.Targets {
-		if t.Managed != nil {
-			retries = 1
-		}
-	}
-	if s.Retries != nil {
-		retries = *s.Retries
-	}
-	remeasure := DefaultRemeasure
-	if s.Remeasure != nil {
-		remeasure = *s.Remeasure
-	}
-	note := func(format string, args ...any) {
-		if x.Env.Observer.Note != nil {
-			x.Env.Observer.Note(fmt.Sprintf(format, args...))
-		}
-	}
+	retries, remeasure := s.againLimits(slices.ContainsFunc(x.Targets, func(t *Running) bool { return t.Managed != nil }))
+	note := notef(x)
 	var done []string
 	var ids []int64
 	retried, remeasured := 0, 0

@@ -346,22 +346,8 @@ const maxRetries = 10
 // superseded and nothing counts twice. It returns the last pass's
 // outcome, what it did, and the last pass's error.
 func (s *profileStep) measureAgain(ctx context.Context, x *Exec, o scenario.ProfileOptions, out scenario.ProfileOutcome, err error) (scenario.ProfileOutcome, string, error) {
-	retries := 0
-	if x.Target.Managed != nil {
-		retries = 1
-	}
-	if s.Retries != nil {
-		retries = *s.Retries
-	}
-	remeasure := DefaultRemeasure
-	if s.Remeasure != nil {
-		remeasure = *s.Remeasure
-	}
-	note := func(format string, args ...any) {
-		if x.Env.Observer.Note != nil {
-			x.Env.Observer.Note(fmt.Sprintf(format, args...))
-		}
-	}
+	retries, remeasure := s.againLimits(x.Target.Managed != nil)
+	note := notef(x)
 	var done []string
 	retried, remeasured := 0, 0
 	for out.ID != 0 && ctx.Err() == nil {
@@ -396,6 +382,32 @@ func (s *profileStep) measureAgain(ctx context.Context, x *Exec, o scenario.Prof
 		out, err = x.Env.Profile(ctx, x.Target.DB, x.Target.Target, o)
 	}
 	return out, strings.Join(done, "; "), err
+}
+
+// againLimits are how many times the step measures again after a
+// managed server failed (retries: once by default where a target is
+// managed) and its contaminated runs (remeasure), as the plan says.
+func (s *profileStep) againLimits(managed bool) (retries, remeasure int) {
+	if managed {
+		retries = 1
+	}
+	if s.Retries != nil {
+		retries = *s.Retries
+	}
+	remeasure = DefaultRemeasure
+	if s.Remeasure != nil {
+		remeasure = *s.Remeasure
+	}
+	return retries, remeasure
+}
+
+// notef says a formatted note through x's observer, if it has one.
+func notef(x *Exec) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		if x.Env.Observer.Note != nil {
+			x.Env.Observer.Note(fmt.Sprintf(format, args...))
+		}
+	}
 }
 
 // OnlyContaminated reports whether err says nothing but that runs were

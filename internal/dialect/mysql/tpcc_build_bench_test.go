@@ -1,19 +1,17 @@
 package mysql
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/load"
-	"github.com/oltplab/oltplab/internal/tpcc"
 )
 
 // BenchmarkTPCCBuild measures a MariaDB build against its limit, as the
@@ -47,7 +45,7 @@ func BenchmarkTPCCBuild(b *testing.B) {
 	workers := env("OLTPLAB_BENCH_TPCC_WORKERS", "4")
 	ctx := context.Background()
 	b.StopTimer()
-	dir, files, rows := writeTPCCFiles(b, warehouses)
+	dir, files, rows := dbtest.WriteTPCCFiles(b, warehouses, testSeed, time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
 	defer os.RemoveAll(dir)
 	var fileCopy, fileIndex, ourLoad, ourIndex, ourTotal float64
 	viaFiles := func() {
@@ -102,75 +100,10 @@ func BenchmarkTPCCBuild(b *testing.B) {
 	b.ReportMetric((ourLoad+ourIndex)/(fileCopy+fileIndex), "build-x")
 }
 
-// tpccFile is one table's rows of one warehouse (0: the items), as TSV.
-type tpccFile struct {
-	table tpcc.Table
-	path  string
-}
-
-// writeTPCCFiles writes the rows of n warehouses into a directory the
-// server can read, one file per table and warehouse, and returns their
-// count.
-func writeTPCCFiles(b *testing.B, n int) (string, []tpccFile, int64) {
-	dir, err := os.MkdirTemp("", "oltplab-tpcc-files-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	var files []tpccFile
-	var rows int64
-	lc := tpcc.NewLoadConstants(tpcc.NewRand(testSeed, tpcc.ConstantsStream))
-	for w := 0; w <= n; w++ {
-		outs := map[tpcc.Table]*bufio.Writer{}
-		var closers []*os.File
-		var line []byte
-		gen := tpcc.NewGenerator(testSeed, lc, time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
-		emit := func(r tpcc.Row) error {
-			out := outs[r.Table()]
-			if out == nil {
-				path := filepath.Join(dir, fmt.Sprintf("%s.%d.tsv", r.Table(), w))
-				f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-				if err != nil {
-					return err
-				}
-				closers = append(closers, f)
-				out = bufio.NewWriterSize(f, 1<<20)
-				outs[r.Table()] = out
-				files = append(files, tpccFile{r.Table(), path})
-			}
-			rows++
-			line = r.AppendTSV(line[:0])
-			_, err := out.Write(line)
-			return err
-		}
-		if w == 0 {
-			err = gen.Items(emit)
-		} else {
-			err = gen.Warehouse(w, emit)
-		}
-		for _, out := range outs {
-			if ferr := out.Flush(); err == nil {
-				err = ferr
-			}
-		}
-		for _, f := range closers {
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	return dir, files, rows
-}
-
 // loadTPCCFiles has the server read the files with LOAD DATA INFILE,
 // workers at a time, each connection with the loader's session settings.
-func loadTPCCFiles(ctx context.Context, d *DB, files []tpccFile, workers int) error {
-	next := make(chan tpccFile, len(files))
+func loadTPCCFiles(ctx context.Context, d *DB, files []dbtest.TPCCFile, workers int) error {
+	next := make(chan dbtest.TPCCFile, len(files))
 	for _, f := range files {
 		next <- f
 	}
@@ -193,7 +126,7 @@ func loadTPCCFiles(ctx context.Context, d *DB, files []tpccFile, workers int) er
 			}
 			for f := range next {
 				// loadDataSQL's statement, with the server's own file.
-				sql := strings.Replace(loadDataSQL(f.table, "x"), "LOCAL INFILE 'Reader::x'", "INFILE '"+f.path+"'", 1)
+				sql := strings.Replace(loadDataSQL(f.Table, "x"), "LOCAL INFILE 'Reader::x'", "INFILE '"+f.Path+"'", 1)
 				if _, err := c.ExecContext(ctx, sql); err != nil {
 					errs <- fmt.Errorf("%s: %w", sql, err)
 					return

@@ -1,17 +1,16 @@
 package postgres
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/load"
 	"github.com/oltplab/oltplab/internal/tpcc"
 )
@@ -59,7 +58,7 @@ func BenchmarkTPCCBuild(b *testing.B) {
 	}
 	ctx := context.Background()
 	b.StopTimer()
-	dir, files, rows := writeTPCCFiles(b, warehouses)
+	dir, files, rows := dbtest.WriteTPCCFiles(b, warehouses, testSeed, testLoadTime)
 	defer os.RemoveAll(dir)
 	var gen, fileCopy, fileIndex, fileAttach, ourLoad, ourIndex, ourTotal float64
 	generate := func() {
@@ -177,79 +176,15 @@ func generateTPCC(n, workers int) error {
 	return nil
 }
 
-// tpccFile is one table's rows of one warehouse (0: the items), as COPY text.
-type tpccFile struct {
-	table tpcc.Table
-	path  string
-}
-
-// writeTPCCFiles writes the rows of n warehouses into a directory the
-// server can read, one file per table and warehouse, and returns their
-// count.
-func writeTPCCFiles(b *testing.B, n int) (string, []tpccFile, int64) {
-	dir, err := os.MkdirTemp("", "oltplab-tpcc-files-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	var files []tpccFile
-	var rows int64
-	for w := 0; w <= n; w++ {
-		outs := map[tpcc.Table]*bufio.Writer{}
-		var closers []*os.File
-		var line []byte
-		gen := tpcc.NewGenerator(testSeed, tpcc.NewLoadConstants(tpcc.NewRand(testSeed, tpcc.ConstantsStream)), testLoadTime)
-		emit := func(r tpcc.Row) error {
-			out := outs[r.Table()]
-			if out == nil {
-				path := filepath.Join(dir, fmt.Sprintf("%s.%d.tsv", r.Table(), w))
-				f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-				if err != nil {
-					return err
-				}
-				closers = append(closers, f)
-				out = bufio.NewWriterSize(f, 1<<20)
-				outs[r.Table()] = out
-				files = append(files, tpccFile{r.Table(), path})
-			}
-			rows++
-			line = r.AppendTSV(line[:0])
-			_, err := out.Write(line)
-			return err
-		}
-		if w == 0 {
-			err = gen.Items(emit)
-		} else {
-			err = gen.Warehouse(w, emit)
-		}
-		for _, out := range outs {
-			if ferr := out.Flush(); err == nil {
-				err = ferr
-			}
-		}
-		for _, f := range closers {
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	return dir, files, rows
-}
-
 // copyTPCCFiles has the server read the files, workers at a time.
-func copyTPCCFiles(ctx context.Context, d *Database, files []tpccFile, workers int) error {
+func copyTPCCFiles(ctx context.Context, d *Database, files []dbtest.TPCCFile, workers int) error {
 	if envOr("OLTPLAB_BENCH_TPCC_FREEZE", "1") == "1" {
 		return copyTPCCFilesFrozen(ctx, d, files)
 	}
 	stmts := make([]string, len(files))
 	for i, f := range files {
-		sql := copySQL[f.table]
-		stmts[i] = sql[:len(sql)-len("STDIN")] + "'" + f.path + "'"
+		sql := copySQL[f.Table]
+		stmts[i] = sql[:len(sql)-len("STDIN")] + "'" + f.Path + "'"
 	}
 	return copyStatements(ctx, d, stmts, workers)
 }
@@ -257,11 +192,11 @@ func copyTPCCFiles(ctx context.Context, d *Database, files []tpccFile, workers i
 // copyTPCCFilesFrozen loads each table in one transaction that truncates it
 // first, with COPY ... (FREEZE), one connection per table, as NewLoaders
 // does.
-func copyTPCCFilesFrozen(ctx context.Context, d *Database, files []tpccFile) error {
+func copyTPCCFilesFrozen(ctx context.Context, d *Database, files []dbtest.TPCCFile) error {
 	workers := numTables
 	byTable := map[tpcc.Table][]string{}
 	for _, f := range files {
-		byTable[f.table] = append(byTable[f.table], f.path)
+		byTable[f.Table] = append(byTable[f.Table], f.Path)
 	}
 	next := make(chan tpcc.Table, numTables)
 	for _, t := range []tpcc.Table{tpcc.OrderLine, tpcc.Stock, tpcc.Customer, tpcc.History, tpcc.Orders,
