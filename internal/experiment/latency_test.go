@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/oltplab/oltplab/internal/latency"
@@ -91,6 +92,11 @@ steps: [storage, build, {profile: {vus: [1], rampup: 500ms, duration: 2s, grace:
 	t.Logf("run window %.1f s: layer fsync %+v", l.Seconds, fsync)
 	if l.Seconds <= 0 || l.CPUSeconds <= 0 {
 		t.Errorf("the run's layer window: %v s, layer CPU %v s; want both measured", l.Seconds, l.CPUSeconds)
+	}
+	// The layer's CPU is oltplab's, not foreign: a busy layer made the
+	// runs on a tier contaminated.
+	if u := run.Monitor.CPUUse; u == nil || !strings.Contains(u.ServerSource, "latency layer") {
+		t.Errorf("the run's CPU account does not count the layer with oltplab: %+v", u)
 	}
 
 	// The report names the tier's latency beside fio's figures, and has

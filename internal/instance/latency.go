@@ -69,6 +69,23 @@ func (i *Instance) closeLatency() error {
 // (latency.Snapshot.Since).
 func (i *Instance) Latency() *latency.Layer { return i.layer }
 
+// HelperCPUSeconds is the CPU time of the process oltplab runs beside the
+// server, outside its cgroups and its process tree: the latency layer's,
+// which does the server's I/O. ok is false without a layer, or when its
+// process cannot be read. A run counts it with oltplab's own CPU, not as
+// foreign (it is oltplab's process), nor as the server's (a real device
+// that slow would cost the host no CPU).
+func (i *Instance) HelperCPUSeconds() (seconds float64, ok bool) {
+	if i.layer == nil {
+		return 0, false
+	}
+	p, err := readProcStat(i.layer.PID())
+	if err != nil {
+		return 0, false
+	}
+	return float64(p.UTime+p.STime) / clockTicks, true
+}
+
 // describeLatency is the layer's description, with its figures so far.
 func (i *Instance) describeLatency() *latency.Description {
 	if i.layer == nil {

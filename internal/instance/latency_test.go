@@ -123,6 +123,11 @@ func TestPostgresLatencyCommit(t *testing.T) {
 	if !strings.Contains(string(b), `"latency":{"settings":{"text":"fsync=20ms"`) {
 		t.Errorf("the description's JSON: %s", b)
 	}
+	// The layer's CPU time, read from its process, is what it says it
+	// used (it reported first, so it can only have used more since).
+	if h, ok := inst.HelperCPUSeconds(); !ok || h < d.Latency.SinceStart.CPUSeconds-0.02 {
+		t.Errorf("HelperCPUSeconds = %v, %v; the layer reported %v s", h, ok, d.Latency.SinceStart.CPUSeconds)
+	}
 	source := inst.Latency().Mounts()[0].Source
 	if err := inst.Stop(ctx); err != nil {
 		t.Fatal(err)

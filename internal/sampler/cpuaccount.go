@@ -10,7 +10,7 @@ import (
 )
 
 // cpuAccount samples who used the CPU in each host interval: the host's
-// used cores, oltplab's own process, the server's processes and the
+// used cores, oltplab's own process (and its helpers'), the server's processes and the
 // foreign rest. It reads the processes' CPU times right after each
 // reading of /proc/stat, so that all of them cover the same interval.
 type cpuAccount struct {
@@ -18,6 +18,8 @@ type cpuAccount struct {
 	at        time.Time
 	own       time.Duration // this process's CPU time at at
 	ownOK     bool
+	helpers   func() (float64, error) // nil: none (or no longer read)
+	helpersAt float64
 	server    func() (float64, error) // nil: not read (or no longer)
 	serverAt  float64
 	serverOK  bool
@@ -29,13 +31,32 @@ type cpuAccount struct {
 // newCPUAccount starts the account at now, the time of the host
 // sampler's first reading.
 func (s *Sampler) newCPUAccount(now time.Time) *cpuAccount {
-	a := &cpuAccount{s: s, at: now, server: s.opts.ServerCPU, elsewhere: s.opts.ServerElsewhere, cpus: s.opts.CPUs}
+	a := &cpuAccount{s: s, at: now, server: s.opts.ServerCPU, helpers: s.opts.Helpers, elsewhere: s.opts.ServerElsewhere, cpus: s.opts.CPUs}
 	if len(a.cpus) > 0 {
 		a.cpuList = cpuList(a.cpus)
 	}
 	a.own, a.ownOK = sysstat.ProcessCPUTime()
+	a.readHelpers()
 	a.readServer()
 	return a
+}
+
+// readHelpers reads oltplab's helper processes' CPU time into helpersAt
+// and returns how much it grew; a probe that fails is given up, with a
+// warning, and the CPU its process uses from then on is foreign.
+func (a *cpuAccount) readHelpers() float64 {
+	if a.helpers == nil {
+		return 0
+	}
+	v, err := a.helpers()
+	if err != nil {
+		a.s.warn("read the CPU time of oltplab's helper process (a latency layer)", err)
+		a.helpers = nil
+		return 0
+	}
+	grew := max(v-a.helpersAt, 0)
+	a.helpersAt = v
+	return grew
 }
 
 // readServer reads the server's CPU time into serverAt; a probe that
@@ -59,6 +80,7 @@ func (a *cpuAccount) readServer() {
 func (a *cpuAccount) sample(now time.Time, h *sysstat.HostSampler) []timed {
 	dt := now.Sub(a.at).Seconds()
 	own, ownOK := sysstat.ProcessCPUTime()
+	helpers := a.readHelpers()
 	prevServer, prevServerOK := a.serverAt, a.serverOK
 	a.readServer()
 	prevOwn, prevOwnOK := a.own, a.ownOK
@@ -76,7 +98,7 @@ func (a *cpuAccount) sample(now time.Time, h *sysstat.HostSampler) []timed {
 	add := func(metric, device string, v float64) {
 		out = append(out, timed{at: now, s: store.Sample{Source: store.SourceHost, Metric: metric, Device: device, Value: v}})
 	}
-	oltplab := (own - prevOwn).Seconds() / dt
+	oltplab := ((own - prevOwn).Seconds() + helpers) / dt
 	add(MetricHostCores, "", host.Count)
 	add(MetricUsedCores, "", host.Used)
 	add(MetricOltplabCores, "", oltplab)
@@ -116,7 +138,8 @@ type CPUUse struct {
 	StealCores float64 `json:"steal_cores"`
 	StealPct   float64 `json:"steal_pct"`
 	// OltplabCores is oltplab's own process: the driver, the samplers,
-	// and an embedded database.
+	// and an embedded database; and its helper processes (Options.Helpers:
+	// a managed instance's latency layer).
 	OltplabCores float64 `json:"oltplab_cores"`
 	// ServerCores is the database server's processes; nil when not
 	// measured (ServerSource says why).

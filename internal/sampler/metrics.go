@@ -21,7 +21,9 @@ const (
 	// source host, Device ""): the host's online CPUs and their used
 	// cores (busy less steal: every process's and the kernel's work),
 	// this process's (oltplab: the driver and the samplers, and an
-	// embedded database), the database server's (Options.ServerCPU), and
+	// embedded database) with its helper processes' (Options.Helpers: a
+	// managed instance's latency layer), the database server's
+	// (Options.ServerCPU), and
 	// the foreign CPU, the used cores neither of them used (sampled when
 	// the server's CPU is known, or none of it is on this host: Options.
 	// ServerElsewhere). Foreign CPU may be a little below 0 in one

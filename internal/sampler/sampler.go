@@ -72,6 +72,11 @@ type Options struct {
 	// inside oltplab: an embedded database). The foreign CPU is sampled
 	// then too, with the server's taken as 0.
 	ServerElsewhere bool
+	// Helpers, optional, reads the cumulative CPU time, in seconds, of
+	// processes oltplab runs beside the server that are neither the
+	// server's nor this process (a managed instance's latency layer): it
+	// is counted with oltplab's own CPU (oltplab_cores), not as foreign.
+	Helpers func() (float64, error)
 	// CPUs, optional, are the CPUs the server is confined to (a managed
 	// instance's cpuset): their use, and the foreign CPU on them, are
 	// sampled apart (cpuset_*), as interference there is what slows a

@@ -37,7 +37,7 @@ func (e *Env) StartSampling(ctx context.Context, db dialect.Database, tg dialect
 	}
 	cpu := e.serverCPUOf(ctx, db, rc.Placement)
 	o := sampler.Options{Interval: interval, Dirs: dirs, DB: db, OwnIO: e.OwnIO, Logger: e.logger(),
-		ServerCPU: cpu.probe, ServerElsewhere: cpu.elsewhere, CPUs: cpu.cpus, ServerSource: cpu.source}
+		ServerCPU: cpu.probe, Helpers: cpu.helpers, ServerElsewhere: cpu.elsewhere, CPUs: cpu.cpus, ServerSource: cpu.source}
 	if e.Agent.Addr != "" {
 		o.Agent = e.Agent
 		// The data directory as the server reports it: a path on its host.

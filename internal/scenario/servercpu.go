@@ -31,11 +31,21 @@ type ManagedServer interface {
 
 var _ ManagedServer = (*instance.Instance)(nil)
 
+// helperProcess is a managed server beside which oltplab runs a process
+// of its own that is neither the server's nor oltplab's process (a
+// latency layer): its CPU is oltplab's, not foreign.
+type helperProcess interface {
+	HelperCPUSeconds() (seconds float64, ok bool)
+}
+
+var _ helperProcess = (*instance.Instance)(nil)
+
 // serverCPU is how a run reads the database server's CPU time for its
 // CPU account (sampler.Options.ServerCPU, ServerElsewhere, CPUs) and says
 // whose it is (source).
 type serverCPU struct {
 	probe     func() (float64, error)
+	helpers   func() (float64, error) // sampler.Options.Helpers
 	elsewhere bool
 	cpus      []int
 	source    string
@@ -52,8 +62,20 @@ func (e *Env) serverCPUOf(ctx context.Context, db dialect.Database, p Placement)
 		if _, err := m.ServerCPUSeconds(); errors.Is(err, instance.ErrEmbedded) {
 			return serverCPU{elsewhere: true, cpus: cpus, source: "the engine is embedded in oltplab: its CPU is oltplab's"}
 		}
-		return serverCPU{probe: m.ServerCPUSeconds, cpus: cpus,
+		cpu := serverCPU{probe: m.ServerCPUSeconds, cpus: cpus,
 			source: "the managed instance's processes (its cgroup's CPU accounting, or its process tree)"}
+		if h, ok := m.(helperProcess); ok {
+			if _, ok := h.HelperCPUSeconds(); ok {
+				cpu.helpers = func() (float64, error) {
+					if v, ok := h.HelperCPUSeconds(); ok {
+						return v, nil
+					}
+					return 0, errors.New("its process is gone")
+				}
+				cpu.source += "; its latency layer's process, oltplab's, is counted with oltplab's CPU"
+			}
+		}
+		return cpu
 	}
 	switch {
 	case db != nil && db.Caps().Embedded:
