@@ -10,9 +10,9 @@ import (
 )
 
 // cpuAccount samples who used the CPU in each host interval: the host's
-// used cores, oltplab's own process (and its helpers'), the server's processes and the
-// foreign rest. It reads the processes' CPU times right after each
-// reading of /proc/stat, so that all of them cover the same interval.
+// used cores, oltplab's own process and helpers, the server's processes
+// and the foreign rest. It reads the processes' CPU times right after
+// each reading of /proc/stat, so that all of them cover the same interval.
 type cpuAccount struct {
 	s         *Sampler
 	at        time.Time
