@@ -1,10 +1,7 @@
 package dbtest
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -23,53 +20,31 @@ type TPCCFile struct {
 // warehouse (what the build benchmarks have the server load from files:
 // their limit). It returns the directory, the files and their rows.
 func WriteTPCCFiles(b testing.TB, n int, seed uint64, at time.Time) (string, []TPCCFile, int64) {
-	dir, err := os.MkdirTemp("", "oltplab-tpcc-files-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		b.Fatal(err)
-	}
+	dir := ServerDir(b, "oltplab-tpcc-files-")
 	var files []TPCCFile
 	var rows int64
 	lc := tpcc.NewLoadConstants(tpcc.NewRand(seed, tpcc.ConstantsStream))
 	for w := 0; w <= n; w++ {
-		outs := map[tpcc.Table]*bufio.Writer{}
-		var closers []*os.File
+		out := NewFiles[tpcc.Table](dir)
 		var line []byte
 		gen := tpcc.NewGenerator(seed, lc, at)
 		emit := func(r tpcc.Row) error {
-			out := outs[r.Table()]
-			if out == nil {
-				path := filepath.Join(dir, fmt.Sprintf("%s.%d.tsv", r.Table(), w))
-				f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-				if err != nil {
-					return err
-				}
-				closers = append(closers, f)
-				out = bufio.NewWriterSize(f, 1<<20)
-				outs[r.Table()] = out
-				files = append(files, TPCCFile{r.Table(), path})
-			}
 			rows++
 			line = r.AppendTSV(line[:0])
-			_, err := out.Write(line)
+			path, err := out.Write(r.Table(), func() string { return fmt.Sprintf("%s.%d.tsv", r.Table(), w) }, line)
+			if path != "" {
+				files = append(files, TPCCFile{r.Table(), path})
+			}
 			return err
 		}
+		var err error
 		if w == 0 {
 			err = gen.Items(emit)
 		} else {
 			err = gen.Warehouse(w, emit)
 		}
-		for _, out := range outs {
-			if ferr := out.Flush(); err == nil {
-				err = ferr
-			}
-		}
-		for _, f := range closers {
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
+		if cerr := out.Close(); err == nil {
+			err = cerr
 		}
 		if err != nil {
 			b.Fatal(err)

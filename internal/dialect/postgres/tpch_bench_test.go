@@ -1,16 +1,15 @@
 package postgres
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/oltplab/oltplab/internal/dbtest"
 	"github.com/oltplab/oltplab/internal/tpch"
 	"github.com/oltplab/oltplab/internal/tpchload"
 )
@@ -114,13 +113,7 @@ type tpchFile struct {
 // writeTPCHFiles writes the chunks tpchload loads, one file per table and
 // chunk, into a directory the server can read.
 func writeTPCHFiles(b *testing.B, sf tpch.Scale, workers int) (string, []tpchFile) {
-	dir, err := os.MkdirTemp("", "oltplab-tpch-files-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		b.Fatal(err)
-	}
+	dir := dbtest.ServerDir(b, "oltplab-tpch-files-")
 	jobs, err := tpchload.Jobs(sf, workers)
 	if err != nil {
 		b.Fatal(err)
@@ -128,35 +121,18 @@ func writeTPCHFiles(b *testing.B, sf tpch.Scale, workers int) (string, []tpchFil
 	g := tpch.NewGenerator(sf)
 	var files []tpchFile
 	for _, c := range jobs {
-		outs := map[tpch.Table]*bufio.Writer{}
-		var closers []*os.File
+		out := dbtest.NewFiles[tpch.Table](dir)
 		var line []byte
 		err := g.Generate(c, func(r tpch.Row) error {
-			w := outs[r.Table()]
-			if w == nil {
-				path := filepath.Join(dir, fmt.Sprintf("%s.%d.tbl", r.Table(), c.Step))
-				f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-				if err != nil {
-					return err
-				}
-				closers = append(closers, f)
-				w = bufio.NewWriterSize(f, 1<<20)
-				outs[r.Table()] = w
+			line = r.AppendTBL(line[:0])
+			path, err := out.Write(r.Table(), func() string { return fmt.Sprintf("%s.%d.tbl", r.Table(), c.Step) }, line)
+			if path != "" {
 				files = append(files, tpchFile{r.Table(), path})
 			}
-			line = r.AppendTBL(line[:0])
-			_, err := w.Write(line)
 			return err
 		})
-		for _, w := range outs {
-			if ferr := w.Flush(); err == nil {
-				err = ferr
-			}
-		}
-		for _, f := range closers {
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
+		if cerr := out.Close(); err == nil {
+			err = cerr
 		}
 		if err != nil {
 			b.Fatal(err)
