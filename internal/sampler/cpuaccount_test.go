@@ -98,24 +98,25 @@ func TestSamplerCPUAccount(t *testing.T) {
 }
 
 // TestSamplerCountsHelpersAsOltplab: the CPU time of oltplab's helper
-// process (Options.Helpers; here a probe that grows by 50 ms per reading,
-// a core's worth at this interval) is counted as oltplab's, not as
-// foreign: before, a latency layer's CPU made a managed instance's runs
-// contaminated.
+// process (Options.Helpers; here a probe of a helper that uses one core:
+// its CPU time is the wall time since it started, whatever the intervals)
+// is counted as oltplab's, not as foreign: before, a latency layer's CPU
+// made a managed instance's runs contaminated.
 func TestSamplerCountsHelpersAsOltplab(t *testing.T) {
-	var server, helper float64
+	var server float64
+	start := time.Now()
 	s := Start(context.Background(), Options{Interval: 50 * time.Millisecond,
 		ServerCPU: func() (float64, error) { server += 0.001; return server, nil },
-		Helpers:   func() (float64, error) { helper += 0.05; return helper, nil }})
+		Helpers:   func() (float64, error) { return time.Since(start).Seconds(), nil }})
 	time.Sleep(time.Second)
 	r := s.Stop()
 	u := summarizeCPUUse(r.Samples, -1, 1<<40)
 	if u == nil {
 		t.Fatalf("no CPU account (warnings %v)", r.Warnings)
 	}
-	// At most a 50 ms reading per interval of at least 50 ms: a core or
-	// less; the intervals stretch on a busy host, so half a core is the
-	// bound asserted. This process alone uses far less.
+	// A core, less what falls between the probe's reading and /proc/stat's
+	// in each interval: half a core is the bound asserted. This process
+	// alone uses far less.
 	if u.OltplabCores < 0.5 {
 		t.Errorf("oltplab's cores %.2f: the helper's CPU (about a core) is not counted with oltplab's", u.OltplabCores)
 	}
